@@ -1,0 +1,113 @@
+# swapsim: one hand-written Makefile (see README.md for the targets).
+#
+#   make deps            install missing Debian packages (no-op when present)
+#   make / make all      build bin/swapsim
+#   make test            deps, build, run the TAP tests with prove
+#   make test SANITIZE=1 the same under AddressSanitizer + UBSan
+#   make bench           performance figures, one "bench: NAME VALUE UNIT" line each
+#   make demo            the main job: generate, plan, verify, simulate, trace
+#   make install PREFIX=/usr/local
+#   make clean
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+SANITIZE ?= 0
+WERROR  ?= 1
+
+WARN    := -Wall -Wextra -Wshadow -Wconversion -Wmissing-prototypes -Wstrict-prototypes
+CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+OPT     := -O2 -g
+LIBS    := -lgsl -lgslcblas -lhwloc -lz -lm -lpthread
+
+ifeq ($(WERROR),1)
+WARN    += -Werror
+endif
+
+ifeq ($(SANITIZE),1)
+BUILD   := build/san
+OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDSAN   := -fsanitize=address,undefined
+else
+BUILD   := build/rel
+LDSAN   :=
+endif
+
+CFLAGS_ALL := $(CSTD) $(WARN) $(OPT) $(CFLAGS)
+LDFLAGS_ALL := $(LDSAN) $(LDFLAGS)
+
+LIB_DIRS := common profiles sim planners ga experiments validate
+LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
+LIB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC))
+LIB      := $(BUILD)/libswapsim.a
+
+CLI_SRC  := $(wildcard cli/*.c)
+CLI_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
+
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+BENCH_SRC := $(wildcard tests/bench_*.c)
+BENCH_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(BENCH_SRC))
+
+ifeq ($(SANITIZE),1)
+SWAPSIM := $(BUILD)/bin/swapsim
+else
+SWAPSIM := bin/swapsim
+endif
+
+DEB_PKGS := gcc make libc6-dev libgsl-dev libhwloc-dev zlib1g-dev gnuplot-nox perl
+
+.PHONY: all deps test bench demo clean install check-warnings
+.DEFAULT_GOAL := all
+
+all: $(SWAPSIM)
+
+deps:
+	@missing=""; \
+	for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all present"; else \
+	  echo "deps: installing$$missing"; \
+	  if [ "$$(id -u)" -eq 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(SWAPSIM): $(CLI_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(LIB) $(LIBS)
+
+$(BUILD)/tests/%: tests/%.c tests/tap.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(LDFLAGS_ALL) $(LIBS)
+
+test: deps
+	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN)
+	SWAPSIM_BIN=$(abspath $(SWAPSIM)) SWAPSIM_SHARED=$(abspath ../shared) \
+	  prove --exec '' $(TEST_BIN)
+
+bench: deps
+	$(MAKE) --no-print-directory SANITIZE=0 bin/swapsim $(patsubst tests/%.c,build/rel/tests/%,$(BENCH_SRC))
+	@for b in $(patsubst tests/%.c,build/rel/tests/%,$(BENCH_SRC)); do \
+	  SWAPSIM_BIN=$(abspath bin/swapsim) SWAPSIM_SHARED=$(abspath ../shared) $$b || exit 1; done
+
+demo: deps $(SWAPSIM)
+	./experiments/demo.sh $(SWAPSIM)
+
+install: $(SWAPSIM)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(SWAPSIM) $(DESTDIR)$(PREFIX)/bin/swapsim
+
+clean:
+	rm -rf build bin
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d) $(BENCH_BIN:=.d)

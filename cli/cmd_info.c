@@ -1,0 +1,122 @@
+/* cmd_info.c: `swapsim devices`, `planners`, `models`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../planners/planner.h"
+#include "../profiles/models.h"
+#include "../profiles/profile_io.h"
+#include "cli.h"
+
+int cmd_devices(int argc, char **argv)
+{
+    cli_args a = {argc, argv, 1, "devices", {0}, 0};
+    int json = 0;
+    while (a.i < argc) {
+        if (cli_flag(&a, "--help")) {
+            printf("usage: swapsim devices [--json]\n\n"
+                   "List the built-in GPU specs. Every figure can be overridden where a device is\n"
+                   "used, with --device NAME and repeated --device-set KEY=VALUE, keys:\n  %s\n"
+                   "RATE accepts 12GB/s (decimal), 11.2GiB/s (binary) or 12e9; both copy\n"
+                   "directions at once share the duplex rate.\n", dev_set_help());
+            return 0;
+        }
+        if (cli_flag(&a, "--json")) {
+            json = 1;
+            continue;
+        }
+        return cli_unknown(&a);
+    }
+    if (json) {
+        sw_buf b;
+        sw_buf_init(&b);
+        sw_buf_putc(&b, '[');
+        for (size_t i = 0; i < dev_count(); i++) {
+            if (i)
+                sw_buf_putc(&b, ',');
+            device_to_json(dev_at(i), &b);
+        }
+        sw_buf_puts(&b, "]\n");
+        fputs(b.data, stdout);
+        sw_buf_free(&b);
+        return 0;
+    }
+    printf("%-10s %8s %9s %9s %9s %8s %10s %10s %9s\n", "name", "memory", "h2d", "d2h", "duplex",
+           "latency", "fp32", "fp16/tc", "mem bw");
+    for (size_t i = 0; i < dev_count(); i++) {
+        const dev_spec *d = dev_at(i);
+        char m[32];
+        printf("%-10s %8s %6.1fGB/s %6.1fGB/s %6.1fGB/s %6.1fus %6.1fTF/s %6.0fTF/s %5.0fGB/s\n",
+               d->name, sw_fmt_bytes(d->memory_bytes, m, sizeof m), d->h2d_bw / 1e9,
+               d->d2h_bw / 1e9, d->duplex_bw / 1e9, d->copy_latency_s * 1e6,
+               d->peak_flops_fp32 / 1e12, d->peak_flops_fp16 / 1e12, d->mem_bw / 1e9);
+    }
+    for (size_t i = 0; i < dev_count(); i++)
+        printf("  %-10s %s\n", dev_at(i)->name, dev_at(i)->desc);
+    return 0;
+}
+
+int cmd_planners(int argc, char **argv)
+{
+    cli_args a = {argc, argv, 1, "planners", {0}, 0};
+    int verbose = 0;
+    while (a.i < argc) {
+        if (cli_flag(&a, "--help")) {
+            printf("usage: swapsim planners [--verbose]\n\n"
+                   "List planners. --verbose also lists each planner's hyperparameters with\n"
+                   "defaults; set them with 'swapsim plan ... --set KEY=VALUE'.\n");
+            return 0;
+        }
+        if (cli_flag(&a, "--verbose") || cli_flag(&a, "-v")) {
+            verbose = 1;
+            continue;
+        }
+        return cli_unknown(&a);
+    }
+    for (size_t i = 0; i < planner_count(); i++) {
+        const planner *p = planner_at(i);
+        printf("%-16s %s\n", p->name, p->summary);
+        if (verbose) {
+            sw_buf b;
+            sw_buf_init(&b);
+            params_help(p->params, &b, "");
+            if (b.len)
+                fputs(b.data, stdout);
+            else
+                printf("    (no hyperparameters)\n");
+            sw_buf_free(&b);
+        }
+    }
+    return 0;
+}
+
+int cmd_models(int argc, char **argv)
+{
+    cli_args a = {argc, argv, 1, "models", {0}, 0};
+    int verbose = 0;
+    while (a.i < argc) {
+        if (cli_flag(&a, "--help")) {
+            printf("usage: swapsim models [--verbose]\n\n"
+                   "List profile generators. --verbose also lists each one's options, given to\n"
+                   "'swapsim model NAME' as --KEY VALUE.\n");
+            return 0;
+        }
+        if (cli_flag(&a, "--verbose") || cli_flag(&a, "-v")) {
+            verbose = 1;
+            continue;
+        }
+        return cli_unknown(&a);
+    }
+    for (size_t i = 0; i < model_count(); i++) {
+        const model_def *m = model_at(i);
+        printf("%-12s %s\n", m->name, m->summary);
+        if (verbose) {
+            sw_buf b;
+            sw_buf_init(&b);
+            params_help(m->params, &b, "--");
+            if (b.len)
+                fputs(b.data, stdout);
+            sw_buf_free(&b);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,208 @@
+/* cmd_profile.c: `swapsim model` (generate a profile) and `swapsim stats`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../profiles/models.h"
+#include "../profiles/profile_io.h"
+#include "cli.h"
+
+int cmd_model(int argc, char **argv)
+{
+    cli_args a = {argc, argv, 1, "model", {0}, 0};
+    const char *out = NULL, *v;
+    cli_device dv = {0};
+    const char *kv[64][2];
+    int nkv = 0, r;
+    while (a.i < argc) {
+        if (cli_flag(&a, "--help")) {
+            printf("usage: swapsim model NAME [--KEY VALUE]... [--set KEY=VALUE]...\n"
+                   "                    [--device NAME] [--device-set KEY=VALUE]... -o FILE\n\n"
+                   "Generate a profile with generator NAME ('swapsim models --verbose' lists the\n"
+                   "generators and their options; --some-key is the same as --some_key). The\n"
+                   "device (default v100) supplies the cost model's figures. -o - writes to\n"
+                   "standard output.\n");
+            return 0;
+        }
+        if ((r = cli_opt(&a, "-o", &v)) != 0 || (r = cli_opt(&a, "--output", &v)) != 0) {
+            if (r < 0)
+                return EXIT_USAGE;
+            out = v;
+            continue;
+        }
+        if ((r = cli_device_opt(&a, &dv)) != 0) {
+            if (r < 0)
+                return EXIT_USAGE;
+            continue;
+        }
+        if ((r = cli_opt(&a, "--set", &v)) != 0) {
+            if (r < 0)
+                return EXIT_USAGE;
+            const char *eq = strchr(v, '=');
+            if (!eq)
+                return cli_usage("model", "--set needs KEY=VALUE, got '%s'", v);
+            if (nkv >= 64)
+                return cli_usage("model", "too many options");
+            kv[nkv][0] = v;
+            kv[nkv][1] = NULL;
+            nkv++;
+            continue;
+        }
+        const char *s = argv[a.i];
+        if (s[0] == '-' && s[1] == '-' && s[2]) {
+            /* generator option --key VALUE (checked against the generator below) */
+            if (nkv >= 64)
+                return cli_usage("model", "too many options");
+            if (strchr(s, '=')) {
+                kv[nkv][0] = s + 2;
+                kv[nkv][1] = NULL;
+                a.i++;
+            } else {
+                if (a.i + 1 >= argc)
+                    return cli_usage("model", "option %s needs a value", s);
+                kv[nkv][0] = s + 2;
+                kv[nkv][1] = argv[a.i + 1];
+                a.i += 2;
+            }
+            nkv++;
+            continue;
+        }
+        if ((r = cli_positional(&a)) != 0) {
+            if (r < 0)
+                return EXIT_USAGE;
+            continue;
+        }
+        return cli_unknown(&a);
+    }
+    if (a.npos != 1)
+        return cli_usage("model", "expected one generator NAME");
+    if (!out)
+        return cli_usage("model", "missing -o FILE");
+    const model_def *m = model_find(a.pos[0]);
+    if (!m) {
+        char list[512] = "";
+        for (size_t i = 0; i < model_count(); i++) {
+            strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+            strncat(list, model_at(i)->name, sizeof list - strlen(list) - 1);
+        }
+        return cli_fail(EXIT_USER, "unknown model '%s' (expected one of: %s)", a.pos[0], list);
+    }
+    param_set ps;
+    if (params_init(&ps, m->params))
+        return cli_fail(EXIT_USER, "out of memory");
+    sw_err e;
+    for (int i = 0; i < nkv; i++) {
+        char key[64], val[256];
+        const char *k = kv[i][0], *val_s = kv[i][1];
+        const char *eq = val_s ? NULL : strchr(k, '=');
+        size_t kl = val_s ? strlen(k) : (size_t)(eq - k);
+        if (kl >= sizeof key) {
+            params_free(&ps);
+            return cli_usage("model", "option name too long");
+        }
+        memcpy(key, k, kl);
+        key[kl] = 0;
+        for (char *p = key; *p; p++)
+            if (*p == '-')
+                *p = '_';
+        snprintf(val, sizeof val, "%s", val_s ? val_s : eq + 1);
+        if (params_set(&ps, key, val, &e)) {
+            params_free(&ps);
+            return cli_fail(EXIT_USER, "model %s: %s", m->name, e.msg);
+        }
+    }
+    dev_spec dev;
+    if (cli_device_resolve(&dv, dev_find("v100"), &dev)) {
+        params_free(&ps);
+        return EXIT_USER;
+    }
+    graph_profile *g;
+    int rc = m->generate(&ps, &dev, &g, &e);
+    params_free(&ps);
+    if (rc)
+        return cli_error(&e);
+    rc = profile_write_file(g, out, &e);
+    graph_free(g);
+    return rc ? cli_error(&e) : 0;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+    cli_args a = {argc, argv, 1, "stats", {0}, 0};
+    int json = 0, r;
+    while (a.i < argc) {
+        if (cli_flag(&a, "--help")) {
+            printf("usage: swapsim stats PROFILE [--json]\n\n"
+                   "Model statistics. Memory is reported two ways: peak_memory_bytes, the peak of\n"
+                   "the ideal execution in the profile's operator order with every tensor freed\n"
+                   "after its last use (persistent tensors always resident, plus the largest\n"
+                   "workspace); total_tensor_bytes, the sum of every storage (views count 0).\n"
+                   "distinct_tensor_sizes counts distinct non-zero storage sizes (the size\n"
+                   "classes SwapAdvisor's allocator chooses among).\n");
+            return 0;
+        }
+        if (cli_flag(&a, "--json")) {
+            json = 1;
+            continue;
+        }
+        if ((r = cli_positional(&a)) != 0) {
+            if (r < 0)
+                return EXIT_USAGE;
+            continue;
+        }
+        return cli_unknown(&a);
+    }
+    if (a.npos != 1)
+        return cli_usage("stats", "expected one PROFILE");
+    graph_profile *g;
+    sw_err e;
+    if (profile_read_file(a.pos[0], &g, &e))
+        return cli_error(&e);
+    graph_stats st;
+    if (graph_compute_stats(g, &st)) {
+        graph_free(g);
+        return cli_fail(EXIT_USER, "out of memory");
+    }
+    if (json) {
+        sw_buf b;
+        sw_buf_init(&b);
+        sw_buf_puts(&b, "{\"profile\":");
+        sw_buf_put_jstr(&b, g->name);
+        sw_buf_puts(&b, ",\"device\":");
+        sw_buf_put_jstr(&b, g->device.name);
+        sw_buf_printf(&b, ",\"batch\":%lld,\"operators\":%d,\"tensors\":%d,\"storages\":%d,"
+                      "\"distinct_tensor_sizes\":%d,\"peak_memory_bytes\":%lld,"
+                      "\"total_tensor_bytes\":%lld,\"parameter_bytes\":%lld,"
+                      "\"optimizer_state_bytes\":%lld,\"persistent_bytes\":%lld,"
+                      "\"max_workspace_bytes\":%lld,\"total_compute_s\":",
+                      (long long)g->batch, st.operators, st.tensors, st.storages,
+                      st.distinct_tensor_sizes, (long long)st.peak_memory_bytes,
+                      (long long)st.total_tensor_bytes, (long long)st.parameter_bytes,
+                      (long long)st.optimizer_bytes, (long long)st.persistent_bytes,
+                      (long long)st.max_workspace_bytes);
+        sw_buf_put_f64(&b, st.total_compute_s);
+        sw_buf_printf(&b, ",\"forward_ops\":%d,\"backward_ops\":%d,\"update_ops\":%d}\n",
+                      st.ops_per_phase[GP_FORWARD], st.ops_per_phase[GP_BACKWARD],
+                      st.ops_per_phase[GP_UPDATE]);
+        fputs(b.data, stdout);
+        sw_buf_free(&b);
+    } else {
+        char h1[32], h2[32], h3[32], h4[32];
+        printf("profile %s (batch %lld, device %s)\n", g->name, (long long)g->batch,
+               g->device.name);
+        printf("  operators            %d (forward %d, backward %d, update %d)\n", st.operators,
+               st.ops_per_phase[GP_FORWARD], st.ops_per_phase[GP_BACKWARD],
+               st.ops_per_phase[GP_UPDATE]);
+        printf("  tensors              %d (%d storages, %d distinct sizes)\n", st.tensors,
+               st.storages, st.distinct_tensor_sizes);
+        printf("  peak memory (ideal)  %s\n", sw_fmt_bytes(st.peak_memory_bytes, h1, sizeof h1));
+        printf("  all tensors          %s\n", sw_fmt_bytes(st.total_tensor_bytes, h2, sizeof h2));
+        printf("  parameters           %s (optimizer state %s)\n",
+               sw_fmt_bytes(st.parameter_bytes, h3, sizeof h3),
+               sw_fmt_bytes(st.optimizer_bytes, h4, sizeof h4));
+        printf("  compute / iteration  %.6f s\n", st.total_compute_s);
+        if (g->prov.source)
+            printf("  provenance           %s: %s\n", g->prov.source, g->prov.tool ? g->prov.tool : "");
+    }
+    graph_free(g);
+    return 0;
+}

@@ -1,0 +1,185 @@
+/* main.c: the swapsim command line: subcommand dispatch and shared helpers. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define SWAPSIM_VERSION "0.1.0"
+
+int cli_fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("swapsim: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "swapsim %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see 'swapsim %s --help')\n", cmd);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+int cli_error(const sw_err *e)
+{
+    fprintf(stderr, "swapsim: %s\n", e->msg[0] ? e->msg : sw_strerror(e->code));
+    return EXIT_USER;
+}
+
+int cli_opt(cli_args *a, const char *name, const char **val)
+{
+    const char *s = a->argv[a->i];
+    size_t n = strlen(name);
+    if (strncmp(s, name, n) != 0)
+        return 0;
+    if (s[n] == '=') {
+        *val = s + n + 1;
+        a->i++;
+        return 1;
+    }
+    if (s[n] != 0)
+        return 0;
+    if (a->i + 1 >= a->argc) {
+        cli_usage(a->cmd, "option %s needs a value", name);
+        return -1;
+    }
+    *val = a->argv[a->i + 1];
+    a->i += 2;
+    return 1;
+}
+
+int cli_flag(cli_args *a, const char *name)
+{
+    if (strcmp(a->argv[a->i], name) != 0)
+        return 0;
+    a->i++;
+    return 1;
+}
+
+int cli_positional(cli_args *a)
+{
+    const char *s = a->argv[a->i];
+    if (s[0] == '-' && s[1] != 0)
+        return 0;
+    if (a->npos >= (int)(sizeof a->pos / sizeof a->pos[0])) {
+        cli_usage(a->cmd, "too many arguments");
+        return -1;
+    }
+    a->pos[a->npos++] = s;
+    a->i++;
+    return 1;
+}
+
+int cli_unknown(cli_args *a) { return cli_usage(a->cmd, "unknown option '%s'", a->argv[a->i]); }
+
+int cli_device_opt(cli_args *a, cli_device *d)
+{
+    const char *v;
+    int r;
+    if ((r = cli_opt(a, "--device", &v)) != 0) {
+        if (r > 0)
+            d->name = v;
+        return r;
+    }
+    if ((r = cli_opt(a, "--device-set", &v)) != 0) {
+        if (r < 0)
+            return r;
+        if (d->nsets >= 32) {
+            cli_usage(a->cmd, "too many --device-set options");
+            return -1;
+        }
+        d->sets[d->nsets++] = v;
+        return 1;
+    }
+    return 0;
+}
+
+int cli_device_any(const cli_device *d) { return d->name || d->nsets; }
+
+int cli_device_resolve(const cli_device *d, const dev_spec *base, dev_spec *out)
+{
+    if (d->name) {
+        const dev_spec *b = dev_find(d->name);
+        if (!b) {
+            char list[256] = "";
+            for (size_t i = 0; i < dev_count(); i++) {
+                strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+                strncat(list, dev_at(i)->name, sizeof list - strlen(list) - 1);
+            }
+            return cli_fail(EXIT_USER, "unknown device '%s' (expected one of: %s)", d->name, list);
+        }
+        *out = *b;
+    } else {
+        *out = *base;
+    }
+    for (int i = 0; i < d->nsets; i++) {
+        sw_err e;
+        if (dev_set(out, d->sets[i], &e))
+            return cli_error(&e);
+    }
+    sw_err e;
+    if (dev_validate(out, &e))
+        return cli_error(&e);
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: swapsim COMMAND [options]\n"
+          "\n"
+          "Simulate and plan training and inference of deep networks beyond GPU memory.\n"
+          "\n"
+          "commands:\n"
+          "  devices                 list built-in GPU specs\n"
+          "  planners [--verbose]    list planners (and their --set hyperparameters)\n"
+          "  models [--verbose]      list profile generators (and their options)\n"
+          "  model NAME [opts] -o F  generate a profile\n"
+          "  stats PROFILE           model statistics (memory, operators, sizes)\n"
+          "  plan PROFILE --planner NAME --memory SIZE -o PLAN\n"
+          "                          make a plan\n"
+          "  verify PLAN             check a plan is safe under every allowed order\n"
+          "  simulate PLAN           time a plan (steady-state iteration)\n"
+          "  run PROFILE --planner NAME --memory SIZE\n"
+          "                          plan, verify and simulate in one go\n"
+          "\n"
+          "Each command takes --help. Exit status: 0 success, 1 error (one line on stderr),\n"
+          "2 bad command line.\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *c = argv[1];
+    if (!strcmp(c, "--help") || !strcmp(c, "-h") || !strcmp(c, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(c, "--version")) {
+        printf("swapsim %s\n", SWAPSIM_VERSION);
+        return 0;
+    }
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } cmds[] = {{"devices", cmd_devices}, {"planners", cmd_planners}, {"models", cmd_models},
+                {"model", cmd_model},     {"stats", cmd_stats},       {"plan", cmd_plan},
+                {"simulate", cmd_simulate}, {"verify", cmd_verify},   {"run", cmd_run}};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (!strcmp(c, cmds[i].name))
+            return cmds[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "swapsim: unknown command '%s' (see 'swapsim --help')\n", c);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,82 @@
+/* planner.c: the planner registry and the common entry point. */
+#include "planner.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../sim/simulate.h"
+
+static const planner *const registry[] = {
+    &planner_ideal,
+    &planner_none,
+};
+
+size_t planner_count(void) { return SW_ARRAY_LEN(registry); }
+const planner *planner_at(size_t i) { return i < planner_count() ? registry[i] : NULL; }
+
+const planner *planner_find(const char *name)
+{
+    for (size_t i = 0; i < planner_count(); i++)
+        if (name && strcmp(registry[i]->name, name) == 0)
+            return registry[i];
+    return NULL;
+}
+
+int planner_opts_init(planner_opts *o, const planner *pl)
+{
+    memset(o, 0, sizeof *o);
+    o->seed = 1;
+    o->threads = 1;
+    return params_init(&o->params, pl->params);
+}
+
+void planner_opts_free(planner_opts *o) { params_free(&o->params); }
+
+int planner_run(const planner *pl, const graph_profile *g, const planner_opts *o, plan **out,
+                sw_err *err)
+{
+    *out = NULL;
+    if (!g->finished)
+        return sw_fail(err, SW_EINVAL, "the profile is not finished");
+    if (o->memory_budget <= 0)
+        return sw_fail(err, SW_EINVAL, "the memory budget must be positive");
+    if (o->threads < 1)
+        return sw_fail(err, SW_EINVAL, "threads must be at least 1");
+    if (o->params.defs != pl->params)
+        return sw_fail(err, SW_EINVAL, "options were initialised for another planner");
+    double t0 = sw_now();
+    int rc = pl->plan(g, o, out, err);
+    if (rc)
+        return rc;
+    sw_buf b;
+    sw_buf_init(&b);
+    params_to_json(&o->params, &b);
+    rc = plan_set_meta(*out, pl->name, o->seed, b.oom ? "{}" : b.data);
+    sw_buf_free(&b);
+    if (rc) {
+        plan_free(*out);
+        *out = NULL;
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    (*out)->planning_time_s = sw_now() - t0;
+    return 0;
+}
+
+int planner_ideal_peak(const graph_profile *g, int64_t *peak, sw_err *err)
+{
+    planner_opts o;
+    if (planner_opts_init(&o, &planner_ideal))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    o.memory_budget = INT64_MAX / 4;
+    plan *p;
+    int rc = planner_run(&planner_ideal, g, &o, &p, err);
+    planner_opts_free(&o);
+    if (rc)
+        return rc;
+    sim_result r;
+    rc = sim_plan(p, NULL, NULL, &r, err);
+    plan_free(p);
+    if (!rc)
+        *peak = r.peak_memory_bytes;
+    return rc;
+}

@@ -1,0 +1,50 @@
+/* planner.h: the planner interface every planner implements (SQLite VFS
+   style: a static method table found by name), and the shared options. */
+#ifndef PLANNER_H
+#define PLANNER_H
+
+#include "../common/params.h"
+#include "../sim/plan.h"
+
+typedef struct planner_opts {
+    int64_t memory_budget; /* bytes the plan may use on the device */
+    uint64_t seed;         /* random seed (planners that search) */
+    double time_budget_s;  /* search time limit; 0: the planner's default */
+    int threads;           /* worker threads (>= 1) */
+    param_set params;      /* the planner's declared hyperparameters (--set) */
+    const char *log_path;  /* convergence log for planners that search, or NULL */
+    int progress;          /* 1: show progress on stderr */
+} planner_opts;
+
+typedef struct planner {
+    int version; /* 1 */
+    const char *name;
+    const char *summary;
+    const param_def *params; /* hyperparameters, NULL-key terminated */
+    /* Produce a plan for g within o->memory_budget. The plan borrows g.
+       Errors: SW_ENOFIT ("does not fit: ..."), SW_EINVAL, SW_ENOMEM. */
+    int (*plan)(const graph_profile *g, const planner_opts *o, plan **out, sw_err *err);
+} planner;
+
+size_t planner_count(void);
+const planner *planner_at(size_t i);
+const planner *planner_find(const char *name);
+
+/* Initialise options for pl with defaults (params declared, none set). */
+int planner_opts_init(planner_opts *o, const planner *pl);
+void planner_opts_free(planner_opts *o);
+
+/* Run pl: checks options, times the run, stamps the plan's metadata
+   (planner, seed, options, planning time). */
+int planner_run(const planner *pl, const graph_profile *g, const planner_opts *o, plan **out,
+                sw_err *err);
+
+/* Peak memory of the ideal plan (unbounded memory), for budgets given as a
+   fraction ("0.4x"). */
+int planner_ideal_peak(const graph_profile *g, int64_t *peak, sw_err *err);
+
+/* Built-in planners. */
+extern const planner planner_ideal;
+extern const planner planner_none;
+
+#endif

@@ -1,0 +1,853 @@
+/* graph.c: building, validating and deriving the profile's dataflow graph. */
+#include "graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *kind_names[GK__COUNT] = {"parameter", "optimizer_state", "input",
+                                            "activation", "gradient", "workspace"};
+static const char *phase_names[GP__COUNT] = {"forward", "backward", "update"};
+
+const char *graph_kind_name(int k) { return k >= 0 && k < GK__COUNT ? kind_names[k] : "?"; }
+const char *graph_phase_name(int p) { return p >= 0 && p < GP__COUNT ? phase_names[p] : "?"; }
+
+int graph_kind_parse(const char *s)
+{
+    for (int i = 0; i < GK__COUNT; i++)
+        if (s && strcmp(s, kind_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int graph_phase_parse(const char *s)
+{
+    for (int i = 0; i < GP__COUNT; i++)
+        if (s && strcmp(s, phase_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int graph_kind_default_persistent(int k) { return k == GK_PARAMETER || k == GK_OPTIMIZER_STATE; }
+
+graph_profile *graph_new(const char *name, const dev_spec *dev)
+{
+    graph_profile *g = sw_calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    g->name = sw_strdup(name ? name : "unnamed");
+    if (dev)
+        g->device = *dev;
+    g->batch = 1;
+    if (!g->name) {
+        sw_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+static void free_derived(graph_profile *g)
+{
+    sw_free(g->order);
+    sw_free(g->pred_off);
+    sw_free(g->pred);
+    sw_free(g->succ_off);
+    sw_free(g->succ);
+    sw_free(g->acc_off);
+    sw_free(g->acc);
+    sw_free(g->acc_flag);
+    sw_free(g->acc_ver);
+    sw_free(g->n_mutations);
+    g->order = g->pred_off = g->pred = g->succ_off = g->succ = NULL;
+    g->acc_off = g->acc = g->acc_ver = g->n_mutations = NULL;
+    g->acc_flag = NULL;
+    g->finished = 0;
+}
+
+void graph_free(graph_profile *g)
+{
+    if (!g)
+        return;
+    for (int32_t i = 0; i < g->n_tensors; i++) {
+        sw_free(g->tensors[i].name);
+        sw_free(g->tensors[i].dtype);
+        sw_free(g->tensors[i].shape);
+    }
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        graph_op *o = &g->ops[i];
+        sw_free(o->name);
+        sw_free(o->type);
+        sw_free(o->in);
+        sw_free(o->out);
+        sw_free(o->mut);
+        for (int32_t j = 0; j < o->n_attr; j++)
+            sw_free(o->attr[j].key);
+        sw_free(o->attr);
+    }
+    sw_free(g->tensors);
+    sw_free(g->ops);
+    sw_free(g->name);
+    sw_free(g->prov.source);
+    sw_free(g->prov.tool);
+    sw_free(g->prov.file);
+    sw_free(g->prov.device);
+    sw_free(g->prov.cost_model);
+    sw_free(g->prov.notes);
+    free_derived(g);
+    sw_free(g);
+}
+
+int graph_set_str(char **field, const char *value)
+{
+    char *d = value ? sw_strdup(value) : NULL;
+    if (value && !d)
+        return SW_ENOMEM;
+    sw_free(*field);
+    *field = d;
+    return 0;
+}
+
+int32_t graph_add_tensor(graph_profile *g, const char *name, int64_t bytes, int kind,
+                         int persistent)
+{
+    if (g->n_tensors == INT32_MAX || SW_GROW(g->tensors, g->tcap, (size_t)g->n_tensors + 1))
+        return -1;
+    graph_tensor *t = &g->tensors[g->n_tensors];
+    memset(t, 0, sizeof *t);
+    char tmp[32];
+    if (!name) {
+        snprintf(tmp, sizeof tmp, "t%d", g->n_tensors);
+        name = tmp;
+    }
+    t->name = sw_strdup(name);
+    if (!t->name)
+        return -1;
+    t->bytes = bytes;
+    t->kind = (uint8_t)kind;
+    t->persistent = (uint8_t)(persistent != 0);
+    t->view_of = -1;
+    t->storage = g->n_tensors;
+    t->producer = -1;
+    g->finished = 0;
+    return g->n_tensors++;
+}
+
+static int32_t *dup_ids(const int32_t *a, int n, int *fail)
+{
+    if (n <= 0)
+        return NULL;
+    int32_t *d = sw_malloc((size_t)n * sizeof *d);
+    if (!d) {
+        *fail = 1;
+        return NULL;
+    }
+    memcpy(d, a, (size_t)n * sizeof *d);
+    return d;
+}
+
+int32_t graph_add_op(graph_profile *g, const char *name, const char *type, double time_s,
+                     int phase, const int32_t *in, int n_in, const int32_t *out, int n_out,
+                     const int32_t *mut, int n_mut, int64_t workspace_bytes)
+{
+    if (g->n_ops == INT32_MAX || SW_GROW(g->ops, g->ocap, (size_t)g->n_ops + 1))
+        return -1;
+    graph_op *o = &g->ops[g->n_ops];
+    memset(o, 0, sizeof *o);
+    char tmp[32];
+    if (!name) {
+        snprintf(tmp, sizeof tmp, "op%d", g->n_ops);
+        name = tmp;
+    }
+    int fail = 0;
+    o->name = sw_strdup(name);
+    o->type = sw_strdup(type ? type : "op");
+    o->in = dup_ids(in, n_in, &fail);
+    o->out = dup_ids(out, n_out, &fail);
+    o->mut = dup_ids(mut, n_mut, &fail);
+    if (fail || !o->name || !o->type) {
+        sw_free(o->name);
+        sw_free(o->type);
+        sw_free(o->in);
+        sw_free(o->out);
+        sw_free(o->mut);
+        return -1;
+    }
+    o->n_in = n_in;
+    o->n_out = n_out;
+    o->n_mut = n_mut;
+    o->time_s = time_s;
+    o->phase = (uint8_t)phase;
+    o->workspace_bytes = workspace_bytes;
+    g->finished = 0;
+    return g->n_ops++;
+}
+
+int graph_op_attr(graph_profile *g, int32_t op, const char *key, double value)
+{
+    graph_op *o = &g->ops[op];
+    for (int32_t i = 0; i < o->n_attr; i++)
+        if (strcmp(o->attr[i].key, key) == 0) {
+            o->attr[i].value = value;
+            return 0;
+        }
+    graph_attr *a = sw_realloc(o->attr, (size_t)(o->n_attr + 1) * sizeof *a);
+    if (!a)
+        return SW_ENOMEM;
+    o->attr = a;
+    a[o->n_attr].key = sw_strdup(key);
+    if (!a[o->n_attr].key)
+        return SW_ENOMEM;
+    a[o->n_attr].value = value;
+    o->n_attr++;
+    return 0;
+}
+
+int graph_tensor_shape(graph_profile *g, int32_t t, const int64_t *dims, int n, const char *dtype)
+{
+    graph_tensor *x = &g->tensors[t];
+    sw_free(x->shape);
+    x->shape = NULL;
+    x->n_shape = 0;
+    if (n > 0) {
+        x->shape = sw_malloc((size_t)n * sizeof *dims);
+        if (!x->shape)
+            return SW_ENOMEM;
+        memcpy(x->shape, dims, (size_t)n * sizeof *dims);
+        x->n_shape = n;
+    }
+    return graph_set_str(&x->dtype, dtype);
+}
+
+/* ---- finishing: validation and derived data ---- */
+
+static int fail_op(sw_err *err, int32_t *bad_op, int32_t op, const graph_profile *g,
+                   const char *fmt, const char *detail)
+{
+    if (bad_op)
+        *bad_op = op;
+    char m[512];
+    snprintf(m, sizeof m, fmt, detail);
+    return sw_fail(err, SW_EINVAL, "op %d '%s': %s", op, g->ops[op].name, m);
+}
+
+/* binary min-heap of op ids keyed by id (file position) */
+typedef struct heap {
+    int32_t *a;
+    int32_t n;
+} heap;
+
+static void heap_push(heap *h, int32_t v)
+{
+    int32_t i = h->n++;
+    while (i > 0) {
+        int32_t p = (i - 1) / 2;
+        if (h->a[p] <= v)
+            break;
+        h->a[i] = h->a[p];
+        i = p;
+    }
+    h->a[i] = v;
+}
+
+static int32_t heap_pop(heap *h)
+{
+    int32_t top = h->a[0], v = h->a[--h->n], i = 0;
+    for (;;) {
+        int32_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && h->a[c + 1] < h->a[c])
+            c++;
+        if (v <= h->a[c])
+            break;
+        h->a[i] = h->a[c];
+        i = c;
+    }
+    if (h->n > 0)
+        h->a[i] = v;
+    return top;
+}
+
+/* Describe a cycle among ops left with nonzero in-degree after Kahn. */
+static void describe_cycle(const graph_profile *g, const int32_t *indeg, char *buf, size_t n,
+                           int32_t *first)
+{
+    int32_t start = -1;
+    for (int32_t i = 0; i < g->n_ops && start < 0; i++)
+        if (indeg[i] > 0)
+            start = i;
+    /* walk predecessors that are still blocked until an op repeats */
+    int32_t *seen = sw_calloc((size_t)g->n_ops, sizeof *seen);
+    int32_t *path = sw_malloc((size_t)g->n_ops * sizeof *path);
+    buf[0] = 0;
+    *first = start;
+    if (!seen || !path || start < 0) {
+        snprintf(buf, n, "ops depend on each other in a cycle");
+        sw_free(seen);
+        sw_free(path);
+        return;
+    }
+    int32_t len = 0, cur = start;
+    while (!seen[cur]) {
+        seen[cur] = len + 1;
+        path[len++] = cur;
+        int32_t next = -1;
+        for (int32_t k = g->pred_off[cur]; k < g->pred_off[cur + 1]; k++)
+            if (indeg[g->pred[k]] > 0) {
+                next = g->pred[k];
+                break;
+            }
+        if (next < 0)
+            break;
+        cur = next;
+    }
+    int32_t from = seen[cur] - 1;
+    size_t off = 0;
+    *first = cur;
+    /* the path was walked along predecessors: print it in dependency order */
+    for (int32_t i = len - 1; i >= from && off < n; i--) {
+        int w = snprintf(buf + off, n - off, "%sop %d '%s'", i == len - 1 ? "" : " -> ", path[i],
+                         g->ops[path[i]].name);
+        if (w > 0)
+            off += (size_t)w;
+    }
+    if (off < n)
+        snprintf(buf + off, n - off, " -> op %d '%s'", path[len - 1], g->ops[path[len - 1]].name);
+    sw_free(seen);
+    sw_free(path);
+}
+
+int graph_finish(graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_tensor)
+{
+    if (bad_op)
+        *bad_op = -1;
+    if (bad_tensor)
+        *bad_tensor = -1;
+    free_derived(g);
+    int32_t nt = g->n_tensors, no = g->n_ops;
+    if (no == 0)
+        return sw_fail(err, SW_EINVAL, "the profile has no operators");
+
+    /* tensors: sizes, views, storages */
+    for (int32_t t = 0; t < nt; t++) {
+        graph_tensor *x = &g->tensors[t];
+        x->producer = -1;
+        if (x->bytes < 0) {
+            if (bad_tensor)
+                *bad_tensor = t;
+            return sw_fail(err, SW_EINVAL, "tensor %d '%s': negative size %lld", t, x->name,
+                           (long long)x->bytes);
+        }
+        if (x->kind >= GK__COUNT) {
+            if (bad_tensor)
+                *bad_tensor = t;
+            return sw_fail(err, SW_EINVAL, "tensor %d '%s': bad kind", t, x->name);
+        }
+        if (x->view_of >= nt || x->view_of < -1 || x->view_of == t) {
+            if (bad_tensor)
+                *bad_tensor = t;
+            return sw_fail(err, SW_EINVAL, "tensor %d '%s': view of a missing tensor %d", t,
+                           x->name, x->view_of);
+        }
+    }
+    for (int32_t t = 0; t < nt; t++) {
+        int32_t r = t, steps = 0;
+        while (g->tensors[r].view_of >= 0 && steps <= nt) {
+            r = g->tensors[r].view_of;
+            steps++;
+        }
+        if (steps > nt) {
+            if (bad_tensor)
+                *bad_tensor = t;
+            return sw_fail(err, SW_EINVAL, "tensor %d '%s': views form a cycle", t,
+                           g->tensors[t].name);
+        }
+        g->tensors[t].storage = r;
+    }
+
+    /* ops: ids, times, producers */
+    g->max_workspace = 0;
+    g->total_compute_s = 0;
+    for (int32_t o = 0; o < no; o++) {
+        graph_op *op = &g->ops[o];
+        if (!(op->time_s >= 0))
+            return fail_op(err, bad_op, o, g, "compute time must be >= 0%s", "");
+        if (op->workspace_bytes < 0)
+            return fail_op(err, bad_op, o, g, "workspace must be >= 0%s", "");
+        if (op->phase >= GP__COUNT)
+            return fail_op(err, bad_op, o, g, "bad phase%s", "");
+        const int32_t *lists[3] = {op->in, op->out, op->mut};
+        int32_t lens[3] = {op->n_in, op->n_out, op->n_mut};
+        static const char *what[3] = {"input", "output", "mutated tensor"};
+        for (int l = 0; l < 3; l++)
+            for (int32_t k = 0; k < lens[l]; k++)
+                if (lists[l][k] < 0 || lists[l][k] >= nt) {
+                    char d[96];
+                    snprintf(d, sizeof d, "%s %d is not a tensor id (dangling reference)", what[l],
+                             lists[l][k]);
+                    return fail_op(err, bad_op, o, g, "%s", d);
+                }
+        g->total_compute_s += op->time_s;
+        if (op->workspace_bytes > g->max_workspace)
+            g->max_workspace = op->workspace_bytes;
+        for (int32_t k = 0; k < op->n_out; k++) {
+            graph_tensor *x = &g->tensors[op->out[k]];
+            if (x->producer >= 0) {
+                char d[160];
+                snprintf(d, sizeof d, "output tensor %d '%s' is already produced by op %d",
+                         op->out[k], x->name, x->producer);
+                return fail_op(err, bad_op, o, g, "%s", d);
+            }
+            if (x->persistent) {
+                char d[200];
+                snprintf(d, sizeof d, "output tensor %d '%s' is persistent; persistent tensors "
+                         "exist before the iteration and are updated in place (mutates)",
+                         op->out[k], x->name);
+                return fail_op(err, bad_op, o, g, "%s", d);
+            }
+            x->producer = o;
+        }
+    }
+    /* a view's storage must be reachable: a produced view whose root is external is fine */
+    for (int32_t o = 0; o < no; o++) {
+        graph_op *op = &g->ops[o];
+        for (int32_t k = 0; k < op->n_in; k++)
+            for (int32_t j = 0; j < op->n_out; j++)
+                if (op->in[k] == op->out[j]) {
+                    char d[128];
+                    snprintf(d, sizeof d, "tensor %d is both an input and an output (use "
+                             "mutates for in-place updates)", op->in[k]);
+                    return fail_op(err, bad_op, o, g, "%s", d);
+                }
+    }
+
+    /* per-op storage accesses (deduplicated), CSR */
+    int rc = SW_ENOMEM;
+    int32_t *mark = NULL, *pos = NULL, *last_writer = NULL, *nreaders = NULL;
+    int32_t *readers_off = NULL, *readers = NULL, *indeg = NULL, *epair = NULL;
+    size_t total = 0;
+    for (int32_t o = 0; o < no; o++)
+        total += (size_t)(g->ops[o].n_in + g->ops[o].n_out + g->ops[o].n_mut);
+    g->acc_off = sw_malloc(((size_t)no + 1) * sizeof(int32_t));
+    g->acc = sw_malloc((total + 1) * sizeof(int32_t));
+    g->acc_flag = sw_malloc(total + 1);
+    g->acc_ver = sw_malloc((total + 1) * sizeof(int32_t));
+    g->n_mutations = sw_calloc((size_t)nt + 1, sizeof(int32_t));
+    mark = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
+    pos = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
+    if (!g->acc_off || !g->acc || !g->acc_flag || !g->acc_ver || !g->n_mutations || !mark || !pos)
+        goto oom;
+    for (int32_t t = 0; t < nt; t++)
+        mark[t] = -1;
+    int32_t na = 0;
+    for (int32_t o = 0; o < no; o++) {
+        graph_op *op = &g->ops[o];
+        g->acc_off[o] = na;
+        /* created storages first, then reads, then mutations */
+        for (int32_t k = 0; k < op->n_out; k++) {
+            graph_tensor *x = &g->tensors[op->out[k]];
+            int32_t s = x->storage;
+            int flag = x->view_of < 0 ? GA_CREATE : GA_READ;
+            if (mark[s] != o) {
+                mark[s] = o;
+                pos[s] = na;
+                g->acc[na] = s;
+                g->acc_flag[na] = (uint8_t)flag;
+                na++;
+            } else {
+                g->acc_flag[pos[s]] |= (uint8_t)flag;
+            }
+        }
+        for (int32_t k = 0; k < op->n_in + op->n_mut; k++) {
+            int32_t t = k < op->n_in ? op->in[k] : op->mut[k - op->n_in];
+            int32_t s = g->tensors[t].storage;
+            uint8_t flag = k < op->n_in ? GA_READ : GA_READ | GA_MUTATE;
+            if (mark[s] != o) {
+                mark[s] = o;
+                pos[s] = na;
+                g->acc[na] = s;
+                g->acc_flag[na] = flag;
+                na++;
+            } else {
+                g->acc_flag[pos[s]] |= flag;
+            }
+        }
+        for (int32_t k = g->acc_off[o]; k < na; k++)
+            if ((g->acc_flag[k] & GA_CREATE) && (g->acc_flag[k] & (GA_READ | GA_MUTATE))) {
+                char d[160];
+                snprintf(d, sizeof d, "storage of tensor %d '%s' is created by this op and "
+                         "also read or mutated by it", g->acc[k], g->tensors[g->acc[k]].name);
+                rc = fail_op(err, bad_op, o, g, "%s", d);
+                goto fail;
+            }
+    }
+    g->acc_off[no] = na;
+
+    /* dependency edges: creator -> every access; mutation order in file order */
+    last_writer = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
+    nreaders = sw_calloc((size_t)nt + 1, sizeof(int32_t));
+    readers_off = sw_calloc((size_t)nt + 2, sizeof(int32_t));
+    if (!last_writer || !nreaders || !readers_off)
+        goto oom;
+    /* readers since last write can be at most the number of accesses of s */
+    for (int32_t k = 0; k < na; k++)
+        readers_off[g->acc[k] + 1]++;
+    for (int32_t t = 0; t < nt; t++)
+        readers_off[t + 1] += readers_off[t];
+    readers = sw_malloc(((size_t)na + 1) * sizeof(int32_t));
+    /* edge list as pairs (pred, succ); bound: each access adds at most
+       1 (creator) + 1 (last writer) + readers (WAR) edges; WAR edges total <= accesses */
+    size_t ecap = (size_t)na * 3 + 1, ne = 0;
+    epair = sw_malloc(ecap * 2 * sizeof(int32_t));
+    if (!readers || !epair)
+        goto oom;
+    for (int32_t t = 0; t < nt; t++)
+        last_writer[t] = -1;
+    for (int32_t o = 0; o < no; o++) {
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
+            int32_t s = g->acc[k];
+            uint8_t f = g->acc_flag[k];
+            int32_t creator = g->tensors[s].producer;
+            g->acc_ver[k] = g->n_mutations[s];
+            if (f & GA_CREATE)
+                continue;
+            if (creator >= 0 && creator != o) {
+                epair[2 * ne] = creator;
+                epair[2 * ne + 1] = o;
+                ne++;
+            }
+            if (last_writer[s] >= 0 && last_writer[s] != o) {
+                epair[2 * ne] = last_writer[s];
+                epair[2 * ne + 1] = o;
+                ne++;
+            }
+            if (f & GA_MUTATE) {
+                for (int32_t r = 0; r < nreaders[s]; r++) {
+                    int32_t rd = readers[readers_off[s] + r];
+                    if (rd != o) {
+                        epair[2 * ne] = rd;
+                        epair[2 * ne + 1] = o;
+                        ne++;
+                    }
+                }
+                nreaders[s] = 0;
+                last_writer[s] = o;
+                g->n_mutations[s]++;
+            } else {
+                readers[readers_off[s] + nreaders[s]++] = o;
+            }
+        }
+    }
+    /* build CSR (deduplicated) */
+    g->pred_off = sw_calloc((size_t)no + 1, sizeof(int32_t));
+    g->succ_off = sw_calloc((size_t)no + 1, sizeof(int32_t));
+    if (!g->pred_off || !g->succ_off)
+        goto oom;
+    /* dedup: sort pairs by (succ, pred) via counting into buckets */
+    {
+        int32_t *cnt = sw_calloc((size_t)no + 1, sizeof(int32_t));
+        int32_t *tmp = sw_malloc((ne + 1) * sizeof(int32_t));
+        if (!cnt || !tmp) {
+            sw_free(cnt);
+            sw_free(tmp);
+            goto oom;
+        }
+        for (size_t e = 0; e < ne; e++)
+            cnt[epair[2 * e + 1] + 1]++;
+        for (int32_t o = 0; o < no; o++)
+            cnt[o + 1] += cnt[o];
+        for (size_t e = 0; e < ne; e++)
+            tmp[cnt[epair[2 * e + 1]]++] = epair[2 * e];
+        /* cnt[o] is now the end of o's bucket; starts are cnt[o-1] */
+        g->pred = sw_malloc((ne + 1) * sizeof(int32_t));
+        if (!g->pred) {
+            sw_free(cnt);
+            sw_free(tmp);
+            goto oom;
+        }
+        for (int32_t t = 0; t < nt; t++)
+            mark[t] = -1;
+        /* mark is sized by tensors; reuse a fresh per-op marker instead */
+        int32_t *omark = sw_malloc((size_t)no * sizeof(int32_t));
+        if (!omark) {
+            sw_free(cnt);
+            sw_free(tmp);
+            goto oom;
+        }
+        for (int32_t o = 0; o < no; o++)
+            omark[o] = -1;
+        int32_t np = 0, start = 0;
+        for (int32_t o = 0; o < no; o++) {
+            g->pred_off[o] = np;
+            for (int32_t k = start; k < cnt[o]; k++) {
+                int32_t p = tmp[k];
+                if (omark[p] != o) {
+                    omark[p] = o;
+                    g->pred[np++] = p;
+                }
+            }
+            start = cnt[o];
+        }
+        g->pred_off[no] = np;
+        sw_free(omark);
+        sw_free(cnt);
+        sw_free(tmp);
+        g->succ = sw_malloc(((size_t)np + 1) * sizeof(int32_t));
+        if (!g->succ)
+            goto oom;
+        for (int32_t k = 0; k < np; k++)
+            g->succ_off[g->pred[k] + 1]++;
+        for (int32_t o = 0; o < no; o++)
+            g->succ_off[o + 1] += g->succ_off[o];
+        int32_t *fill = sw_malloc(((size_t)no + 1) * sizeof(int32_t));
+        if (!fill)
+            goto oom;
+        memcpy(fill, g->succ_off, (size_t)no * sizeof(int32_t));
+        for (int32_t o = 0; o < no; o++)
+            for (int32_t k = g->pred_off[o]; k < g->pred_off[o + 1]; k++)
+                g->succ[fill[g->pred[k]]++] = o;
+        sw_free(fill);
+    }
+
+    /* default order: Kahn's algorithm preferring file order; detects cycles */
+    indeg = sw_malloc(((size_t)no + 1) * sizeof(int32_t));
+    g->order = sw_malloc(((size_t)no + 1) * sizeof(int32_t));
+    heap h = {sw_malloc(((size_t)no + 1) * sizeof(int32_t)), 0};
+    if (!indeg || !g->order || !h.a) {
+        sw_free(h.a);
+        goto oom;
+    }
+    for (int32_t o = 0; o < no; o++) {
+        indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
+        if (!indeg[o])
+            heap_push(&h, o);
+    }
+    int32_t done = 0;
+    while (h.n) {
+        int32_t o = heap_pop(&h);
+        g->order[done++] = o;
+        for (int32_t k = g->succ_off[o]; k < g->succ_off[o + 1]; k++)
+            if (--indeg[g->succ[k]] == 0)
+                heap_push(&h, g->succ[k]);
+    }
+    sw_free(h.a);
+    if (done < no) {
+        char cyc[400];
+        int32_t first;
+        describe_cycle(g, indeg, cyc, sizeof cyc, &first);
+        if (bad_op)
+            *bad_op = first;
+        rc = sw_fail(err, SW_EINVAL, "cyclic graph: %s", cyc);
+        goto fail;
+    }
+    sw_free(mark);
+    sw_free(pos);
+    sw_free(last_writer);
+    sw_free(nreaders);
+    sw_free(readers_off);
+    sw_free(readers);
+    sw_free(indeg);
+    sw_free(epair);
+    g->finished = 1;
+    return 0;
+oom:
+    rc = sw_fail(err, SW_ENOMEM, "out of memory while building the graph");
+fail:
+    sw_free(mark);
+    sw_free(pos);
+    sw_free(last_writer);
+    sw_free(nreaders);
+    sw_free(readers_off);
+    sw_free(readers);
+    sw_free(indeg);
+    sw_free(epair);
+    free_derived(g);
+    return rc;
+}
+
+int graph_is_topological(const graph_profile *g, const int32_t *order, int32_t *bad_op,
+                         int32_t *bad_pred)
+{
+    int32_t *at = sw_malloc((size_t)g->n_ops * sizeof *at);
+    if (!at)
+        return 0;
+    for (int32_t o = 0; o < g->n_ops; o++)
+        at[o] = -1;
+    int ok = 1;
+    for (int32_t i = 0; i < g->n_ops && ok; i++) {
+        int32_t o = order[i];
+        if (o < 0 || o >= g->n_ops || at[o] >= 0) {
+            ok = 0;
+            if (bad_op)
+                *bad_op = o;
+            if (bad_pred)
+                *bad_pred = -1;
+            break;
+        }
+        at[o] = i;
+        for (int32_t k = g->pred_off[o]; k < g->pred_off[o + 1]; k++)
+            if (at[g->pred[k]] < 0) {
+                ok = 0;
+                if (bad_op)
+                    *bad_op = o;
+                if (bad_pred)
+                    *bad_pred = g->pred[k];
+                break;
+            }
+    }
+    sw_free(at);
+    return ok;
+}
+
+int64_t graph_peak_memory(const graph_profile *g, const int32_t *order)
+{
+    int32_t nt = g->n_tensors;
+    int32_t *last = sw_malloc(((size_t)nt + 1) * sizeof *last);
+    uint8_t *live = sw_calloc((size_t)nt + 1, 1);
+    if (!last || !live) {
+        sw_free(last);
+        sw_free(live);
+        return -1;
+    }
+    for (int32_t t = 0; t < nt; t++)
+        last[t] = -1;
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        int32_t o = order[i];
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
+            last[g->acc[k]] = i;
+    }
+    int64_t cur = 0, peak = 0;
+    for (int32_t t = 0; t < nt; t++)
+        if (g->tensors[t].storage == t && g->tensors[t].persistent) {
+            cur += g->tensors[t].bytes;
+            live[t] = 1;
+        }
+    peak = cur;
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        int32_t o = order[i];
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
+            int32_t s = g->acc[k];
+            if (!live[s]) {
+                live[s] = 1;
+                cur += g->tensors[s].bytes;
+            }
+        }
+        if (cur > peak)
+            peak = cur;
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
+            int32_t s = g->acc[k];
+            if (last[s] == i && !g->tensors[s].persistent && live[s]) {
+                live[s] = 0;
+                cur -= g->tensors[s].bytes;
+            }
+        }
+    }
+    sw_free(last);
+    sw_free(live);
+    return peak + g->max_workspace;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int graph_compute_stats(const graph_profile *g, graph_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    st->operators = g->n_ops;
+    st->tensors = g->n_tensors;
+    st->total_compute_s = g->total_compute_s;
+    st->max_workspace_bytes = g->max_workspace;
+    int64_t *sizes = sw_malloc(((size_t)g->n_tensors + 1) * sizeof *sizes);
+    if (!sizes)
+        return SW_ENOMEM;
+    int32_t ns = 0;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const graph_tensor *x = &g->tensors[t];
+        if (x->view_of >= 0)
+            continue;
+        st->storages++;
+        st->total_tensor_bytes += x->bytes;
+        if (x->kind == GK_PARAMETER)
+            st->parameter_bytes += x->bytes;
+        if (x->kind == GK_OPTIMIZER_STATE)
+            st->optimizer_bytes += x->bytes;
+        if (x->persistent)
+            st->persistent_bytes += x->bytes;
+        if (x->bytes > 0)
+            sizes[ns++] = x->bytes;
+    }
+    qsort(sizes, (size_t)ns, sizeof *sizes, cmp_i64);
+    for (int32_t i = 0; i < ns; i++)
+        if (i == 0 || sizes[i] != sizes[i - 1])
+            st->distinct_tensor_sizes++;
+    sw_free(sizes);
+    for (int32_t o = 0; o < g->n_ops; o++)
+        st->ops_per_phase[g->ops[o].phase]++;
+    st->peak_memory_bytes = graph_peak_memory(g, g->order);
+    return st->peak_memory_bytes < 0 ? SW_ENOMEM : 0;
+}
+
+static int streq(const char *a, const char *b)
+{
+    if (!a || !b)
+        return a == b;
+    return strcmp(a, b) == 0;
+}
+
+#define NEQ(cond, ...)                                                                            \
+    do {                                                                                          \
+        if (cond) {                                                                               \
+            snprintf(why, n, __VA_ARGS__);                                                        \
+            return 0;                                                                             \
+        }                                                                                         \
+    } while (0)
+
+int graph_equal(const graph_profile *a, const graph_profile *b, char *why, size_t n)
+{
+    NEQ(!streq(a->name, b->name), "name differs");
+    NEQ(a->batch != b->batch, "batch differs");
+    const dev_spec *da = &a->device, *db = &b->device;
+    NEQ(strcmp(da->name, db->name) || strcmp(da->desc, db->desc) ||
+            da->memory_bytes != db->memory_bytes || da->h2d_bw != db->h2d_bw ||
+            da->d2h_bw != db->d2h_bw || da->duplex_bw != db->duplex_bw ||
+            da->copy_latency_s != db->copy_latency_s || da->peak_flops_fp32 != db->peak_flops_fp32 ||
+            da->peak_flops_fp16 != db->peak_flops_fp16 || da->mem_bw != db->mem_bw ||
+            da->launch_overhead_s != db->launch_overhead_s,
+        "device differs");
+    NEQ(!streq(a->prov.source, b->prov.source) || !streq(a->prov.tool, b->prov.tool) ||
+            !streq(a->prov.file, b->prov.file) || !streq(a->prov.device, b->prov.device) ||
+            !streq(a->prov.cost_model, b->prov.cost_model) || !streq(a->prov.notes, b->prov.notes),
+        "provenance differs");
+    NEQ(a->n_tensors != b->n_tensors, "tensor count differs (%d vs %d)", a->n_tensors, b->n_tensors);
+    NEQ(a->n_ops != b->n_ops, "op count differs (%d vs %d)", a->n_ops, b->n_ops);
+    for (int32_t t = 0; t < a->n_tensors; t++) {
+        const graph_tensor *x = &a->tensors[t], *y = &b->tensors[t];
+        NEQ(!streq(x->name, y->name) || x->bytes != y->bytes || x->view_of != y->view_of ||
+                x->kind != y->kind || x->persistent != y->persistent || !streq(x->dtype, y->dtype) ||
+                x->n_shape != y->n_shape,
+            "tensor %d differs", t);
+        for (int32_t i = 0; i < x->n_shape; i++)
+            NEQ(x->shape[i] != y->shape[i], "tensor %d shape differs", t);
+    }
+    for (int32_t o = 0; o < a->n_ops; o++) {
+        const graph_op *x = &a->ops[o], *y = &b->ops[o];
+        NEQ(!streq(x->name, y->name) || !streq(x->type, y->type) || x->time_s != y->time_s ||
+                x->workspace_bytes != y->workspace_bytes || x->phase != y->phase ||
+                x->n_in != y->n_in || x->n_out != y->n_out || x->n_mut != y->n_mut ||
+                x->n_attr != y->n_attr,
+            "op %d differs", o);
+        for (int32_t i = 0; i < x->n_in; i++)
+            NEQ(x->in[i] != y->in[i], "op %d inputs differ", o);
+        for (int32_t i = 0; i < x->n_out; i++)
+            NEQ(x->out[i] != y->out[i], "op %d outputs differ", o);
+        for (int32_t i = 0; i < x->n_mut; i++)
+            NEQ(x->mut[i] != y->mut[i], "op %d mutates differ", o);
+        for (int32_t i = 0; i < x->n_attr; i++)
+            NEQ(!streq(x->attr[i].key, y->attr[i].key) || x->attr[i].value != y->attr[i].value,
+                "op %d attrs differ", o);
+    }
+    return 1;
+}

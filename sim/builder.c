@@ -1,0 +1,918 @@
+/* builder.c: placement and edge inference for planners (see builder.h).
+
+   The recorded sequence is processed twice: pass 0 is the iteration itself
+   (placements, intra-iteration edges), pass 1 is the next iteration, which
+   only adds edges from tasks of pass 0 (carried edges: a placement reusing
+   memory last released in the previous iteration, a swap-in reading a host
+   copy written in the previous iteration). Edges implied by stream order or
+   by other edges are pruned with vector clocks over the three streams, so a
+   task keeps at most one edge per other stream and iteration. */
+#include "builder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imap.h"
+
+#define REF_NONE (-1)
+#define REF_LIVE (-2)
+
+typedef struct pb_event {
+    uint8_t kind;
+    int32_t x; /* op or storage */
+} pb_event;
+
+typedef struct pb_res {
+    int32_t storage;
+    int32_t place_ev;  /* -1: resident at start */
+    int32_t release_ev;/* explicit or implicit release event, -1: open at end */
+    int32_t last_user; /* last compute event using it */
+    plan_place place;
+} pb_res;
+
+struct plan_builder {
+    const graph_profile *g;
+    mem_model *mem;
+    int64_t budget, reserve;
+    pb_event *ev;
+    size_t n_ev, cap_ev;
+    int32_t *rset;
+    plan_place *rhome;
+    uint8_t *rexplicit;
+    int32_t n_r;
+    size_t cap_r;
+    uint8_t *resident, *host_valid, *in_r;
+    int err_code;
+    char err_msg[512];
+};
+
+static int32_t nt_of(const plan_builder *b) { return b->g->n_tensors; }
+
+plan_builder *pb_new(const graph_profile *g, mem_model *mem, int64_t budget,
+                     int64_t workspace_reserve)
+{
+    plan_builder *b = sw_calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->g = g;
+    b->mem = mem;
+    b->budget = budget;
+    b->reserve = workspace_reserve;
+    size_t nt = (size_t)g->n_tensors + 1;
+    b->resident = sw_calloc(nt, 1);
+    b->host_valid = sw_calloc(nt, 1);
+    b->in_r = sw_calloc(nt, 1);
+    if (!b->resident || !b->host_valid || !b->in_r) {
+        pb_free(b);
+        return NULL;
+    }
+    pb_reset(b);
+    return b;
+}
+
+void pb_free(plan_builder *b)
+{
+    if (!b)
+        return;
+    sw_free(b->ev);
+    sw_free(b->rset);
+    sw_free(b->rhome);
+    sw_free(b->rexplicit);
+    sw_free(b->resident);
+    sw_free(b->host_valid);
+    sw_free(b->in_r);
+    sw_free(b);
+}
+
+void pb_reset(plan_builder *b)
+{
+    const graph_profile *g = b->g;
+    b->n_ev = 0;
+    b->n_r = 0;
+    b->err_code = 0;
+    b->err_msg[0] = 0;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const graph_tensor *x = &g->tensors[t];
+        b->resident[t] = 0;
+        b->in_r[t] = 0;
+        /* host copy: external storages start on the host; produced ones have none */
+        b->host_valid[t] = x->storage == t && x->producer < 0;
+    }
+}
+
+static void pb_error(plan_builder *b, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void pb_error(plan_builder *b, int code, const char *fmt, ...)
+{
+    if (b->err_code)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b->err_msg, sizeof b->err_msg, fmt, ap);
+    va_end(ap);
+    b->err_code = code;
+}
+
+static int check_storage(plan_builder *b, int32_t s, const char *what)
+{
+    if (s < 0 || s >= nt_of(b) || b->g->tensors[s].storage != s) {
+        pb_error(b, SW_EINVAL, "%s: %d is not a storage (root tensor) id", what, s);
+        return -1;
+    }
+    return 0;
+}
+
+static void resident_common(plan_builder *b, int32_t s, const plan_place *where)
+{
+    if (check_storage(b, s, "resident"))
+        return;
+    if (!b->g->tensors[s].persistent) {
+        pb_error(b, SW_EINVAL, "tensor %d '%s' is not persistent and cannot be resident at "
+                 "iteration start", s, b->g->tensors[s].name);
+        return;
+    }
+    if (b->n_ev) {
+        pb_error(b, SW_EINVAL, "resident tensors must be declared before the first task");
+        return;
+    }
+    if (b->in_r[s])
+        return;
+    if (SW_GROW(b->rset, b->cap_r, (size_t)b->n_r + 1)) {
+        pb_error(b, SW_ENOMEM, "out of memory");
+        return;
+    }
+    size_t cap = b->cap_r;
+    size_t c2 = (size_t)b->n_r;
+    /* keep parallel arrays at the same capacity */
+    plan_place *h = sw_realloc(b->rhome, cap * sizeof *h);
+    if (!h) {
+        pb_error(b, SW_ENOMEM, "out of memory");
+        return;
+    }
+    b->rhome = h;
+    uint8_t *e = sw_realloc(b->rexplicit, cap);
+    if (!e) {
+        pb_error(b, SW_ENOMEM, "out of memory");
+        return;
+    }
+    b->rexplicit = e;
+    b->rset[c2] = s;
+    b->rexplicit[c2] = where != NULL;
+    if (where)
+        b->rhome[c2] = *where;
+    b->rhome[c2].tensor = s;
+    b->n_r++;
+    b->in_r[s] = 1;
+    b->resident[s] = 1;
+    /* steady state: the host copy of a resident tensor that the iteration
+       mutates is assumed stale until it is copied out */
+    b->host_valid[s] = b->g->n_mutations[s] == 0;
+}
+
+void pb_resident(plan_builder *b, int32_t s) { resident_common(b, s, NULL); }
+void pb_resident_at(plan_builder *b, int32_t s, const plan_place *w) { resident_common(b, s, w); }
+
+static void push(plan_builder *b, int kind, int32_t x)
+{
+    if (SW_GROW(b->ev, b->cap_ev, b->n_ev + 1)) {
+        pb_error(b, SW_ENOMEM, "out of memory");
+        return;
+    }
+    b->ev[b->n_ev].kind = (uint8_t)kind;
+    b->ev[b->n_ev].x = x;
+    b->n_ev++;
+}
+
+static void compute_common(plan_builder *b, int32_t op, int kind)
+{
+    const graph_profile *g = b->g;
+    if (op < 0 || op >= g->n_ops) {
+        pb_error(b, SW_EINVAL, "task %zu: %d is not an op id", b->n_ev, op);
+        return;
+    }
+    for (int32_t k = g->acc_off[op]; k < g->acc_off[op + 1]; k++) {
+        int32_t s = g->acc[k];
+        uint8_t f = g->acc_flag[k];
+        if (f & GA_CREATE) {
+            if (b->resident[s] && kind == TASK_RUN) {
+                pb_error(b, SW_EINVAL, "task %zu (run op %d '%s'): its output tensor %d '%s' is "
+                         "already resident", b->n_ev, op, g->ops[op].name, s, g->tensors[s].name);
+                return;
+            }
+            b->resident[s] = 1;
+            b->host_valid[s] = 0;
+        } else if (!b->resident[s]) {
+            pb_error(b, SW_EINVAL, "task %zu (%s op %d '%s'): input tensor %d '%s' is not "
+                     "resident", b->n_ev, kind == TASK_RUN ? "run" : "rerun", op,
+                     g->ops[op].name, s, g->tensors[s].name);
+            return;
+        } else if (f & GA_MUTATE) {
+            b->host_valid[s] = 0;
+        }
+    }
+    push(b, kind, op);
+}
+
+void pb_run(plan_builder *b, int32_t op) { compute_common(b, op, TASK_RUN); }
+void pb_rerun(plan_builder *b, int32_t op) { compute_common(b, op, TASK_RERUN); }
+
+void pb_swap_in(plan_builder *b, int32_t s)
+{
+    if (check_storage(b, s, "swap_in"))
+        return;
+    if (b->resident[s]) {
+        pb_error(b, SW_EINVAL, "task %zu: swap-in of tensor %d '%s', which is already resident",
+                 b->n_ev, s, b->g->tensors[s].name);
+        return;
+    }
+    b->resident[s] = 1;
+    push(b, TASK_SWAP_IN, s);
+}
+
+static void release_common(plan_builder *b, int32_t s, int kind)
+{
+    if (check_storage(b, s, kind == TASK_SWAP_OUT ? "swap_out" : "drop"))
+        return;
+    if (!b->resident[s]) {
+        pb_error(b, SW_EINVAL, "task %zu: %s of tensor %d '%s', which is not resident", b->n_ev,
+                 plan_task_kind_name(kind), s, b->g->tensors[s].name);
+        return;
+    }
+    b->resident[s] = 0;
+    if (kind == TASK_SWAP_OUT)
+        b->host_valid[s] = 1;
+    push(b, kind, s);
+}
+
+void pb_swap_out(plan_builder *b, int32_t s) { release_common(b, s, TASK_SWAP_OUT); }
+void pb_drop(plan_builder *b, int32_t s) { release_common(b, s, TASK_DROP); }
+
+void pb_end_iteration(plan_builder *b)
+{
+    const graph_profile *g = b->g;
+    for (int32_t s = 0; s < g->n_tensors; s++) {
+        if (g->tensors[s].storage != s || !g->tensors[s].persistent)
+            continue;
+        if (b->resident[s] && !b->in_r[s]) {
+            if (b->host_valid[s])
+                pb_drop(b, s);
+            else
+                pb_swap_out(b, s);
+        }
+    }
+    for (int32_t i = 0; i < b->n_r; i++)
+        if (!b->resident[b->rset[i]])
+            pb_swap_in(b, b->rset[i]);
+}
+
+int pb_is_resident(const plan_builder *b, int32_t s) { return b->resident[s]; }
+int pb_host_valid(const plan_builder *b, int32_t s) { return b->host_valid[s]; }
+int pb_in_resident_set(const plan_builder *b, int32_t s) { return b->in_r[s]; }
+int32_t pb_task_count(const plan_builder *b) { return (int32_t)b->n_ev; }
+
+/* ------------------------------------------------------------------ */
+
+typedef struct fin {
+    plan_builder *b;
+    const graph_profile *g;
+    plan *p;
+    int32_t E;
+    pb_res *res;
+    size_t n_res, cap_res;
+    int32_t *place_off, *place_res; /* CSR: residencies placed by each event */
+    int32_t *free_off, *free_s;     /* CSR: storages freed by each event (implicit) */
+    int32_t *final_res;             /* per storage: residency open at the end, -1 */
+    int32_t *cur_res;
+    int64_t *place_ref, *user_ref, *copyout_ref;
+    int32_t *stream_idx;
+    int32_t n_s[STREAM__COUNT];
+    int32_t *vc;                    /* [2][E][3] */
+    int32_t *dep, *pdep;            /* per event: up to 2 each, -1 = none */
+    int64_t *obj_tag;               /* pool: per flat object */
+    int32_t *obj_base;
+    imap im;
+    sw_err *err;
+    int32_t *reloc; /* storages that cannot return home where they are last placed */
+    size_t n_reloc, cap_reloc;
+} fin;
+
+#define RELOCATE 1
+
+static int64_t mkref(int p, int32_t e) { return ((int64_t)p << 32) | (int64_t)(uint32_t)e; }
+static int ref_pass(int64_t r) { return (int)(r >> 32); }
+static int32_t ref_ev(int64_t r) { return (int32_t)(r & 0xffffffff); }
+static int ev_stream(const fin *f, int32_t e) { return plan_task_stream(f->b->ev[e].kind); }
+static int32_t ev_pos(const fin *f, int p, int32_t e)
+{
+    return p * f->n_s[ev_stream(f, e)] + f->stream_idx[e];
+}
+static int32_t *vc_of(fin *f, int p, int32_t e)
+{
+    return f->vc + ((size_t)p * (size_t)f->E + (size_t)e) * 3;
+}
+
+static const char *tname(const fin *f, int32_t s) { return f->g->tensors[s].name; }
+
+static int new_res(fin *f, int32_t s, int32_t place_ev)
+{
+    if (SW_GROW(f->res, f->cap_res, f->n_res + 1))
+        return -1;
+    pb_res *r = &f->res[f->n_res];
+    r->storage = s;
+    r->place_ev = place_ev;
+    r->release_ev = -1;
+    r->last_user = -1;
+    memset(&r->place, 0, sizeof r->place);
+    r->place.tensor = s;
+    return (int)f->n_res++;
+}
+
+/* Step 1: residencies, implicit frees. */
+static int build_residencies(fin *f)
+{
+    plan_builder *b = f->b;
+    const graph_profile *g = f->g;
+    int32_t nt = g->n_tensors, E = f->E;
+    for (int32_t s = 0; s < nt; s++)
+        f->cur_res[s] = -1;
+    for (int32_t i = 0; i < b->n_r; i++) {
+        int r = new_res(f, b->rset[i], -1);
+        if (r < 0)
+            return SW_ENOMEM;
+        f->cur_res[b->rset[i]] = r;
+    }
+    /* placements CSR: at most one per created storage per event */
+    size_t cap = 16, n = 0;
+    f->place_res = sw_malloc(cap * sizeof *f->place_res);
+    if (!f->place_res)
+        return SW_ENOMEM;
+    for (int32_t e = 0; e < E; e++) {
+        const pb_event *ev = &b->ev[e];
+        f->place_off[e] = (int32_t)n;
+        if (ev->kind == TASK_RUN || ev->kind == TASK_RERUN) {
+            int32_t o = ev->x;
+            for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
+                int32_t s = g->acc[k];
+                if (g->acc_flag[k] & GA_CREATE) {
+                    if (f->cur_res[s] >= 0)
+                        continue; /* rerun: already resident */
+                    int r = new_res(f, s, e);
+                    if (r < 0 || SW_GROW(f->place_res, cap, n + 1))
+                        return SW_ENOMEM;
+                    f->place_res[n++] = r;
+                    f->cur_res[s] = r;
+                    f->res[r].last_user = -1;
+                } else {
+                    f->res[f->cur_res[s]].last_user = e;
+                }
+            }
+        } else if (ev->kind == TASK_SWAP_IN) {
+            int r = new_res(f, ev->x, e);
+            if (r < 0 || SW_GROW(f->place_res, cap, n + 1))
+                return SW_ENOMEM;
+            f->place_res[n++] = r;
+            f->cur_res[ev->x] = r;
+        } else {
+            int32_t r = f->cur_res[ev->x];
+            f->res[r].release_ev = e;
+            f->cur_res[ev->x] = -1;
+        }
+    }
+    f->place_off[E] = (int32_t)n;
+    /* open residencies at the end */
+    int32_t *cnt = f->free_off;
+    memset(cnt, 0, ((size_t)E + 1) * sizeof *cnt);
+    for (int32_t s = 0; s < nt; s++) {
+        f->final_res[s] = -1;
+        int32_t r = f->cur_res[s];
+        if (r < 0)
+            continue;
+        pb_res *x = &f->res[r];
+        if (g->tensors[s].persistent) {
+            if (!b->in_r[s])
+                return sw_fail(f->err, SW_EINVAL, "persistent tensor %d '%s' is resident at the "
+                               "end of the iteration but not at its start (swap it out, drop it "
+                               "or make it resident from the start)", s, tname(f, s));
+            f->final_res[s] = r;
+            continue;
+        }
+        int32_t at = x->last_user >= 0 ? x->last_user : x->place_ev;
+        if (at < 0 || (b->ev[at].kind != TASK_RUN && b->ev[at].kind != TASK_RERUN))
+            return sw_fail(f->err, SW_EINVAL, "tensor %d '%s' is swapped in by task %d but never "
+                           "used afterwards", s, tname(f, s), x->place_ev);
+        x->release_ev = at;
+        cnt[at + 1]++;
+    }
+    for (int32_t i = 0; i < b->n_r; i++)
+        if (f->final_res[b->rset[i]] < 0)
+            return sw_fail(f->err, SW_EINVAL, "persistent tensor %d '%s' is resident at the start "
+                           "of the iteration but not at its end (swap it back in)", b->rset[i],
+                           tname(f, b->rset[i]));
+    for (int32_t e = 0; e < E; e++)
+        cnt[e + 1] += cnt[e];
+    size_t nf = (size_t)cnt[E];
+    f->free_s = sw_malloc((nf + 1) * sizeof *f->free_s);
+    int32_t *fill = sw_malloc(((size_t)E + 1) * sizeof *fill);
+    if (!f->free_s || !fill) {
+        sw_free(fill);
+        return SW_ENOMEM;
+    }
+    memcpy(fill, cnt, ((size_t)E + 1) * sizeof *fill);
+    for (int32_t s = 0; s < nt; s++) {
+        int32_t r = f->cur_res[s];
+        if (r >= 0 && !g->tensors[s].persistent)
+            f->free_s[fill[f->res[r].release_ev]++] = s;
+    }
+    sw_free(fill);
+    return 0;
+}
+
+/* candidate collection for one event */
+typedef struct cands {
+    int64_t intra[STREAM__COUNT], carried[STREAM__COUNT];
+} cands;
+
+static void cand_add(fin *f, cands *c, int p, int32_t e, int64_t ref)
+{
+    if (ref < 0)
+        return;
+    int rp = ref_pass(ref);
+    int32_t re = ref_ev(ref);
+    int s = ev_stream(f, re);
+    if (s == ev_stream(f, e))
+        return; /* implied by stream order (same or previous iteration) */
+    int64_t *slot = rp == p ? &c->intra[s] : rp == p - 1 ? &c->carried[s] : NULL;
+    if (!slot)
+        return;
+    if (*slot < 0 || f->stream_idx[ref_ev(*slot)] < f->stream_idx[re])
+        *slot = ref;
+}
+
+/* memory tags: previous occupants of a placement become candidates */
+static int mem_prev(fin *f, cands *c, int p, int32_t e, const plan_place *pl, int64_t bytes)
+{
+    if (f->p->mem_kind == MEM_POOL) {
+        int64_t *tag = &f->obj_tag[f->obj_base[pl->cls] + pl->obj];
+        if (*tag == REF_LIVE)
+            return sw_fail(f->err, SW_EINVAL, "internal: pool object %d/%d placed twice",
+                           pl->cls, pl->obj);
+        cand_add(f, c, p, e, *tag);
+        *tag = REF_LIVE;
+        return 0;
+    }
+    if (bytes <= 0)
+        return 0;
+    for (size_t i = imap_first(&f->im, pl->offset);
+         i < f->im.n && f->im.seg[i].start < pl->offset + bytes; i++) {
+        if (f->im.seg[i].tag == REF_LIVE)
+            return sw_fail(f->err, SW_EINVAL, "internal: address range placed twice");
+        cand_add(f, c, p, e, f->im.seg[i].tag);
+    }
+    return imap_assign(&f->im, pl->offset, pl->offset + bytes, REF_LIVE) ? SW_ENOMEM : 0;
+}
+
+static int mem_tag_release(fin *f, const plan_place *pl, int64_t bytes, int64_t ref)
+{
+    if (f->p->mem_kind == MEM_POOL) {
+        f->obj_tag[f->obj_base[pl->cls] + pl->obj] = ref;
+        return 0;
+    }
+    if (bytes <= 0)
+        return 0;
+    return imap_assign(&f->im, pl->offset, pl->offset + bytes, ref) ? SW_ENOMEM : 0;
+}
+
+static void vc_join(int32_t *dst, const int32_t *src)
+{
+    for (int s = 0; s < STREAM__COUNT; s++)
+        if (src[s] > dst[s])
+            dst[s] = src[s];
+}
+
+/* choose the deps among up to two candidates (other streams) not implied */
+static void choose(fin *f, int p, int32_t e, int32_t *vc, const int64_t *cand, int32_t *out)
+{
+    int32_t pick[2] = {-1, -1};
+    int np = 0;
+    int64_t c[2];
+    int nc = 0;
+    for (int s = 0; s < STREAM__COUNT; s++)
+        if (cand[s] >= 0)
+            c[nc++] = cand[s];
+    /* drop candidates already implied */
+    int64_t keep[2];
+    int nk = 0;
+    for (int i = 0; i < nc; i++) {
+        int cp = ref_pass(c[i]);
+        int32_t ce = ref_ev(c[i]);
+        if (vc[ev_stream(f, ce)] < ev_pos(f, cp, ce))
+            keep[nk++] = c[i];
+    }
+    if (nk == 2) {
+        /* if one implies the other keep only it */
+        const int32_t *v0 = vc_of(f, ref_pass(keep[0]), ref_ev(keep[0]));
+        const int32_t *v1 = vc_of(f, ref_pass(keep[1]), ref_ev(keep[1]));
+        int32_t e0 = ref_ev(keep[0]), e1 = ref_ev(keep[1]);
+        if (v0[ev_stream(f, e1)] >= ev_pos(f, ref_pass(keep[1]), e1))
+            nk = 1;
+        else if (v1[ev_stream(f, e0)] >= ev_pos(f, ref_pass(keep[0]), e0)) {
+            keep[0] = keep[1];
+            nk = 1;
+        }
+    }
+    for (int i = 0; i < nk; i++) {
+        vc_join(vc, vc_of(f, ref_pass(keep[i]), ref_ev(keep[i])));
+        pick[np++] = ref_ev(keep[i]);
+    }
+    out[0] = pick[0];
+    out[1] = pick[1];
+    (void)e;
+    (void)p;
+}
+
+static int process_pass(fin *f, int p)
+{
+    plan_builder *b = f->b;
+    const graph_profile *g = f->g;
+    int32_t E = f->E;
+    int32_t last_in_stream[STREAM__COUNT];
+    for (int s = 0; s < STREAM__COUNT; s++)
+        last_in_stream[s] = -1;
+    for (int32_t e = 0; e < E; e++) {
+        const pb_event *ev = &b->ev[e];
+        int st = ev_stream(f, e);
+        cands c;
+        for (int s = 0; s < STREAM__COUNT; s++)
+            c.intra[s] = c.carried[s] = REF_NONE;
+        int64_t me = mkref(p, e);
+        /* 1. placements */
+        for (int32_t k = f->place_off[e]; k < f->place_off[e + 1]; k++) {
+            pb_res *r = &f->res[f->place_res[k]];
+            int32_t s = r->storage;
+            int64_t bytes = g->tensors[s].bytes;
+            if (p == 0) {
+                int rc;
+                if (f->final_res[s] == f->place_res[k] && b->in_r[s]) {
+                    /* the residency kept into the next iteration returns home */
+                    const plan_place *home = NULL;
+                    for (int32_t i = 0; i < b->n_r; i++)
+                        if (b->rset[i] == s)
+                            home = &f->res[i].place;
+                    rc = mem_alloc_at(b->mem, s, bytes, home);
+                    if (!rc) {
+                        r->place = *home;
+                    } else {
+                        /* its home is taken now: it must come home at the end instead;
+                           place it anywhere to find every such tensor in one pass */
+                        if (SW_GROW(f->reloc, f->cap_reloc, f->n_reloc + 1))
+                            return sw_fail(f->err, SW_ENOMEM, "out of memory");
+                        f->reloc[f->n_reloc++] = s;
+                        rc = mem_alloc(b->mem, s, bytes, &r->place);
+                        if (rc)
+                            return sw_fail(f->err, SW_ENOFIT, "does not fit: task %d cannot "
+                                           "place persistent tensor %d '%s' away from its home",
+                                           e, s, tname(f, s));
+                        plan_place_resolve(f->p, &r->place);
+                    }
+                } else {
+                    rc = mem_alloc(b->mem, s, bytes, &r->place);
+                    if (rc) {
+                        mem_stats ms;
+                        mem_get_stats(b->mem, &ms);
+                        return sw_fail(f->err, SW_ENOFIT, "does not fit: task %d cannot place "
+                                       "tensor %d '%s' (%lld bytes): %lld of %lld bytes in use, "
+                                       "largest free block %lld bytes", e, s, tname(f, s),
+                                       (long long)bytes, (long long)ms.reserved,
+                                       (long long)ms.capacity, (long long)ms.largest_free);
+                    }
+                    plan_place_resolve(f->p, &r->place);
+                }
+            }
+            int rc = mem_prev(f, &c, p, e, &r->place, bytes);
+            if (rc)
+                return rc;
+            f->cur_res[s] = f->place_res[k];
+            f->place_ref[s] = me;
+            f->user_ref[s] = REF_NONE;
+            if (ev->kind == TASK_SWAP_IN) {
+                if (f->copyout_ref[s] >= 0 && ref_pass(f->copyout_ref[s]) == p)
+                    cand_add(f, &c, p, e, f->copyout_ref[s]);
+                else if (g->tensors[s].persistent)
+                    cand_add(f, &c, p, e, f->copyout_ref[s]);
+                else if (g->tensors[s].producer >= 0)
+                    return sw_fail(f->err, SW_EINVAL, "task %d: swap-in of tensor %d '%s' before "
+                                   "any swap-out of it in this iteration: the host has no copy",
+                                   e, s, tname(f, s));
+            }
+        }
+        /* 2. compute reads */
+        if (ev->kind == TASK_RUN || ev->kind == TASK_RERUN) {
+            int32_t o = ev->x;
+            for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
+                if (g->acc_flag[k] & GA_CREATE)
+                    continue;
+                int32_t s = g->acc[k];
+                cand_add(f, &c, p, e, f->place_ref[s]);
+                f->user_ref[s] = me;
+            }
+        }
+        /* 3. explicit release */
+        if (ev->kind == TASK_SWAP_OUT || ev->kind == TASK_DROP) {
+            int32_t s = ev->x;
+            cand_add(f, &c, p, e, f->user_ref[s]);
+            cand_add(f, &c, p, e, f->place_ref[s]);
+            pb_res *r = &f->res[f->cur_res[s]];
+            if (p == 0)
+                mem_release(b->mem, &r->place, g->tensors[s].bytes);
+            if (mem_tag_release(f, &r->place, g->tensors[s].bytes, me))
+                return SW_ENOMEM;
+            f->cur_res[s] = -1;
+            f->place_ref[s] = f->user_ref[s] = REF_NONE;
+            if (ev->kind == TASK_SWAP_OUT)
+                f->copyout_ref[s] = me;
+        }
+        /* 4. implicit frees */
+        for (int32_t k = f->free_off[e]; k < f->free_off[e + 1]; k++) {
+            int32_t s = f->free_s[k];
+            pb_res *r = &f->res[f->cur_res[s]];
+            if (p == 0)
+                mem_release(b->mem, &r->place, g->tensors[s].bytes);
+            if (mem_tag_release(f, &r->place, g->tensors[s].bytes, me))
+                return SW_ENOMEM;
+            f->cur_res[s] = -1;
+            f->place_ref[s] = f->user_ref[s] = REF_NONE;
+        }
+        /* 5. edges and vector clock */
+        int32_t *vc = vc_of(f, p, e);
+        int32_t prev = last_in_stream[st];
+        if (prev >= 0)
+            memcpy(vc, vc_of(f, p, prev), 3 * sizeof *vc);
+        else if (p == 1 && f->n_s[st] > 0) {
+            /* first task of the stream in pass 1 follows the last of pass 0 */
+            int32_t lastp0 = -1;
+            for (int32_t x = E - 1; x >= 0 && lastp0 < 0; x--)
+                if (ev_stream(f, x) == st)
+                    lastp0 = x;
+            memcpy(vc, vc_of(f, 0, lastp0), 3 * sizeof *vc);
+        } else {
+            vc[0] = vc[1] = vc[2] = -1;
+        }
+        if (p == 0) {
+            choose(f, p, e, vc, c.intra, f->dep + 2 * (size_t)e);
+        } else {
+            for (size_t i = 0; i < 2; i++)
+                if (f->dep[2 * (size_t)e + i] >= 0)
+                    vc_join(vc, vc_of(f, 1, f->dep[2 * (size_t)e + i]));
+            choose(f, p, e, vc, c.carried, f->pdep + 2 * (size_t)e);
+        }
+        vc[st] = ev_pos(f, p, e);
+        last_in_stream[st] = e;
+    }
+    return 0;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int emit(fin *f)
+{
+    plan_builder *b = f->b;
+    plan *p = f->p;
+    const graph_profile *g = f->g;
+    p->resident = b->n_r ? sw_malloc((size_t)b->n_r * sizeof *p->resident) : NULL;
+    if (b->n_r && !p->resident)
+        return SW_ENOMEM;
+    for (int32_t i = 0; i < b->n_r; i++)
+        p->resident[i] = f->res[i].place;
+    p->n_resident = b->n_r;
+    plan_place pls[64];
+    for (int32_t e = 0; e < f->E; e++) {
+        const pb_event *ev = &b->ev[e];
+        int np = 0;
+        plan_place *pl = pls, *heap = NULL;
+        int32_t cnt = f->place_off[e + 1] - f->place_off[e];
+        if (cnt > 64) {
+            heap = sw_malloc((size_t)cnt * sizeof *heap);
+            if (!heap)
+                return SW_ENOMEM;
+            pl = heap;
+        }
+        for (int32_t k = f->place_off[e]; k < f->place_off[e + 1]; k++)
+            pl[np++] = f->res[f->place_res[k]].place;
+        int32_t d[2], pd[2];
+        int nd = 0, npd = 0;
+        for (size_t i = 0; i < 2; i++) {
+            if (f->dep[2 * (size_t)e + i] >= 0)
+                d[nd++] = f->dep[2 * (size_t)e + i];
+            if (f->pdep[2 * (size_t)e + i] >= 0)
+                pd[npd++] = f->pdep[2 * (size_t)e + i];
+        }
+        qsort(d, (size_t)nd, sizeof *d, cmp_i32);
+        qsort(pd, (size_t)npd, sizeof *pd, cmp_i32);
+        int is_comp = ev->kind == TASK_RUN || ev->kind == TASK_RERUN;
+        int32_t r = plan_add_task(p, ev->kind, is_comp ? ev->x : -1, is_comp ? -1 : ev->x, pl, np,
+                                  f->free_s + f->free_off[e], f->free_off[e + 1] - f->free_off[e],
+                                  d, nd, pd, npd);
+        sw_free(heap);
+        if (r < 0)
+            return SW_ENOMEM;
+    }
+    (void)g;
+    return 0;
+}
+
+static int finish_once(plan_builder *b, plan **out, sw_err *err, int32_t **reloc, size_t *n_reloc)
+{
+    *out = NULL;
+    const graph_profile *g = b->g;
+    fin f;
+    memset(&f, 0, sizeof f);
+    f.b = b;
+    f.g = g;
+    f.E = (int32_t)b->n_ev;
+    f.err = err;
+    imap_init(&f.im);
+    int32_t nt = g->n_tensors, E = f.E;
+    int rc = SW_ENOMEM;
+    f.p = plan_new((graph_profile *)(uintptr_t)g, 0);
+    f.place_off = sw_malloc(((size_t)E + 1) * sizeof(int32_t));
+    f.free_off = sw_malloc(((size_t)E + 1) * sizeof(int32_t));
+    f.final_res = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
+    f.cur_res = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
+    f.place_ref = sw_malloc(((size_t)nt + 1) * sizeof(int64_t));
+    f.user_ref = sw_malloc(((size_t)nt + 1) * sizeof(int64_t));
+    f.copyout_ref = sw_malloc(((size_t)nt + 1) * sizeof(int64_t));
+    f.stream_idx = sw_malloc(((size_t)E + 1) * sizeof(int32_t));
+    f.vc = sw_malloc(((size_t)E * 6 + 1) * sizeof(int32_t));
+    f.dep = sw_malloc(((size_t)E * 2 + 1) * sizeof(int32_t));
+    f.pdep = sw_malloc(((size_t)E * 2 + 1) * sizeof(int32_t));
+    if (!f.p || !f.place_off || !f.free_off || !f.final_res || !f.cur_res || !f.place_ref ||
+        !f.user_ref || !f.copyout_ref || !f.stream_idx || !f.vc || !f.dep || !f.pdep)
+        goto oom;
+    for (int32_t e = 0; e < E; e++) {
+        int s = plan_task_stream(b->ev[e].kind);
+        f.stream_idx[e] = f.n_s[s]++;
+        f.dep[2 * e] = f.dep[2 * e + 1] = f.pdep[2 * e] = f.pdep[2 * e + 1] = -1;
+    }
+    rc = build_residencies(&f);
+    if (rc) {
+        if (rc == SW_ENOMEM)
+            goto oom;
+        goto fail;
+    }
+    /* memory model description and tags */
+    mem_reset(b->mem);
+    if (mem_describe(b->mem, f.p))
+        goto oom;
+    f.p->budget = b->budget;
+    f.p->workspace_reserve = b->reserve;
+    if (f.p->capacity + b->reserve > b->budget) {
+        char h1[32], h2[32], h3[32];
+        rc = sw_fail(err, SW_ENOFIT, "does not fit: memory model capacity %s plus workspace "
+                     "reserve %s exceeds the budget %s",
+                     sw_fmt_bytes(f.p->capacity, h1, sizeof h1), sw_fmt_bytes(b->reserve, h2, sizeof h2),
+                     sw_fmt_bytes(b->budget, h3, sizeof h3));
+        goto fail;
+    }
+    if (f.p->mem_kind == MEM_POOL) {
+        int32_t total = 0;
+        f.obj_base = sw_malloc(((size_t)f.p->n_classes + 1) * sizeof(int32_t));
+        if (!f.obj_base)
+            goto oom;
+        for (int32_t c = 0; c < f.p->n_classes; c++) {
+            f.obj_base[c] = total;
+            total += f.p->classes[c].count;
+        }
+        f.obj_tag = sw_malloc(((size_t)total + 1) * sizeof(int64_t));
+        if (!f.obj_tag)
+            goto oom;
+        for (int32_t i = 0; i < total; i++)
+            f.obj_tag[i] = REF_NONE;
+    }
+    /* initial residents */
+    for (int32_t s = 0; s < nt; s++) {
+        f.cur_res[s] = -1;
+        f.place_ref[s] = f.user_ref[s] = f.copyout_ref[s] = REF_NONE;
+    }
+    for (int32_t i = 0; i < b->n_r; i++) {
+        int32_t s = b->rset[i];
+        pb_res *r = &f.res[i];
+        int64_t bytes = g->tensors[s].bytes;
+        if (b->rexplicit[i]) {
+            r->place = b->rhome[i];
+            plan_place_resolve(f.p, &r->place);
+            rc = mem_alloc_at(b->mem, s, bytes, &r->place);
+        } else {
+            rc = mem_alloc(b->mem, s, bytes, &r->place);
+            plan_place_resolve(f.p, &r->place);
+        }
+        if (rc) {
+            char h1[32];
+            rc = sw_fail(err, SW_ENOFIT, "does not fit: persistent tensor %d '%s' (%s) cannot be "
+                         "placed in the resident set", s, tname(&f, s),
+                         sw_fmt_bytes(bytes, h1, sizeof h1));
+            goto fail;
+        }
+        r->place.tensor = s;
+        f.cur_res[s] = i;
+        if (f.p->mem_kind == MEM_POOL)
+            f.obj_tag[f.obj_base[r->place.cls] + r->place.obj] = REF_LIVE;
+        else if (bytes > 0 && imap_assign(&f.im, r->place.offset, r->place.offset + bytes, REF_LIVE))
+            goto oom;
+    }
+    rc = process_pass(&f, 0);
+    if (!rc && f.n_reloc) {
+        *reloc = f.reloc;
+        *n_reloc = f.n_reloc;
+        f.reloc = NULL;
+        rc = RELOCATE;
+        goto done;
+    }
+    if (!rc)
+        rc = process_pass(&f, 1);
+    if (rc) {
+        if (rc == SW_ENOMEM && !err->msg[0])
+            goto oom;
+        goto fail;
+    }
+    rc = emit(&f);
+    if (rc)
+        goto oom;
+    *out = f.p;
+    f.p = NULL;
+    rc = 0;
+    goto done;
+oom:
+    rc = sw_fail(err, SW_ENOMEM, "out of memory while building the plan");
+fail:
+done:
+    plan_free(f.p);
+    sw_free(f.res);
+    sw_free(f.place_off);
+    sw_free(f.place_res);
+    sw_free(f.free_off);
+    sw_free(f.free_s);
+    sw_free(f.final_res);
+    sw_free(f.cur_res);
+    sw_free(f.place_ref);
+    sw_free(f.user_ref);
+    sw_free(f.copyout_ref);
+    sw_free(f.stream_idx);
+    sw_free(f.vc);
+    sw_free(f.dep);
+    sw_free(f.pdep);
+    sw_free(f.obj_tag);
+    sw_free(f.obj_base);
+    sw_free(f.reloc);
+    imap_free(&f.im);
+    return rc;
+}
+
+/* A persistent tensor of the resident set that is brought back in the middle
+   of the iteration may find its home taken. It is then sent out again (copy
+   if dirty, else drop) and brought home at the end, and the plan rebuilt:
+   all such departures first, then all the homecomings. */
+int pb_finish(plan_builder *b, plan **out, sw_err *err)
+{
+    *out = NULL;
+    if (b->err_code)
+        return sw_fail(err, b->err_code, "%s", b->err_msg);
+    size_t n_orig = b->n_ev;
+    int32_t *all = NULL;
+    size_t n_all = 0, cap_all = 0;
+    int rc = RELOCATE;
+    for (int attempt = 0; attempt < 4 && rc == RELOCATE; attempt++) {
+        int32_t *more = NULL;
+        size_t n_more = 0;
+        rc = finish_once(b, out, err, &more, &n_more);
+        if (rc != RELOCATE)
+            break;
+        if (SW_GROW(all, cap_all, n_all + n_more)) {
+            sw_free(more);
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+            break;
+        }
+        memcpy(all + n_all, more, n_more * sizeof *all);
+        n_all += n_more;
+        sw_free(more);
+        b->n_ev = n_orig;
+        for (size_t i = 0; i < n_all; i++)
+            push(b, b->host_valid[all[i]] ? TASK_DROP : TASK_SWAP_OUT, all[i]);
+        for (size_t i = 0; i < n_all; i++)
+            push(b, TASK_SWAP_IN, all[i]);
+        if (b->err_code) {
+            rc = sw_fail(err, b->err_code, "%s", b->err_msg);
+            break;
+        }
+    }
+    sw_free(all);
+    if (rc == RELOCATE)
+        rc = sw_fail(err, SW_EINVAL, "persistent tensors cannot return to their placements at "
+                     "iteration start");
+    return rc;
+}

@@ -1,0 +1,85 @@
+/* tap.h: a minimal TAP producer for the test programs (run by prove).
+   Asserts print both values on failure, like libuv's. */
+#ifndef TAP_H
+#define TAP_H
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tap_n, tap_failed;
+
+static inline void tap_ok(int cond, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static inline void tap_ok(int cond, const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+    if (!cond) {
+        tap_failed++;
+        printf("#   failed at %s:%d\n", file, line);
+    }
+    fflush(stdout);
+}
+
+#define OK(cond, ...) tap_ok(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+
+#define IS_INT(got, want, ...)                                                                    \
+    do {                                                                                          \
+        long long g_ = (long long)(got), w_ = (long long)(want);                                  \
+        tap_ok(g_ == w_, __FILE__, __LINE__, __VA_ARGS__);                                        \
+        if (g_ != w_)                                                                             \
+            printf("#   got %lld, expected %lld\n", g_, w_);                                      \
+    } while (0)
+
+#define IS_NUM(got, want, tol, ...)                                                               \
+    do {                                                                                          \
+        double g_ = (double)(got), w_ = (double)(want);                                           \
+        int c_ = fabs(g_ - w_) <= (tol);                                                          \
+        tap_ok(c_, __FILE__, __LINE__, __VA_ARGS__);                                              \
+        if (!c_)                                                                                  \
+            printf("#   got %.12g, expected %.12g (tolerance %g)\n", g_, w_, (double)(tol));      \
+    } while (0)
+
+#define IS_STR_HAS(got, needle, ...)                                                              \
+    do {                                                                                          \
+        const char *g_ = (got), *n_ = (needle);                                                   \
+        int c_ = g_ && strstr(g_, n_) != NULL;                                                    \
+        tap_ok(c_, __FILE__, __LINE__, __VA_ARGS__);                                              \
+        if (!c_)                                                                                  \
+            printf("#   '%s'\n#   does not contain '%s'\n", g_ ? g_ : "(null)", n_);              \
+    } while (0)
+
+static inline void tap_skip_all(const char *why)
+{
+    printf("1..0 # SKIP %s\n", why);
+    exit(0);
+}
+
+static inline void tap_skip(int n, const char *why)
+{
+    for (int i = 0; i < n; i++)
+        printf("ok %d # SKIP %s\n", ++tap_n, why);
+}
+
+static inline int tap_done(void)
+{
+    printf("1..%d\n", tap_n);
+    return tap_failed ? 1 : 0;
+}
+
+/* Where the shared recorded data lives (set by the Makefile), or NULL. */
+static inline const char *tap_shared_dir(void)
+{
+    const char *d = getenv("SWAPSIM_SHARED");
+    return d && *d ? d : NULL;
+}
+
+#endif

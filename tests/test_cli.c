@@ -1,0 +1,236 @@
+/* test_cli.c: the swapsim command line end to end: exit codes, one-line
+   errors, the documented JSON fields, traces, determinism. */
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../common/json.h"
+#include "tap.h"
+
+static char dir[256];
+static const char *bin;
+
+/* Run "swapsim ARGS", capture stdout and stderr; returns the exit code. */
+static int sh(const char *args, char **out, char **err)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s >%s/out 2>%s/err", bin, args, dir, dir);
+    int st = system(cmd);
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    char path[512];
+    size_t len;
+    sw_err e;
+    snprintf(path, sizeof path, "%s/out", dir);
+    if (out && sw_read_file(path, out, &len, &e))
+        *out = NULL;
+    snprintf(path, sizeof path, "%s/err", dir);
+    if (err && sw_read_file(path, err, &len, &e))
+        *err = NULL;
+    return code;
+}
+
+static int lines(const char *s)
+{
+    int n = 0;
+    for (; s && *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void expect_fail(const char *args, int code, const char *needle, const char *what)
+{
+    char *o = NULL, *e = NULL;
+    int rc = sh(args, &o, &e);
+    IS_INT(rc, code, "%s: exit %d", what, code);
+    IS_INT(lines(e), 1, "%s: one line on stderr", what);
+    if (needle)
+        IS_STR_HAS(e, needle, "%s: message", what);
+    sw_free(o);
+    sw_free(e);
+}
+
+static const json_value *parse_json(json_doc *d, const char *text)
+{
+    const json_value *v = NULL;
+    sw_err e;
+    json_doc_reset(d);
+    if (!text || json_parse(d, text, strlen(text), "output", 1, &v, &e)) {
+        printf("# bad JSON: %s\n", text ? e.msg : "(none)");
+        return NULL;
+    }
+    return v;
+}
+
+int main(void)
+{
+    bin = getenv("SWAPSIM_BIN");
+    if (!bin || access(bin, X_OK) != 0)
+        tap_skip_all("SWAPSIM_BIN not set (run through make test)");
+    snprintf(dir, sizeof dir, "/tmp/swapsim-cli-%d", (int)getpid());
+    char mk[300];
+    snprintf(mk, sizeof mk, "mkdir -p %s", dir);
+    if (system(mk) != 0)
+        tap_skip_all("cannot create a scratch directory");
+    char args[1024], *o = NULL;
+    json_doc *d = json_doc_new();
+
+    IS_INT(sh("--help", &o, NULL), 0, "--help exits 0");
+    IS_STR_HAS(o, "usage: swapsim", "--help prints usage");
+    sw_free(o);
+    const char *cmds[] = {"devices", "planners", "models", "model", "stats", "plan",
+                          "simulate", "verify", "run"};
+    int helps = 0;
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        snprintf(args, sizeof args, "%s --help", cmds[i]);
+        o = NULL;
+        helps += sh(args, &o, NULL) == 0 && o && strstr(o, "usage: swapsim") != NULL;
+        sw_free(o);
+    }
+    IS_INT(helps, 9, "every command has --help");
+    expect_fail("frobnicate", 2, "unknown command", "unknown command");
+    expect_fail("run", 2, "expected one PROFILE", "missing profile");
+    expect_fail("devices --bogus", 2, "unknown option", "unknown option");
+
+    /* generate, stats */
+    snprintf(args, sizeof args, "model random --ops 30 --seed 3 -o %s/r.json", dir);
+    IS_INT(sh(args, NULL, NULL), 0, "model random writes a profile");
+    snprintf(args, sizeof args, "stats %s/r.json --json", dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "stats --json");
+    const json_value *v = parse_json(d, o);
+    const char *stat_fields[] = {"peak_memory_bytes", "total_tensor_bytes", "parameter_bytes",
+                                 "operators", "distinct_tensor_sizes"};
+    int have = 0;
+    for (size_t i = 0; i < 5; i++)
+        have += json_get(v, stat_fields[i]) != NULL;
+    IS_INT(have, 5, "stats reports the documented fields");
+    sw_free(o);
+    snprintf(args, sizeof args, "model random --ops 30 --bogus 3 -o %s/x.json", dir);
+    expect_fail(args, 1, "unknown option 'bogus'", "unknown generator option");
+    expect_fail("model nosuch -o /dev/null", 1, "unknown model", "unknown model");
+
+    /* run with ideal and none: documented JSON */
+    const char *fields[] = {"iteration_time_s", "ideal_time_s", "normalized_throughput",
+                            "samples_per_s", "peak_memory_bytes", "swap_in_bytes",
+                            "swap_out_bytes", "recompute_time_s", "planner",
+                            "memory_budget_bytes", "seed"};
+    const char *planners[] = {"ideal", "none"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "run %s/r.json --planner %s --json", dir, planners[i]);
+        o = NULL;
+        IS_INT(sh(args, &o, NULL), 0, "run --planner %s", planners[i]);
+        v = parse_json(d, o);
+        have = 0;
+        for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++)
+            have += json_get(v, fields[k]) != NULL;
+        IS_INT(have, (int)(sizeof fields / sizeof fields[0]), "%s: every documented field", planners[i]);
+        const json_value *nt = json_get(v, "normalized_throughput");
+        OK(nt && fabs(nt->u.num.d - 1) < 1e-9, "%s: runs at ideal speed", planners[i]);
+        sw_free(o);
+    }
+    snprintf(args, sizeof args, "run %s/r.json --planner none --memory 0.5x", dir);
+    expect_fail(args, 1, "does not fit: needs", "none under half the peak");
+    snprintf(args, sizeof args, "run %s/r.json --planner magic", dir);
+    expect_fail(args, 1, "unknown planner 'magic'", "unknown planner");
+    snprintf(args, sizeof args, "run %s/r.json --planner none --memory 12XB", dir);
+    expect_fail(args, 1, "unknown unit", "bad size");
+    snprintf(args, sizeof args, "run %s/r.json --planner none --set nope=1", dir);
+    expect_fail(args, 1, "unknown option 'nope'", "unknown hyperparameter");
+    snprintf(args, sizeof args, "run %s/r.json --planner none --device tpu", dir);
+    expect_fail(args, 1, "unknown device 'tpu'", "unknown device");
+
+    /* sizes */
+    snprintf(args, sizeof args, "run %s/r.json --planner ideal --memory 16GiB --json", dir);
+    o = NULL;
+    sh(args, &o, NULL);
+    v = parse_json(d, o);
+    const json_value *mb = json_get(v, "memory_budget_bytes");
+    OK(mb != NULL, "budget reported");
+    sw_free(o);
+    snprintf(args, sizeof args, "run %s/r.json --planner none --memory 16G --json", dir);
+    o = NULL;
+    sh(args, &o, NULL);
+    v = parse_json(d, o);
+    mb = json_get(v, "memory_budget_bytes");
+    IS_INT(mb ? mb->u.num.i : 0, 17179869184LL, "16G is 16 GiB");
+    sw_free(o);
+
+    /* trace */
+    snprintf(args, sizeof args, "run %s/r.json --planner none --memory 1.5x --trace %s/t.json", dir, dir);
+    IS_INT(sh(args, NULL, NULL), 0, "run with --trace");
+    char path[512], *text = NULL;
+    size_t len;
+    sw_err er;
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    sw_read_file(path, &text, &len, &er);
+    v = parse_json(d, text);
+    const json_value *ev = json_get(v, "traceEvents");
+    int x_events = 0, counters = 0, names = 0;
+    for (uint32_t i = 0; ev && i < ev->n; i++) {
+        const json_value *ph = json_get(&ev->u.items[i], "ph");
+        if (ph && !strcmp(ph->u.str, "X") && json_get(&ev->u.items[i], "ts") &&
+            json_get(&ev->u.items[i], "dur"))
+            x_events++;
+        if (ph && !strcmp(ph->u.str, "C"))
+            counters++;
+        if (ph && !strcmp(ph->u.str, "M"))
+            names++;
+    }
+    OK(ev && ev->type == JSON_ARRAY, "trace is a Chrome trace object with traceEvents");
+    OK(x_events > 0 && counters > 0 && names >= 4, "trace has task slices (%d), a memory counter "
+       "(%d) and track names (%d)", x_events, counters, names);
+    sw_free(text);
+
+    /* plan, verify, simulate; determinism */
+    snprintf(args, sizeof args, "plan %s/r.json --planner none --memory 2x -o %s/p.json", dir, dir);
+    IS_INT(sh(args, NULL, NULL), 0, "plan writes a plan");
+    snprintf(args, sizeof args, "verify %s/p.json", dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "verify accepts it");
+    IS_STR_HAS(o, "safe", "verify says safe");
+    sw_free(o);
+    snprintf(args, sizeof args, "simulate %s/p.json --json", dir);
+    char *o1 = NULL, *o2 = NULL;
+    sh(args, &o1, NULL);
+    sh(args, &o2, NULL);
+    OK(o1 && o2 && !strcmp(o1, o2), "simulate twice: same bytes of output");
+    sw_free(o1);
+    sw_free(o2);
+    /* a broken plan file: strip the deps from the text */
+    snprintf(path, sizeof path, "%s/p.json", dir);
+    sw_read_file(path, &text, &len, &er);
+    snprintf(args, sizeof args, "%s/bad.json", dir);
+    FILE *f = fopen(args, "w");
+    /* capacity 1 byte: every placement is outside the arena */
+    char *cap = strstr(text, "\"capacity_bytes\":");
+    if (cap && f) {
+        fwrite(text, 1, (size_t)(cap - text), f);
+        fputs("\"capacity_bytes\":1", f);
+        char *rest = strchr(cap, '}');
+        fputs(rest, f);
+    }
+    if (f)
+        fclose(f);
+    sw_free(text);
+    snprintf(args, sizeof args, "verify %s/bad.json", dir);
+    expect_fail(args, 1, "unsafe plan (capacity)", "verify rejects an edited plan");
+    snprintf(args, sizeof args, "simulate %s/bad.json", dir);
+    expect_fail(args, 1, "unsafe plan", "simulate refuses an unsafe plan");
+
+    /* malformed profile: one line naming file, line, column */
+    snprintf(path, sizeof path, "%s/broken.json", dir);
+    f = fopen(path, "w");
+    if (f) {
+        fputs("{\"tensors\": [\n  {\"bytes\": -3, \"kind\": \"activation\"}\n], \"ops\": []}\n", f);
+        fclose(f);
+    }
+    snprintf(args, sizeof args, "stats %s", path);
+    expect_fail(args, 1, "broken.json:2:13: at $.tensors[0].bytes", "negative size in a profile");
+    snprintf(args, sizeof args, "stats %s/nothing.json", dir);
+    expect_fail(args, 1, "cannot open", "missing profile file");
+
+    snprintf(mk, sizeof mk, "rm -rf %s", dir);
+    if (system(mk) != 0)
+        printf("# could not remove %s\n", dir);
+    json_doc_free(d);
+    return tap_done();
+}

@@ -1,0 +1,85 @@
+/* test_planners.c: the reference planners and the plan builder: every plan
+   they make is verified; random swap decisions recorded through the builder
+   always give safe plans (a property test of builder and verifier). */
+#include "../sim/simulate.h"
+#include "../sim/verify.h"
+#include "random_plans.h"
+#include "tap.h"
+
+int main(void)
+{
+    sw_err e;
+    /* ideal and none on random profiles */
+    int safe = 0, total = 0, fits = 0;
+    for (int seed = 1; seed <= 20; seed++) {
+        graph_profile *g = random_profile(seed, 40, seed % 3 == 0 ? "adam" : "sgd");
+        plan *p;
+        total++;
+        if (run_planner("ideal", g, 1, &p, &e) == 0) {
+            safe += plan_verify(p, NULL, &e) == 0;
+            sim_result r;
+            if (sim_plan(p, NULL, NULL, &r, &e) == 0 && fabs(r.normalized_throughput - 1) < 1e-9)
+                fits++;
+            int64_t peak = r.peak_memory_bytes;
+            plan_free(p);
+            /* none: fits at the ideal peak, not below the static peak */
+            int64_t need = graph_peak_memory(g, g->order);
+            if (run_planner("none", g, need, &p, &e) == 0) {
+                safe += plan_verify(p, NULL, &e) == 0;
+                plan_free(p);
+            } else {
+                printf("# none at the peak: %s\n", e.msg);
+            }
+            total++;
+            int rc = run_planner("none", g, need - 1, &p, &e);
+            if (seed == 1) {
+                IS_INT(rc, SW_ENOFIT, "none below the peak: does not fit");
+                IS_STR_HAS(e.msg, "does not fit: needs", "message says what it needs");
+                IS_STR_HAS(e.msg, "budget", "and the budget");
+                IS_INT(peak, need, "ideal plan's simulated peak equals the static peak");
+            }
+        }
+        graph_free(g);
+    }
+    IS_INT(safe, total, "every ideal and none plan verifies");
+    IS_INT(fits, 20, "ideal plans run at 100%% of ideal");
+
+    /* random legal decisions through the builder are always safe */
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 42);
+    int built = 0, ok = 0, sims = 0;
+    for (int i = 0; i < 120; i++) {
+        graph_profile *g = random_profile(100 + i, 10 + i % 40, i % 4 == 0 ? "momentum" : "sgd");
+        plan *p = random_decisions(g, rng, i % 2, 0.5, &e);
+        if (!p) {
+            printf("# builder failed on case %d: %s\n", i, e.msg);
+            graph_free(g);
+            continue;
+        }
+        built++;
+        if (plan_verify(p, NULL, &e) == 0)
+            ok++;
+        else
+            printf("# case %d unsafe: %s\n", i, e.msg);
+        sim_result r;
+        if (sim_plan(p, NULL, NULL, &r, &e) == 0 && r.iteration_time_s >= r.ideal_time_s - 1e-12)
+            sims++;
+        else
+            printf("# case %d simulate: %s\n", i, e.msg);
+        plan_free(p);
+        graph_free(g);
+    }
+    gsl_rng_free(rng);
+    IS_INT(built, 120, "builder accepts every legal random decision sequence");
+    IS_INT(ok, 120, "every builder plan verifies");
+    IS_INT(sims, 120, "every builder plan simulates no faster than ideal");
+
+    /* unknown planner */
+    OK(planner_find("magic") == NULL, "unknown planner is not found");
+    /* a fractional budget resolves against the ideal peak */
+    graph_profile *g = random_profile(5, 30, "sgd");
+    int64_t peak;
+    OK(planner_ideal_peak(g, &peak, &e) == 0 && peak > 0, "ideal peak computed");
+    graph_free(g);
+    return tap_done();
+}
