@@ -57,5 +57,6 @@ int cmd_plan(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 #endif

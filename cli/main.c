@@ -143,6 +143,8 @@ static void usage(FILE *f)
           "  planners [--verbose]    list planners (and their --set hyperparameters)\n"
           "  models [--verbose]      list profile generators (and their options)\n"
           "  model NAME [opts] -o F  generate a profile\n"
+          "  import FORMAT FILE... -o F\n"
+          "                          import a profile recorded on a real GPU\n"
           "  stats PROFILE           model statistics (memory, operators, sizes)\n"
           "  plan PROFILE --planner NAME --memory SIZE -o PLAN\n"
           "                          make a plan\n"
@@ -176,7 +178,8 @@ int main(int argc, char **argv)
         int (*fn)(int, char **);
     } cmds[] = {{"devices", cmd_devices}, {"planners", cmd_planners}, {"models", cmd_models},
                 {"model", cmd_model},     {"stats", cmd_stats},       {"plan", cmd_plan},
-                {"simulate", cmd_simulate}, {"verify", cmd_verify},   {"run", cmd_run}};
+                {"simulate", cmd_simulate}, {"verify", cmd_verify},   {"run", cmd_run},
+                {"import", cmd_import}};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name))
             return cmds[i].fn(argc - 1, argv + 1);

@@ -1,0 +1,126 @@
+/* cmd_import.c: `swapsim import FORMAT FILE... -o PROFILE`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../profiles/importers.h"
+#include "../profiles/profile_io.h"
+#include "cli.h"
+
+int cmd_import(int argc, char **argv)
+{
+    cli_args a = {argc, argv, 1, "import", {0}, 0};
+    const char *out = NULL, *v;
+    cli_device dv = {0};
+    const char *kv[64][2];
+    int nkv = 0, r;
+    while (a.i < argc) {
+        if (cli_flag(&a, "--help")) {
+            printf("usage: swapsim import FORMAT FILE... [--KEY VALUE]... [--device NAME]\n"
+                   "                     [--device-set KEY=VALUE]... -o PROFILE\n\n"
+                   "Import a profile recorded on a real GPU. --device names the GPU the\n"
+                   "recording was made on when the files do not say. Formats:\n");
+            if (!importer_count())
+                printf("  (none registered yet)\n");
+            for (size_t i = 0; i < importer_count(); i++) {
+                const importer *im = importer_at(i);
+                printf("  %-10s %s FILES: %s\n", im->name, im->summary, im->files);
+                sw_buf b;
+                sw_buf_init(&b);
+                params_help(im->params, &b, "--");
+                if (b.len)
+                    fputs(b.data, stdout);
+                sw_buf_free(&b);
+            }
+            return 0;
+        }
+        if ((r = cli_opt(&a, "-o", &v)) != 0 || (r = cli_opt(&a, "--output", &v)) != 0) {
+            if (r < 0)
+                return EXIT_USAGE;
+            out = v;
+            continue;
+        }
+        if ((r = cli_device_opt(&a, &dv)) != 0) {
+            if (r < 0)
+                return EXIT_USAGE;
+            continue;
+        }
+        const char *s = argv[a.i];
+        if (s[0] == '-' && s[1] == '-' && s[2]) {
+            if (nkv >= 64)
+                return cli_usage("import", "too many options");
+            if (strchr(s, '=')) {
+                kv[nkv][0] = s + 2;
+                kv[nkv][1] = NULL;
+                a.i++;
+            } else {
+                if (a.i + 1 >= argc)
+                    return cli_usage("import", "option %s needs a value", s);
+                kv[nkv][0] = s + 2;
+                kv[nkv][1] = argv[a.i + 1];
+                a.i += 2;
+            }
+            nkv++;
+            continue;
+        }
+        if ((r = cli_positional(&a)) != 0) {
+            if (r < 0)
+                return EXIT_USAGE;
+            continue;
+        }
+        return cli_unknown(&a);
+    }
+    if (a.npos < 1)
+        return cli_usage("import", "expected FORMAT and FILE...");
+    if (!out)
+        return cli_usage("import", "missing -o PROFILE");
+    const importer *im = importer_find(a.pos[0]);
+    if (!im) {
+        char list[512] = "";
+        for (size_t i = 0; i < importer_count(); i++) {
+            strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+            strncat(list, importer_at(i)->name, sizeof list - strlen(list) - 1);
+        }
+        return cli_fail(EXIT_USER, "unknown import format '%s' (expected one of: %s)", a.pos[0],
+                        list[0] ? list : "none registered");
+    }
+    int nfiles = a.npos - 1;
+    if (nfiles < im->min_files || nfiles > im->max_files)
+        return cli_usage("import", "format %s expects %s", im->name, im->files);
+    param_set ps;
+    if (params_init(&ps, im->params))
+        return cli_fail(EXIT_USER, "out of memory");
+    sw_err e;
+    for (int i = 0; i < nkv; i++) {
+        char key[64], val[256];
+        const char *k = kv[i][0], *val_s = kv[i][1];
+        const char *eq = val_s ? NULL : strchr(k, '=');
+        size_t kl = val_s ? strlen(k) : (size_t)(eq - k);
+        if (kl >= sizeof key) {
+            params_free(&ps);
+            return cli_usage("import", "option name too long");
+        }
+        memcpy(key, k, kl);
+        key[kl] = 0;
+        for (char *p = key; *p; p++)
+            if (*p == '-')
+                *p = '_';
+        snprintf(val, sizeof val, "%s", val_s ? val_s : eq + 1);
+        if (params_set(&ps, key, val, &e)) {
+            params_free(&ps);
+            return cli_fail(EXIT_USER, "import %s: %s", im->name, e.msg);
+        }
+    }
+    dev_spec dev;
+    if (cli_device_resolve(&dv, dev_find("v100"), &dev)) {
+        params_free(&ps);
+        return EXIT_USER;
+    }
+    graph_profile *g;
+    int rc = im->import((const char *const *)(a.pos + 1), nfiles, &ps, &dev, &g, &e);
+    params_free(&ps);
+    if (rc)
+        return cli_error(&e);
+    rc = profile_write_file(g, out, &e);
+    graph_free(g);
+    return rc ? cli_error(&e) : 0;
+}
