@@ -85,6 +85,8 @@ void pb_free(plan_builder *b)
     sw_free(b);
 }
 
+void pb_set_memory(plan_builder *b, mem_model *mem) { b->mem = mem; }
+
 void pb_reset(plan_builder *b)
 {
     const graph_profile *g = b->g;
@@ -453,6 +455,8 @@ static void cand_add(fin *f, cands *c, int p, int32_t e, int64_t ref)
 /* memory tags: previous occupants of a placement become candidates */
 static int mem_prev(fin *f, cands *c, int p, int32_t e, const plan_place *pl, int64_t bytes)
 {
+    if (bytes <= 0)
+        return 0;
     if (f->p->mem_kind == MEM_POOL) {
         int64_t *tag = &f->obj_tag[f->obj_base[pl->cls] + pl->obj];
         if (*tag == REF_LIVE)
@@ -475,6 +479,8 @@ static int mem_prev(fin *f, cands *c, int p, int32_t e, const plan_place *pl, in
 
 static int mem_tag_release(fin *f, const plan_place *pl, int64_t bytes, int64_t ref)
 {
+    if (bytes <= 0)
+        return 0;
     if (f->p->mem_kind == MEM_POOL) {
         f->obj_tag[f->obj_base[pl->cls] + pl->obj] = ref;
         return 0;
@@ -820,6 +826,8 @@ static int finish_once(plan_builder *b, plan **out, sw_err *err, int32_t **reloc
         }
         r->place.tensor = s;
         f.cur_res[s] = i;
+        if (bytes <= 0)
+            continue;
         if (f.p->mem_kind == MEM_POOL)
             f.obj_tag[f.obj_base[r->place.cls] + r->place.obj] = REF_LIVE;
         else if (bytes > 0 && imap_assign(&f.im, r->place.offset, r->place.offset + bytes, REF_LIVE))

@@ -19,6 +19,8 @@ plan_builder *pb_new(const graph_profile *g, mem_model *mem, int64_t budget,
 void pb_free(plan_builder *b);
 /* Forget every recorded task and resident tensor (reuse for a new plan). */
 void pb_reset(plan_builder *b);
+/* Place through another memory model from now on (borrowed). */
+void pb_set_memory(plan_builder *b, mem_model *mem);
 
 /* The persistent storage s is resident when the iteration starts (placed in
    call order, or at *where). Must precede the first task. */

@@ -52,8 +52,9 @@ typedef struct pool {
     int32_t *count;     /* per class */
     int32_t *obj_base;  /* per class: index of its first object in the flat arrays */
     int32_t *free_top;  /* per class: number of free objects */
-    int32_t *stack;     /* flat: per class a stack of free object indices */
-    int32_t *slot;      /* flat: position of each object in its class stack, -1 if used */
+    int32_t *head, *tail;/* per class: free objects in release order (oldest first), -1 */
+    int32_t *next, *prev;/* flat per object: free-list links */
+    uint8_t *is_free;   /* flat per object */
     int64_t in_use, reserved, peak, allocs, failures;
     int32_t total_objects;
 } pool;
@@ -85,26 +86,61 @@ int32_t mem_pool_free_objects(const mem_model *m, int cls)
     return cls >= 0 && cls < p->n_classes ? p->free_top[cls] : 0;
 }
 
-static void stack_take(pool *p, int c, int32_t obj)
+/* The free objects of a class form a queue in release order: a request
+   takes the object freed longest ago, so a swap-in into it can start as
+   early as possible. */
+static void list_unlink(pool *p, int c, int32_t obj)
 {
-    int32_t *st = p->stack + p->obj_base[c];
-    int32_t *sl = p->slot + p->obj_base[c];
-    int32_t pos = sl[obj], last = st[--p->free_top[c]];
-    st[pos] = last;
-    sl[last] = pos;
-    sl[obj] = -1;
+    int32_t f = p->obj_base[c] + obj;
+    int32_t nx = p->next[f], pv = p->prev[f];
+    if (pv >= 0)
+        p->next[p->obj_base[c] + pv] = nx;
+    else
+        p->head[c] = nx;
+    if (nx >= 0)
+        p->prev[p->obj_base[c] + nx] = pv;
+    else
+        p->tail[c] = pv;
+    p->is_free[f] = 0;
+    p->free_top[c]--;
+}
+
+static void list_append(pool *p, int c, int32_t obj)
+{
+    int32_t f = p->obj_base[c] + obj;
+    p->next[f] = -1;
+    p->prev[f] = p->tail[c];
+    if (p->tail[c] >= 0)
+        p->next[p->obj_base[c] + p->tail[c]] = obj;
+    else
+        p->head[c] = obj;
+    p->tail[c] = obj;
+    p->is_free[f] = 1;
+    p->free_top[c]++;
+}
+
+/* A zero-byte storage takes no memory: it gets a placement of its own. */
+static int zero_place(int32_t tensor, plan_place *out)
+{
+    out->tensor = tensor;
+    out->cls = -1;
+    out->obj = -1;
+    out->offset = 0;
+    return 0;
 }
 
 static int pool_alloc(mem_model *m, int32_t tensor, int64_t bytes, plan_place *out)
 {
     pool *p = (pool *)m;
+    if (bytes == 0)
+        return zero_place(tensor, out);
     int c = pool_find(p, bytes);
     if (c < 0 || p->free_top[c] == 0) {
         p->failures++;
         return SW_ENOFIT;
     }
-    int32_t obj = p->stack[p->obj_base[c] + p->free_top[c] - 1];
-    stack_take(p, c, obj);
+    int32_t obj = p->head[c];
+    list_unlink(p, c, obj);
     out->tensor = tensor;
     out->cls = c;
     out->obj = obj;
@@ -120,11 +156,13 @@ static int pool_alloc(mem_model *m, int32_t tensor, int64_t bytes, plan_place *o
 static int pool_alloc_at(mem_model *m, int32_t tensor, int64_t bytes, const plan_place *want)
 {
     pool *p = (pool *)m;
+    if (bytes == 0)
+        return 0;
     int c = want->cls;
     if (c < 0 || c >= p->n_classes || want->obj < 0 || want->obj >= p->count[c] ||
-        p->obj_size[c] < bytes || p->slot[p->obj_base[c] + want->obj] < 0)
+        p->obj_size[c] < bytes || !p->is_free[p->obj_base[c] + want->obj])
         return SW_ENOFIT;
-    stack_take(p, c, want->obj);
+    list_unlink(p, c, want->obj);
     (void)tensor;
     p->in_use += bytes;
     p->reserved += p->obj_size[c];
@@ -137,13 +175,12 @@ static int pool_alloc_at(mem_model *m, int32_t tensor, int64_t bytes, const plan
 static void pool_release(mem_model *m, const plan_place *pl, int64_t bytes)
 {
     pool *p = (pool *)m;
+    if (bytes == 0)
+        return;
     int c = pl->cls;
     assert(c >= 0 && c < p->n_classes && pl->obj >= 0 && pl->obj < p->count[c]);
-    int32_t *sl = p->slot + p->obj_base[c];
-    assert(sl[pl->obj] < 0 && "double free of a pool object");
-    int32_t pos = p->free_top[c]++;
-    p->stack[p->obj_base[c] + pos] = pl->obj;
-    sl[pl->obj] = pos;
+    assert(!p->is_free[p->obj_base[c] + pl->obj] && "double free of a pool object");
+    list_append(p, c, pl->obj);
     p->in_use -= bytes;
     p->reserved -= p->obj_size[c];
 }
@@ -152,14 +189,10 @@ static void pool_reset(mem_model *m)
 {
     pool *p = (pool *)m;
     for (int c = 0; c < p->n_classes; c++) {
-        int32_t n = p->count[c];
-        int32_t *st = p->stack + p->obj_base[c], *sl = p->slot + p->obj_base[c];
-        /* lowest object index on top so it is taken first */
-        for (int32_t i = 0; i < n; i++) {
-            st[i] = n - 1 - i;
-            sl[n - 1 - i] = i;
-        }
-        p->free_top[c] = n;
+        p->head[c] = p->tail[c] = -1;
+        p->free_top[c] = 0;
+        for (int32_t i = 0; i < p->count[c]; i++)
+            list_append(p, c, i); /* lowest object index first */
     }
     p->in_use = p->reserved = p->peak = 0;
     p->allocs = p->failures = 0;
@@ -200,8 +233,11 @@ static void pool_destroy(mem_model *m)
     sw_free(p->count);
     sw_free(p->obj_base);
     sw_free(p->free_top);
-    sw_free(p->stack);
-    sw_free(p->slot);
+    sw_free(p->head);
+    sw_free(p->tail);
+    sw_free(p->next);
+    sw_free(p->prev);
+    sw_free(p->is_free);
     sw_free(p);
 }
 
@@ -226,7 +262,10 @@ mem_model *mem_pool_new(const int64_t *sizes, const int32_t *size_cls, int n_siz
     p->count = sw_malloc(((size_t)n_classes + 1) * sizeof *p->count);
     p->obj_base = sw_malloc(((size_t)n_classes + 1) * sizeof *p->obj_base);
     p->free_top = sw_malloc(((size_t)n_classes + 1) * sizeof *p->free_top);
-    if (!p->sizes || !p->size_cls || !p->obj_size || !p->count || !p->obj_base || !p->free_top)
+    p->head = sw_malloc(((size_t)n_classes + 1) * sizeof *p->head);
+    p->tail = sw_malloc(((size_t)n_classes + 1) * sizeof *p->tail);
+    if (!p->sizes || !p->size_cls || !p->obj_size || !p->count || !p->obj_base || !p->free_top ||
+        !p->head || !p->tail)
         goto fail;
     for (int i = 0; i < n_sizes; i++) {
         if (size_cls[i] < 0 || size_cls[i] >= n_classes || (i && sizes[i] <= sizes[i - 1]))
@@ -247,9 +286,10 @@ mem_model *mem_pool_new(const int64_t *sizes, const int32_t *size_cls, int n_siz
     if (total > INT32_MAX)
         goto fail;
     p->total_objects = (int32_t)total;
-    p->stack = sw_malloc(((size_t)total + 1) * sizeof *p->stack);
-    p->slot = sw_malloc(((size_t)total + 1) * sizeof *p->slot);
-    if (!p->stack || !p->slot)
+    p->next = sw_malloc(((size_t)total + 1) * sizeof *p->next);
+    p->prev = sw_malloc(((size_t)total + 1) * sizeof *p->prev);
+    p->is_free = sw_malloc((size_t)total + 1);
+    if (!p->next || !p->prev || !p->is_free)
         goto fail;
     pool_reset(&p->base);
     return &p->base;
@@ -304,7 +344,9 @@ static void addr_take(addr *a, size_t i, int64_t off, int64_t need)
 static int addr_alloc(mem_model *m, int32_t tensor, int64_t bytes, plan_place *out)
 {
     addr *a = (addr *)m;
-    int64_t need = round_up(bytes > 0 ? bytes : 1, a->align);
+    if (bytes == 0)
+        return zero_place(tensor, out);
+    int64_t need = round_up(bytes, a->align);
     size_t pick = a->n_free;
     for (size_t i = 0; i < a->n_free; i++) {
         if (a->free[i].size < need)
@@ -342,7 +384,9 @@ static int addr_alloc_at(mem_model *m, int32_t tensor, int64_t bytes, const plan
 {
     addr *a = (addr *)m;
     (void)tensor;
-    int64_t need = round_up(bytes > 0 ? bytes : 1, a->align), off = want->offset;
+    if (bytes == 0)
+        return 0;
+    int64_t need = round_up(bytes, a->align), off = want->offset;
     for (size_t i = 0; i < a->n_free; i++) {
         block *b = &a->free[i];
         if (b->off <= off && off + need <= b->off + b->size) {
@@ -365,7 +409,9 @@ static int addr_alloc_at(mem_model *m, int32_t tensor, int64_t bytes, const plan
 static void addr_release(mem_model *m, const plan_place *pl, int64_t bytes)
 {
     addr *a = (addr *)m;
-    int64_t need = round_up(bytes > 0 ? bytes : 1, a->align), off = pl->offset;
+    if (bytes == 0)
+        return;
+    int64_t need = round_up(bytes, a->align), off = pl->offset;
     /* binary search for the insertion point */
     size_t lo = 0, hi = a->n_free;
     while (lo < hi) {

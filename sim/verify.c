@@ -116,6 +116,8 @@ static int check_place(vstate *v, const plan_place *pl, int32_t task, const char
         return violate(v, VERIFY_STRUCTURE, task, "%s places %d, which is not a storage (root "
                        "tensor) id", where, s);
     int64_t bytes = g->tensors[s].bytes;
+    if (bytes == 0)
+        return 0; /* takes no memory: any placement */
     if (p->mem_kind == MEM_POOL) {
         if (pl->cls < 0 || pl->cls >= p->n_classes || pl->obj < 0 ||
             pl->obj >= p->classes[pl->cls].count)

@@ -1,0 +1,399 @@
+/* ga.c: the genetic algorithm engine (see ga.h). */
+#include "ga.h"
+
+#include <gsl/gsl_randist.h>
+#include <hwloc.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+struct ga_ctx {
+    ga_ops ops;
+    void *user;
+    size_t gb;
+    ga_params p;
+    unsigned char *pop, *kids, *tmp, *best;
+    double *pop_fit, *kid_fit, *cand_fit, *prob;
+    int *order, *chosen;
+    unsigned long *seeds;
+    double best_fit;
+    gsl_rng *rng;
+    void **workers;
+    gsl_rng **wrng;
+    int nworkers;
+    hwloc_topology_t topo;
+    int topo_ok, ncores;
+    FILE *log;
+    int progress;
+    ga_stats st;
+    double t0;
+    /* job dispatch */
+    int phase; /* 0: first generation, 1: children */
+    int n_jobs;
+    atomic_int next_job;
+};
+
+void ga_params_default(ga_params *p)
+{
+    p->population = 32;
+    p->mutation = 0.1;
+    p->selection = GA_SOFTMAX;
+    p->temperature = 1.0;
+    p->tournament = 3;
+    p->generations = 0;
+    p->time_budget_s = 60;
+    p->threads = 1;
+    p->seed = 1;
+    p->pin = 1;
+}
+
+#define GENOME(base, i) ((base) + (size_t)(i) * ga->gb)
+
+void ga_free(ga_ctx *ga)
+{
+    if (!ga)
+        return;
+    for (int i = 0; i < ga->nworkers; i++) {
+        if (ga->workers && ga->workers[i] && ga->ops.worker_free)
+            ga->ops.worker_free(ga->user, ga->workers[i]);
+        if (ga->wrng && ga->wrng[i])
+            gsl_rng_free(ga->wrng[i]);
+    }
+    sw_free(ga->workers);
+    sw_free(ga->wrng);
+    sw_free(ga->pop);
+    sw_free(ga->kids);
+    sw_free(ga->tmp);
+    sw_free(ga->best);
+    sw_free(ga->pop_fit);
+    sw_free(ga->kid_fit);
+    sw_free(ga->cand_fit);
+    sw_free(ga->prob);
+    sw_free(ga->order);
+    sw_free(ga->chosen);
+    sw_free(ga->seeds);
+    if (ga->rng)
+        gsl_rng_free(ga->rng);
+    if (ga->topo_ok)
+        hwloc_topology_destroy(ga->topo);
+    sw_free(ga);
+}
+
+ga_ctx *ga_new(const ga_ops *ops, void *user, size_t genome_bytes, const ga_params *p)
+{
+    if (!ops || !ops->init || !ops->crossover || !ops->mutate || !ops->evaluate || !genome_bytes)
+        return NULL;
+    ga_ctx *ga = sw_calloc(1, sizeof *ga);
+    if (!ga)
+        return NULL;
+    ga->ops = *ops;
+    ga->user = user;
+    ga->gb = genome_bytes;
+    if (p)
+        ga->p = *p;
+    else
+        ga_params_default(&ga->p);
+    if (ga->p.population < 2)
+        ga->p.population = 2;
+    if (ga->p.population % 2)
+        ga->p.population++;
+    if (ga->p.threads < 1)
+        ga->p.threads = 1;
+    size_t N = (size_t)ga->p.population, K = 2 * N, S = N + K;
+    ga->pop = sw_malloc(N * genome_bytes);
+    ga->kids = sw_malloc(K * genome_bytes);
+    ga->tmp = sw_malloc(N * genome_bytes);
+    ga->best = sw_malloc(genome_bytes);
+    ga->pop_fit = sw_malloc(N * sizeof(double));
+    ga->kid_fit = sw_malloc(K * sizeof(double));
+    ga->cand_fit = sw_malloc(S * sizeof(double));
+    ga->prob = sw_malloc(S * sizeof(double));
+    ga->order = sw_malloc(S * sizeof(int));
+    ga->chosen = sw_malloc(S * sizeof(int));
+    ga->seeds = sw_malloc(N * sizeof(unsigned long));
+    ga->rng = gsl_rng_alloc(gsl_rng_mt19937);
+    ga->nworkers = ga->p.threads;
+    ga->workers = sw_calloc((size_t)ga->nworkers, sizeof(void *));
+    ga->wrng = sw_calloc((size_t)ga->nworkers, sizeof(gsl_rng *));
+    if (!ga->pop || !ga->kids || !ga->tmp || !ga->best || !ga->pop_fit || !ga->kid_fit ||
+        !ga->cand_fit || !ga->prob || !ga->order || !ga->chosen || !ga->seeds || !ga->rng ||
+        !ga->workers || !ga->wrng) {
+        ga_free(ga);
+        return NULL;
+    }
+    gsl_rng_set(ga->rng, (unsigned long)ga->p.seed);
+    for (int i = 0; i < ga->nworkers; i++) {
+        ga->wrng[i] = gsl_rng_alloc(gsl_rng_mt19937);
+        ga->workers[i] = ops->worker_new ? ops->worker_new(user) : NULL;
+        if (!ga->wrng[i] || (ops->worker_new && !ga->workers[i])) {
+            ga_free(ga);
+            return NULL;
+        }
+    }
+    if (ga->p.pin && ga->p.threads > 1 && hwloc_topology_init(&ga->topo) == 0) {
+        if (hwloc_topology_load(ga->topo) == 0) {
+            ga->topo_ok = 1;
+            ga->ncores = hwloc_get_nbobjs_by_type(ga->topo, HWLOC_OBJ_CORE);
+        } else {
+            hwloc_topology_destroy(ga->topo);
+        }
+    }
+    ga->best_fit = INFINITY;
+    return ga;
+}
+
+void ga_set_log(ga_ctx *ga, FILE *log) { ga->log = log; }
+void ga_set_progress(ga_ctx *ga, int on) { ga->progress = on; }
+
+const void *ga_best(const ga_ctx *ga, double *fitness)
+{
+    if (fitness)
+        *fitness = ga->best_fit;
+    return ga->best_fit < INFINITY ? ga->best : NULL;
+}
+
+void ga_get_stats(const ga_ctx *ga, ga_stats *st) { *st = ga->st; }
+
+/* ---- parallel jobs ---- */
+
+static void run_job(ga_ctx *ga, int w, int j)
+{
+    gsl_rng *r = ga->wrng[w];
+    gsl_rng_set(r, ga->seeds[j]);
+    if (ga->phase == 0) {
+        void *g = GENOME(ga->pop, j);
+        ga->ops.init(ga->user, ga->workers[w], r, g, j);
+        ga->pop_fit[j] = ga->ops.evaluate(ga->user, ga->workers[w], g);
+        return;
+    }
+    const void *a = GENOME(ga->pop, ga->order[2 * j]), *b = GENOME(ga->pop, ga->order[2 * j + 1]);
+    void *const c[4] = {GENOME(ga->kids, 4 * j), GENOME(ga->kids, 4 * j + 1),
+                        GENOME(ga->kids, 4 * j + 2), GENOME(ga->kids, 4 * j + 3)};
+    ga->ops.crossover(ga->user, ga->workers[w], r, a, b, c);
+    for (int k = 0; k < 4; k++) {
+        ga->ops.mutate(ga->user, ga->workers[w], r, c[k], ga->p.mutation);
+        ga->kid_fit[4 * j + k] = ga->ops.evaluate(ga->user, ga->workers[w], c[k]);
+    }
+}
+
+typedef struct worker_arg {
+    ga_ctx *ga;
+    int w;
+} worker_arg;
+
+static void *worker_main(void *arg)
+{
+    worker_arg *wa = arg;
+    ga_ctx *ga = wa->ga;
+    if (ga->topo_ok && ga->ncores > 0) {
+        hwloc_obj_t core = hwloc_get_obj_by_type(ga->topo, HWLOC_OBJ_CORE,
+                                                 (unsigned)(wa->w % ga->ncores));
+        if (core)
+            hwloc_set_cpubind(ga->topo, core->cpuset, HWLOC_CPUBIND_THREAD);
+    }
+    for (;;) {
+        int j = atomic_fetch_add(&ga->next_job, 1);
+        if (j >= ga->n_jobs)
+            break;
+        run_job(ga, wa->w, j);
+    }
+    return NULL;
+}
+
+static int run_jobs(ga_ctx *ga, int n_jobs)
+{
+    ga->n_jobs = n_jobs;
+    atomic_store(&ga->next_job, 0);
+    int T = ga->nworkers < n_jobs ? ga->nworkers : n_jobs;
+    if (T <= 1) {
+        for (int j = 0; j < n_jobs; j++)
+            run_job(ga, 0, j);
+        return 0;
+    }
+    pthread_t th[256];
+    worker_arg args[256];
+    if (T > 256)
+        T = 256;
+    int started = 0;
+    for (int t = 0; t < T; t++) {
+        args[t].ga = ga;
+        args[t].w = t;
+        if (pthread_create(&th[t], NULL, worker_main, &args[t]) != 0)
+            break;
+        started++;
+    }
+    if (started == 0) /* no threads: do it here */
+        worker_main(&args[0]);
+    for (int t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    return 0;
+}
+
+/* ---- selection ---- */
+
+void ga_softmax(const double *t, int S, double t_best, double temperature, double *prob)
+{
+    double sum = 0, tb = t_best > 0 ? t_best : 1;
+    for (int i = 0; i < S; i++) {
+        double tn = isfinite(t[i]) ? (t_best - t[i]) / tb : -INFINITY;
+        prob[i] = exp(tn / temperature);
+        sum += prob[i];
+    }
+    for (int i = 0; i < S; i++)
+        prob[i] = sum > 0 ? prob[i] / sum : 1.0 / S;
+}
+
+/* choose N of the S candidates into ga->chosen */
+static void select_survivors(ga_ctx *ga, int S, int N)
+{
+    double *f = ga->cand_fit;
+    for (int i = 0; i < S; i++)
+        ga->order[i] = i; /* remaining candidates */
+    int rem = S;
+    if (ga->p.selection == GA_SOFTMAX) {
+        ga_softmax(f, S, ga->best_fit, ga->p.temperature, ga->prob);
+        for (int n = 0; n < N; n++) {
+            double sum = 0;
+            for (int k = 0; k < rem; k++)
+                sum += ga->prob[ga->order[k]];
+            int pick = rem - 1;
+            if (sum > 0) {
+                double u = gsl_rng_uniform(ga->rng) * sum, acc = 0;
+                for (int k = 0; k < rem; k++) {
+                    acc += ga->prob[ga->order[k]];
+                    if (u < acc) {
+                        pick = k;
+                        break;
+                    }
+                }
+            } else {
+                pick = (int)gsl_rng_uniform_int(ga->rng, (unsigned long)rem);
+            }
+            ga->chosen[n] = ga->order[pick];
+            ga->order[pick] = ga->order[--rem];
+        }
+        return;
+    }
+    for (int n = 0; n < N; n++) {
+        int k = ga->p.tournament < rem ? ga->p.tournament : rem;
+        int best = -1;
+        for (int i = 0; i < k; i++) {
+            int at = (int)gsl_rng_uniform_int(ga->rng, (unsigned long)rem);
+            if (best < 0 || f[ga->order[at]] < f[ga->order[best]] ||
+                (f[ga->order[at]] == f[ga->order[best]] && ga->order[at] < ga->order[best]))
+                best = at;
+        }
+        ga->chosen[n] = ga->order[best];
+        ga->order[best] = ga->order[--rem];
+    }
+}
+
+static void note_best(ga_ctx *ga, const void *g, double fit)
+{
+    if (fit < ga->best_fit) {
+        ga->best_fit = fit;
+        memcpy(ga->best, g, ga->gb);
+    }
+}
+
+static void report(ga_ctx *ga)
+{
+    int N = ga->p.population, nf = 0;
+    double best = INFINITY, worst = -INFINITY, sum = 0;
+    for (int i = 0; i < N; i++) {
+        double f = ga->pop_fit[i];
+        if (!isfinite(f))
+            continue;
+        nf++;
+        sum += f;
+        if (f < best)
+            best = f;
+        if (f > worst)
+            worst = f;
+    }
+    double el = sw_now() - ga->t0;
+    if (ga->log) {
+        fprintf(ga->log, "%.3f,%ld,%ld,", el, ga->st.generations, ga->st.evaluations);
+        if (nf)
+            fprintf(ga->log, "%.9g,%.9g,%.9g,%.9g\n", best, sum / nf, worst, ga->best_fit);
+        else
+            fprintf(ga->log, ",,,\n");
+        fflush(ga->log);
+    }
+    if (ga->progress) {
+        double rate = el > 0 ? (double)ga->st.evaluations / el : 0;
+        double left = ga->p.time_budget_s > 0 ? ga->p.time_budget_s - el : 0;
+        fprintf(stderr, "\r[ga] generation %ld  best %.6f s  %.0f evaluations/s  %.0f s left   ",
+                ga->st.generations, ga->best_fit, rate, left > 0 ? left : 0);
+        fflush(stderr);
+    }
+}
+
+int ga_run(ga_ctx *ga, sw_err *err)
+{
+    int N = ga->p.population, K = 2 * N, S = N + K;
+    if (ga->p.mutation < 0 || ga->p.mutation > 1)
+        return sw_fail(err, SW_EINVAL, "mutation probability must be in [0, 1]");
+    if (!(ga->p.temperature > 0))
+        return sw_fail(err, SW_EINVAL, "temperature must be positive");
+    if (ga->p.generations <= 0 && ga->p.time_budget_s <= 0)
+        return sw_fail(err, SW_EINVAL, "set a generation count or a time budget");
+    ga->t0 = sw_now();
+    memset(&ga->st, 0, sizeof ga->st);
+    if (ga->log)
+        fprintf(ga->log, "elapsed_s,generation,evaluations,best_s,mean_s,worst_s,best_ever_s\n");
+    /* first generation */
+    for (int j = 0; j < N; j++)
+        ga->seeds[j] = gsl_rng_get(ga->rng);
+    ga->phase = 0;
+    run_jobs(ga, N);
+    for (int i = 0; i < N; i++)
+        note_best(ga, GENOME(ga->pop, i), ga->pop_fit[i]);
+    ga->st.evaluations = N;
+    ga->st.initial_best = ga->best_fit;
+    report(ga);
+    for (;;) {
+        double el = sw_now() - ga->t0;
+        if (ga->p.generations > 0 && ga->st.generations >= ga->p.generations)
+            break;
+        if (ga->p.time_budget_s > 0 && el >= ga->p.time_budget_s)
+            break;
+        /* pair parents at random */
+        for (int i = 0; i < N; i++)
+            ga->order[i] = i;
+        gsl_ran_shuffle(ga->rng, ga->order, (size_t)N, sizeof(int));
+        for (int j = 0; j < N / 2; j++)
+            ga->seeds[j] = gsl_rng_get(ga->rng);
+        ga->phase = 1;
+        run_jobs(ga, N / 2);
+        for (int i = 0; i < K; i++)
+            note_best(ga, GENOME(ga->kids, i), ga->kid_fit[i]);
+        ga->st.evaluations += K;
+        /* survivors among parents and children */
+        memcpy(ga->cand_fit, ga->pop_fit, (size_t)N * sizeof(double));
+        memcpy(ga->cand_fit + N, ga->kid_fit, (size_t)K * sizeof(double));
+        select_survivors(ga, S, N);
+        for (int n = 0; n < N; n++) {
+            int c = ga->chosen[n];
+            const void *src = c < N ? GENOME(ga->pop, c) : GENOME(ga->kids, c - N);
+            memcpy(GENOME(ga->tmp, n), src, ga->gb);
+        }
+        for (int n = 0; n < N; n++)
+            ga->order[n] = ga->chosen[n];
+        for (int n = 0; n < N; n++)
+            ga->pop_fit[n] = ga->cand_fit[ga->order[n]];
+        unsigned char *t = ga->pop;
+        ga->pop = ga->tmp;
+        ga->tmp = t;
+        ga->st.generations++;
+        report(ga);
+    }
+    if (ga->progress)
+        fputc('\n', stderr);
+    ga->st.elapsed_s = sw_now() - ga->t0;
+    ga->st.best = ga->best_fit;
+    if (!isfinite(ga->best_fit))
+        return sw_fail(err, SW_ENOFIT, "no feasible individual found");
+    return 0;
+}

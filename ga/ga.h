@@ -1,0 +1,82 @@
+/* ga.h: a generic genetic algorithm engine (PGAPack style: one context owns
+   parameters, operator table and random state). It knows nothing about
+   GPUs: a client plugs in its chromosome (fixed-size genome bytes) and
+   fitness (lower is better; INFINITY = infeasible). Each crossover makes
+   four children; survivors are selected by softmax over normalised fitness
+   (SwapAdvisor's rule) or by tournament. Evaluation runs on threads pinned
+   with hwloc; every job's random seed is drawn up front, so the result is
+   the same for any thread count. */
+#ifndef GA_H
+#define GA_H
+
+#include <gsl/gsl_rng.h>
+#include <stdio.h>
+
+#include "../common/sw.h"
+
+typedef struct ga_ops {
+    int version; /* 1 */
+    /* Fill genome g of first-generation individual number index. w is the
+       calling thread's worker state (scratch), as for every operator. */
+    void (*init)(void *user, void *w, gsl_rng *r, void *g, int index);
+    /* Cross parents a and b into four children c[0..3]. */
+    void (*crossover)(void *user, void *w, gsl_rng *r, const void *a, const void *b,
+                      void *const c[4]);
+    /* Mutate g in place; p is the per-element mutation probability. */
+    void (*mutate)(void *user, void *w, gsl_rng *r, void *g, double p);
+    /* Fitness of g (lower is better, INFINITY if infeasible), using the
+       calling thread's worker state w. Must not use shared mutable state. */
+    double (*evaluate)(void *user, void *w, const void *g);
+    /* Per-thread state for evaluate (NULL slots: none). */
+    void *(*worker_new)(void *user);
+    void (*worker_free)(void *user, void *w);
+} ga_ops;
+
+typedef enum { GA_SOFTMAX, GA_TOURNAMENT } ga_selection;
+
+typedef struct ga_params {
+    int population;      /* N_p, survivors per generation (even, >= 2) */
+    double mutation;     /* per-element mutation probability P */
+    ga_selection selection;
+    double temperature;  /* softmax over t_norm / temperature (1: the paper's) */
+    int tournament;      /* tournament size */
+    long generations;    /* stop after this many generations (0: no limit) */
+    double time_budget_s;/* stop when this much time has passed (0: no limit) */
+    int threads;
+    uint64_t seed;
+    int pin;             /* pin threads to cores with hwloc */
+} ga_params;
+
+typedef struct ga_stats {
+    long generations;
+    long evaluations;
+    double elapsed_s;
+    double initial_best;  /* best fitness of the first generation */
+    double best;          /* best fitness ever seen */
+} ga_stats;
+
+typedef struct ga_ctx ga_ctx;
+
+/* Defaults: population 32, mutation 0.1, softmax, temperature 1,
+   tournament 3, no generation limit, 60 s, 1 thread, seed 1, pinning on. */
+void ga_params_default(ga_params *p);
+
+/* Create an engine for genomes of genome_bytes. Returns NULL on failure. */
+ga_ctx *ga_new(const ga_ops *ops, void *user, size_t genome_bytes, const ga_params *p);
+void ga_free(ga_ctx *ga);
+/* Convergence log (CSV, one line per generation) and a one-line progress
+   display on stderr (when the caller decides it is a terminal). */
+void ga_set_log(ga_ctx *ga, FILE *log);
+void ga_set_progress(ga_ctx *ga, int on);
+/* Run to the stopping rule. Errors: SW_EINVAL (bad parameters), SW_ENOMEM,
+   SW_ENOFIT (no feasible individual was ever found). */
+int ga_run(ga_ctx *ga, sw_err *err);
+/* The best genome ever evaluated (owned by the context) and its fitness. */
+const void *ga_best(const ga_ctx *ga, double *fitness);
+void ga_get_stats(const ga_ctx *ga, ga_stats *st);
+
+/* Softmax survival probabilities (exported for tests): prob[i] for the S
+   candidates with times t[i], t_best the best time seen so far. */
+void ga_softmax(const double *t, int S, double t_best, double temperature, double *prob);
+
+#endif

@@ -1,0 +1,767 @@
+/* swapadvisor.c: SwapAdvisor (ASPLOS '20): a genetic algorithm over
+   (schedule, size-class allocation) chromosomes, each scored by planning
+   swaps (swapplan.c) and simulating the plan. */
+#include "swapadvisor.h"
+
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../ga/ga.h"
+#include "planner.h"
+#include "swapplan.h"
+
+/* ------------------------------------------------------------------ */
+/* genetic operators                                                   */
+
+void sa_schedule_crossover(const int32_t *s1, const int32_t *s2, int32_t n, int32_t cr,
+                           int32_t *c1, int32_t *c2, uint8_t *mark)
+{
+    const int32_t *first[2] = {s2, s1}, *rest[2] = {s1, s2};
+    int32_t *out[2] = {c1, c2};
+    for (int k = 0; k < 2; k++) {
+        memset(mark, 0, (size_t)n);
+        int32_t m = 0;
+        for (int32_t i = 0; i < cr; i++) {
+            out[k][m++] = first[k][i];
+            mark[first[k][i]] = 1;
+        }
+        for (int32_t i = 0; i < n; i++)
+            if (!mark[rest[k][i]])
+                out[k][m++] = rest[k][i];
+    }
+}
+
+struct sa_sched_scratch {
+    int32_t n;
+    int32_t *indeg, *pos;   /* in-degree; position in the input schedule */
+    int32_t *heap, *at;     /* ready nodes, min-heap by pos; at[node] = heap index */
+    int32_t hn;
+};
+
+sa_sched_scratch *sa_sched_scratch_new(const graph_profile *g)
+{
+    sa_sched_scratch *s = sw_calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    size_t n = (size_t)g->n_ops + 1;
+    s->n = g->n_ops;
+    s->indeg = sw_malloc(n * sizeof(int32_t));
+    s->pos = sw_malloc(n * sizeof(int32_t));
+    s->heap = sw_malloc(n * sizeof(int32_t));
+    s->at = sw_malloc(n * sizeof(int32_t));
+    if (!s->indeg || !s->pos || !s->heap || !s->at) {
+        sa_sched_scratch_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void sa_sched_scratch_free(sa_sched_scratch *s)
+{
+    if (!s)
+        return;
+    sw_free(s->indeg);
+    sw_free(s->pos);
+    sw_free(s->heap);
+    sw_free(s->at);
+    sw_free(s);
+}
+
+static void hswap(sa_sched_scratch *s, int32_t i, int32_t j)
+{
+    int32_t a = s->heap[i], b = s->heap[j];
+    s->heap[i] = b;
+    s->heap[j] = a;
+    s->at[b] = i;
+    s->at[a] = j;
+}
+
+static void hup(sa_sched_scratch *s, int32_t i)
+{
+    while (i > 0) {
+        int32_t p = (i - 1) / 2;
+        if (s->pos[s->heap[p]] <= s->pos[s->heap[i]])
+            break;
+        hswap(s, i, p);
+        i = p;
+    }
+}
+
+static void hdown(sa_sched_scratch *s, int32_t i)
+{
+    for (;;) {
+        int32_t l = 2 * i + 1, m = i;
+        if (l < s->hn && s->pos[s->heap[l]] < s->pos[s->heap[m]])
+            m = l;
+        if (l + 1 < s->hn && s->pos[s->heap[l + 1]] < s->pos[s->heap[m]])
+            m = l + 1;
+        if (m == i)
+            break;
+        hswap(s, i, m);
+        i = m;
+    }
+}
+
+static void hpush(sa_sched_scratch *s, int32_t v)
+{
+    s->heap[s->hn] = v;
+    s->at[v] = s->hn;
+    s->hn++;
+    hup(s, s->hn - 1);
+}
+
+static int32_t hremove(sa_sched_scratch *s, int32_t i)
+{
+    int32_t v = s->heap[i];
+    s->hn--;
+    if (i != s->hn) {
+        hswap(s, i, s->hn);
+        hdown(s, i);
+        hup(s, i);
+    }
+    return v;
+}
+
+void sa_schedule_mutate(const graph_profile *g, sa_sched_scratch *s, const int32_t *in, double p,
+                        gsl_rng *r, int32_t *out)
+{
+    int32_t n = g->n_ops;
+    for (int32_t i = 0; i < n; i++)
+        s->pos[in[i]] = i;
+    s->hn = 0;
+    for (int32_t o = 0; o < n; o++) {
+        s->indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
+        if (!s->indeg[o])
+            hpush(s, o);
+    }
+    for (int32_t k = 0; k < n; k++) {
+        int32_t pick = 0; /* the ready node earliest in the input schedule */
+        if (p > 0 && s->hn > 1 && gsl_rng_uniform(r) < p)
+            pick = (int32_t)gsl_rng_uniform_int(r, (unsigned long)s->hn);
+        int32_t v = hremove(s, pick);
+        out[k] = v;
+        for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+            if (--s->indeg[g->succ[e]] == 0)
+                hpush(s, g->succ[e]);
+    }
+}
+
+int32_t sa_cls_repair(int32_t *cls, int32_t n, int monotone)
+{
+    if (n <= 0)
+        return 0;
+    if (monotone) {
+        if (cls[0] != 0) {
+            int32_t d = cls[0];
+            for (int32_t i = 0; i < n; i++)
+                cls[i] -= d;
+        }
+        for (int32_t i = 1; i < n; i++) {
+            int32_t step = cls[i] - cls[i - 1], fix = step < 0 ? -step : step > 1 ? 1 - step : 0;
+            if (fix)
+                for (int32_t j = i; j < n; j++)
+                    cls[j] += fix;
+        }
+        return cls[n - 1] + 1;
+    }
+    /* free encoding: renumber classes by first appearance */
+    int32_t map[4096], nc = 0;
+    int32_t *m = n <= 4096 ? map : sw_malloc((size_t)n * sizeof *m);
+    if (!m)
+        return -1;
+    for (int32_t i = 0; i < n; i++)
+        m[i] = -1;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t c = cls[i] < 0 ? 0 : cls[i] >= n ? n - 1 : cls[i];
+        if (m[c] < 0)
+            m[c] = nc++;
+        cls[i] = m[c];
+    }
+    if (m != map)
+        sw_free(m);
+    return nc;
+}
+
+void sa_cls_crossover(const int32_t *a, const int32_t *b, int32_t n, int32_t cr, int32_t *c1,
+                      int32_t *c2, int monotone)
+{
+    for (int32_t i = 0; i < n; i++) {
+        c1[i] = i < cr ? b[i] : a[i];
+        c2[i] = i < cr ? a[i] : b[i];
+    }
+    sa_cls_repair(c1, n, monotone);
+    sa_cls_repair(c2, n, monotone);
+}
+
+int32_t sa_cls_mutate(int32_t *cls, int32_t n, double p, gsl_rng *r, int monotone)
+{
+    if (monotone) {
+        for (int32_t i = 1; i < n; i++) {
+            if (gsl_rng_uniform(r) >= p)
+                continue;
+            int32_t d = cls[i] == cls[i - 1] ? 1 : -1;
+            for (int32_t j = i; j < n; j++)
+                cls[j] += d;
+        }
+    } else {
+        for (int32_t i = 0; i < n; i++)
+            if (gsl_rng_uniform(r) < p)
+                cls[i] = (int32_t)gsl_rng_uniform_int(r, (unsigned long)n);
+    }
+    return sa_cls_repair(cls, n, monotone);
+}
+
+void sa_cnt_expand(const int32_t *cls, const int32_t *cnt, int32_t n, int32_t *ext)
+{
+    for (int32_t i = 0; i < n; i++)
+        ext[i] = cnt[cls[i]];
+}
+
+void sa_cnt_collapse(const int32_t *cls, const int32_t *ext, int32_t n, int32_t n_classes,
+                     int32_t *cnt)
+{
+    /* averages over the sizes of each class; sums in double, no scratch */
+    for (int32_t c = 0; c < n_classes; c++)
+        cnt[c] = 0;
+    for (int32_t c = 0; c < n_classes; c++) {
+        double sum = 0;
+        int32_t k = 0;
+        for (int32_t i = 0; i < n; i++)
+            if (cls[i] == c) {
+                sum += ext[i];
+                k++;
+            }
+        cnt[c] = k ? (int32_t)lround(sum / k) : 0;
+    }
+}
+
+void sa_class_sizes(const int32_t *cls, const int64_t *sizes, int32_t n, int32_t n_classes,
+                    int64_t *csize)
+{
+    for (int32_t c = 0; c < n_classes; c++)
+        csize[c] = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (sizes[i] > csize[cls[i]])
+            csize[cls[i]] = sizes[i];
+}
+
+int sa_cnt_repair(int32_t *cnt, const int64_t *csize, const int32_t *min_cnt,
+                  const int32_t *max_cnt, int32_t n_classes, int64_t capacity)
+{
+    for (int32_t c = 0; c < n_classes; c++) {
+        int32_t lo = min_cnt ? min_cnt[c] : 0;
+        if (max_cnt && cnt[c] > max_cnt[c])
+            cnt[c] = max_cnt[c];
+        if (cnt[c] < lo)
+            cnt[c] = lo;
+    }
+    for (int round = 0; round < 64; round++) {
+        int64_t total = 0;
+        int32_t movable = 0;
+        for (int32_t c = 0; c < n_classes; c++) {
+            total += csize[c] * cnt[c];
+            if (cnt[c] > (min_cnt ? min_cnt[c] : 0))
+                movable++;
+        }
+        if (total <= capacity)
+            return 0;
+        if (!movable)
+            return -1;
+        /* each movable class gives up an equal share of the excess bytes */
+        double share = (double)(total - capacity) / movable;
+        for (int32_t c = 0; c < n_classes; c++) {
+            int32_t lo = min_cnt ? min_cnt[c] : 0;
+            if (cnt[c] <= lo || csize[c] <= 0)
+                continue;
+            int64_t cut = (int64_t)ceil(share / (double)csize[c]);
+            cnt[c] = cnt[c] - cut < lo ? lo : (int32_t)(cnt[c] - cut);
+        }
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* the chromosome                                                      */
+
+enum { SEARCH_BOTH, SEARCH_SCHEDULE, SEARCH_ALLOCATION };
+
+typedef struct sa_ctx {
+    const graph_profile *g;
+    int64_t budget, pool;
+    int32_t no, ns;
+    const int64_t *sizes;
+    int monotone, search, seed_default;
+    double threshold;
+    int32_t *size_members;  /* per distinct size: storages of that size */
+    swapplan *sp0;          /* sizes and minimum counts (read-only use) */
+    int32_t *def_sched, *def_cls, *def_cnt;
+    int32_t def_nc;
+    size_t ints;            /* genome length in int32 */
+} sa_ctx;
+
+typedef struct sa_worker {
+    swapplan *sp;
+    sa_sched_scratch *ss;
+    uint8_t *mark;
+    int32_t *s1, *s2, *ea, *eb, *ec, *cls1, *cls2, *minc, *maxc;
+    int64_t *csize;
+} sa_worker;
+
+/* genome layout: [n_classes][schedule: no][cls: ns][cnt: ns] */
+#define G_NC(x) ((x)[0])
+#define G_SCHED(c, x) ((x) + 1)
+#define G_CLS(c, x) ((x) + 1 + (c)->no)
+#define G_CNT(c, x) ((x) + 1 + (c)->no + (c)->ns)
+
+static void *worker_new(void *user)
+{
+    sa_ctx *c = user;
+    sa_worker *w = sw_calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    size_t no = (size_t)c->no + 1, ns = (size_t)c->ns + 1;
+    w->sp = swapplan_new(c->g, c->budget);
+    w->ss = sa_sched_scratch_new(c->g);
+    w->mark = sw_malloc(no);
+    w->s1 = sw_malloc(no * sizeof(int32_t));
+    w->s2 = sw_malloc(no * sizeof(int32_t));
+    w->ea = sw_malloc(ns * sizeof(int32_t));
+    w->eb = sw_malloc(ns * sizeof(int32_t));
+    w->ec = sw_malloc(ns * sizeof(int32_t));
+    w->cls1 = sw_malloc(ns * sizeof(int32_t));
+    w->cls2 = sw_malloc(ns * sizeof(int32_t));
+    w->minc = sw_malloc(ns * sizeof(int32_t));
+    w->maxc = sw_malloc(ns * sizeof(int32_t));
+    w->csize = sw_malloc(ns * sizeof(int64_t));
+    if (!w->sp || !w->ss || !w->mark || !w->s1 || !w->s2 || !w->ea || !w->eb || !w->ec ||
+        !w->cls1 || !w->cls2 || !w->minc || !w->maxc || !w->csize) {
+        swapplan_free(w->sp);
+        sa_sched_scratch_free(w->ss);
+        sw_free(w->mark);
+        sw_free(w->s1);
+        sw_free(w->s2);
+        sw_free(w->ea);
+        sw_free(w->eb);
+        sw_free(w->ec);
+        sw_free(w->cls1);
+        sw_free(w->cls2);
+        sw_free(w->minc);
+        sw_free(w->maxc);
+        sw_free(w->csize);
+        sw_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+static void worker_free(void *user, void *wp)
+{
+    (void)user;
+    sa_worker *w = wp;
+    if (!w)
+        return;
+    swapplan_free(w->sp);
+    sa_sched_scratch_free(w->ss);
+    sw_free(w->mark);
+    sw_free(w->s1);
+    sw_free(w->s2);
+    sw_free(w->ea);
+    sw_free(w->eb);
+    sw_free(w->ec);
+    sw_free(w->cls1);
+    sw_free(w->cls2);
+    sw_free(w->minc);
+    sw_free(w->maxc);
+    sw_free(w->csize);
+    sw_free(w);
+}
+
+/* Per class, the number of storages it serves: more objects are useless. */
+static void class_members(const sa_ctx *c, const int32_t *cls, int32_t nc, int32_t *maxc)
+{
+    for (int32_t k = 0; k < nc; k++)
+        maxc[k] = 0;
+    for (int32_t i = 0; i < c->ns; i++)
+        maxc[cls[i]] += c->size_members[i];
+}
+
+/* Clamp counts to each class's minimum and repair to the pool. Returns 0
+   or -1 (cannot fit). */
+static int fix_counts(const sa_ctx *c, sa_worker *w, const int32_t *cls, int32_t nc, int32_t *cnt)
+{
+    swapplan_min_counts(w->sp, cls, nc, w->minc);
+    class_members(c, cls, nc, w->maxc);
+    sa_class_sizes(cls, c->sizes, c->ns, nc, w->csize);
+    return sa_cnt_repair(cnt, w->csize, w->minc, w->maxc, nc, c->pool);
+}
+
+static void random_alloc(const sa_ctx *c, sa_worker *w, gsl_rng *r, int32_t *x)
+{
+    int32_t *cls = G_CLS(c, x), *cnt = G_CNT(c, x);
+    if (c->monotone) {
+        cls[0] = 0;
+        for (int32_t i = 1; i < c->ns; i++)
+            cls[i] = cls[i - 1] + (gsl_rng_uniform(r) < 0.5);
+    } else {
+        for (int32_t i = 0; i < c->ns; i++)
+            cls[i] = (int32_t)gsl_rng_uniform_int(r, (unsigned long)c->ns);
+    }
+    int32_t nc = sa_cls_repair(cls, c->ns, c->monotone);
+    G_NC(x) = nc;
+    sa_class_sizes(cls, c->sizes, c->ns, nc, w->csize);
+    swapplan_min_counts(w->sp, cls, nc, w->minc);
+    class_members(c, cls, nc, w->maxc);
+    /* random shares of the pool's bytes */
+    double sum = 0, wt[4096];
+    double *wts = nc <= 4096 ? wt : NULL;
+    for (int32_t k = 0; k < nc; k++) {
+        double u = gsl_rng_uniform_pos(r);
+        if (wts)
+            wts[k] = u;
+        sum += u;
+    }
+    for (int32_t k = 0; k < nc; k++) {
+        double share = wts ? wts[k] / sum : 1.0 / nc;
+        double n = (double)c->pool * share / (double)(w->csize[k] > 0 ? w->csize[k] : 1);
+        cnt[k] = n > 1e9 ? 1000000000 : (int32_t)n;
+    }
+    sa_cnt_repair(cnt, w->csize, w->minc, w->maxc, nc, c->pool);
+}
+
+static void default_alloc(const sa_ctx *c, int32_t *x)
+{
+    G_NC(x) = c->def_nc;
+    memcpy(G_CLS(c, x), c->def_cls, (size_t)c->ns * sizeof(int32_t));
+    memcpy(G_CNT(c, x), c->def_cnt, (size_t)c->ns * sizeof(int32_t));
+}
+
+static void op_init(void *user, void *wp, gsl_rng *r, void *gv, int index)
+{
+    sa_ctx *c = user;
+    sa_worker *w = wp;
+    int32_t *x = gv;
+    memset(x, 0, c->ints * sizeof(int32_t));
+    int dflt = c->seed_default && index == 0;
+    if (c->search == SEARCH_ALLOCATION || dflt)
+        memcpy(G_SCHED(c, x), c->def_sched, (size_t)c->no * sizeof(int32_t));
+    else
+        sa_schedule_mutate(c->g, w->ss, c->def_sched, 1.0, r, G_SCHED(c, x));
+    if (c->search == SEARCH_SCHEDULE || dflt)
+        default_alloc(c, x);
+    else
+        random_alloc(c, w, r, x);
+}
+
+static void cross_alloc(const sa_ctx *c, sa_worker *w, const int32_t *a, const int32_t *b,
+                        int32_t cr, int32_t *cls_out, int32_t *cnt_out, int32_t *nc_out, int first)
+{
+    /* CNT_EXT crossover at the same cut, collapsed onto the child's classes */
+    sa_cnt_expand(G_CLS(c, a), G_CNT(c, a), c->ns, w->ea);
+    sa_cnt_expand(G_CLS(c, b), G_CNT(c, b), c->ns, w->eb);
+    for (int32_t i = 0; i < c->ns; i++)
+        w->ec[i] = first ? (i < cr ? w->eb[i] : w->ea[i]) : (i < cr ? w->ea[i] : w->eb[i]);
+    for (int32_t i = 0; i < c->ns; i++)
+        cls_out[i] = first ? (i < cr ? G_CLS(c, b)[i] : G_CLS(c, a)[i])
+                           : (i < cr ? G_CLS(c, a)[i] : G_CLS(c, b)[i]);
+    *nc_out = sa_cls_repair(cls_out, c->ns, c->monotone);
+    sa_cnt_collapse(cls_out, w->ec, c->ns, *nc_out, cnt_out);
+    fix_counts(c, w, cls_out, *nc_out, cnt_out);
+}
+
+static void op_crossover(void *user, void *wp, gsl_rng *r, const void *av, const void *bv,
+                         void *const cv[4])
+{
+    sa_ctx *c = user;
+    sa_worker *w = wp;
+    const int32_t *a = av, *b = bv;
+    int32_t *k[4] = {cv[0], cv[1], cv[2], cv[3]};
+    /* schedules */
+    if (c->search == SEARCH_ALLOCATION || c->no < 2) {
+        memcpy(w->s1, G_SCHED(c, a), (size_t)c->no * sizeof(int32_t));
+        memcpy(w->s2, G_SCHED(c, b), (size_t)c->no * sizeof(int32_t));
+    } else {
+        int32_t cr = 1 + (int32_t)gsl_rng_uniform_int(r, (unsigned long)(c->no - 1));
+        sa_schedule_crossover(G_SCHED(c, a), G_SCHED(c, b), c->no, cr, w->s1, w->s2, w->mark);
+    }
+    /* allocations: children 0/2 get the first, 1/3 the second */
+    if (c->search == SEARCH_SCHEDULE || c->ns < 2) {
+        for (int i = 0; i < 4; i++) {
+            const int32_t *src = (i % 2) ? b : a;
+            G_NC(k[i]) = G_NC(src);
+            memcpy(G_CLS(c, k[i]), G_CLS(c, src), 2 * (size_t)c->ns * sizeof(int32_t));
+        }
+    } else {
+        int32_t cr = 1 + (int32_t)gsl_rng_uniform_int(r, (unsigned long)(c->ns - 1));
+        int32_t nc1, nc2;
+        cross_alloc(c, w, a, b, cr, G_CLS(c, k[0]), G_CNT(c, k[0]), &nc1, 1);
+        cross_alloc(c, w, a, b, cr, G_CLS(c, k[1]), G_CNT(c, k[1]), &nc2, 0);
+        G_NC(k[0]) = nc1;
+        G_NC(k[1]) = nc2;
+        G_NC(k[2]) = nc1;
+        G_NC(k[3]) = nc2;
+        memcpy(G_CLS(c, k[2]), G_CLS(c, k[0]), 2 * (size_t)c->ns * sizeof(int32_t));
+        memcpy(G_CLS(c, k[3]), G_CLS(c, k[1]), 2 * (size_t)c->ns * sizeof(int32_t));
+    }
+    memcpy(G_SCHED(c, k[0]), w->s1, (size_t)c->no * sizeof(int32_t));
+    memcpy(G_SCHED(c, k[1]), w->s1, (size_t)c->no * sizeof(int32_t));
+    memcpy(G_SCHED(c, k[2]), w->s2, (size_t)c->no * sizeof(int32_t));
+    memcpy(G_SCHED(c, k[3]), w->s2, (size_t)c->no * sizeof(int32_t));
+}
+
+static void op_mutate(void *user, void *wp, gsl_rng *r, void *gv, double p)
+{
+    sa_ctx *c = user;
+    sa_worker *w = wp;
+    int32_t *x = gv;
+    if (c->search != SEARCH_ALLOCATION && p > 0) {
+        sa_schedule_mutate(c->g, w->ss, G_SCHED(c, x), p, r, w->s1);
+        memcpy(G_SCHED(c, x), w->s1, (size_t)c->no * sizeof(int32_t));
+    }
+    if (c->search != SEARCH_SCHEDULE && p > 0 && c->ns > 0) {
+        int32_t *cls = G_CLS(c, x), *cnt = G_CNT(c, x);
+        sa_cnt_expand(cls, cnt, c->ns, w->ea);
+        int32_t nc = sa_cls_mutate(cls, c->ns, p, r, c->monotone);
+        sa_cnt_collapse(cls, w->ea, c->ns, nc, cnt);
+        for (int32_t k = 0; k < nc; k++)
+            if (gsl_rng_uniform(r) < p) {
+                double sd = cnt[k] * 0.25 > 1 ? cnt[k] * 0.25 : 1;
+                double v = cnt[k] + gsl_ran_gaussian(r, sd);
+                cnt[k] = v < 0 ? 0 : v > 1e9 ? 1000000000 : (int32_t)lround(v);
+            }
+        G_NC(x) = nc;
+        fix_counts(c, w, cls, nc, cnt);
+    }
+}
+
+static double op_evaluate(void *user, void *wp, const void *gv)
+{
+    sa_ctx *c = user;
+    sa_worker *w = wp;
+    const int32_t *x = gv;
+    sp_alloc al = {G_CLS(c, x), G_CNT(c, x), G_NC(x)};
+    sim_result r;
+    if (swapplan_make(w->sp, G_SCHED(c, x), &al, c->threshold, NULL, &r, NULL))
+        return INFINITY;
+    return r.iteration_time_s;
+}
+
+static const ga_ops sa_ops = {1, op_init, op_crossover, op_mutate, op_evaluate, worker_new,
+                              worker_free};
+
+/* ------------------------------------------------------------------ */
+/* the planner                                                         */
+
+static const param_def sa_params[] = {
+    {"population", PT_INT, "32", "individuals per generation (N_p; the paper used 144 on 72 "
+     "cores)", NULL, 2, 100000},
+    {"generations", PT_INT, "0", "stop after this many generations (0: only the time budget)",
+     NULL, 0, 1e9},
+    {"mutation", PT_FLOAT, "0.1", "per-element mutation probability P", NULL, 0, 1},
+    {"selection", PT_CHOICE, "softmax", "survivor selection", "softmax|tournament", 1, 0},
+    {"temperature", PT_FLOAT, "1", "softmax over t_norm / temperature (1: the paper's rule)", NULL,
+     1e-6, 1e6},
+    {"tournament", PT_INT, "3", "tournament size (selection=tournament)", NULL, 2, 1000},
+    {"search", PT_CHOICE, "both", "what the GA searches; the other part stays at its default "
+     "(the profile's order / one class per size)", "both|schedule|allocation", 1, 0},
+    {"cls", PT_CHOICE, "monotone", "size-class encoding: monotone (the paper's restriction) or "
+     "free (Figure 9c)", "monotone|free", 1, 0},
+    {"threshold", PT_FLOAT, "1", "eviction threshold: victims last used at least this many "
+     "copy times of the incoming tensor ago", NULL, 0, 1e6},
+    {"seed_default", PT_BOOL, "true", "include the default individual (profile order, one class "
+     "per size) in the first generation", NULL, 1, 0},
+    {"time_budget", PT_SECONDS, "60s", "search time when --time-budget is not given", NULL, 1, 0},
+    {"pin", PT_BOOL, "true", "pin worker threads to cores (hwloc)", NULL, 1, 0},
+    PARAM_END};
+
+/* default allocation: one class per distinct size, counts proportional to
+   each size's peak number of live tensors in the profile's order */
+static int make_defaults(sa_ctx *c, sw_err *err)
+{
+    const graph_profile *g = c->g;
+    int32_t ns = c->ns;
+    c->def_sched = sw_malloc(((size_t)c->no + 1) * sizeof(int32_t));
+    c->def_cls = sw_malloc(((size_t)ns + 1) * sizeof(int32_t));
+    c->def_cnt = sw_malloc(((size_t)ns + 1) * sizeof(int32_t));
+    int32_t *live = sw_calloc((size_t)ns + 1, sizeof(int32_t));
+    int32_t *last = sw_malloc(((size_t)g->n_tensors + 1) * sizeof(int32_t));
+    uint8_t *on = sw_calloc((size_t)g->n_tensors + 1, 1);
+    int64_t *csize = sw_malloc(((size_t)ns + 1) * sizeof(int64_t));
+    int32_t *minc = sw_malloc(((size_t)ns + 1) * sizeof(int32_t));
+    int32_t *maxc = sw_malloc(((size_t)ns + 1) * sizeof(int32_t));
+    int rc = 0;
+    if (!c->def_sched || !c->def_cls || !c->def_cnt || !live || !last || !on || !csize || !minc ||
+        !maxc) {
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        goto out;
+    }
+    memcpy(c->def_sched, g->order, (size_t)c->no * sizeof(int32_t));
+    for (int32_t i = 0; i < ns; i++) {
+        c->def_cls[i] = i;
+        c->def_cnt[i] = 0;
+    }
+    c->def_nc = ns;
+    const sp_sizes *z = swapplan_sizes(c->sp0);
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        last[t] = -1;
+    for (int32_t i = 0; i < g->n_ops; i++)
+        for (int32_t k = g->acc_off[g->order[i]]; k < g->acc_off[g->order[i] + 1]; k++)
+            last[g->acc[k]] = i;
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].storage == t && g->tensors[t].persistent && z->of[t] >= 0) {
+            on[t] = 1;
+            live[z->of[t]]++;
+        }
+    for (int32_t i = 0; i < ns; i++)
+        c->def_cnt[i] = live[i];
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        int32_t o = g->order[i];
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
+            int32_t s = g->acc[k];
+            if (z->of[s] >= 0 && !on[s]) {
+                on[s] = 1;
+                if (++live[z->of[s]] > c->def_cnt[z->of[s]])
+                    c->def_cnt[z->of[s]] = live[z->of[s]];
+            }
+        }
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
+            int32_t s = g->acc[k];
+            if (z->of[s] >= 0 && on[s] && last[s] == i && !g->tensors[s].persistent) {
+                on[s] = 0;
+                live[z->of[s]]--;
+            }
+        }
+    }
+    swapplan_min_counts(c->sp0, c->def_cls, ns, minc);
+    class_members(c, c->def_cls, ns, maxc);
+    sa_class_sizes(c->def_cls, c->sizes, ns, ns, csize);
+    if (sa_cnt_repair(c->def_cnt, csize, minc, maxc, ns, c->pool)) {
+        /* one class per size cannot even hold one op's tensors: try one
+           class for everything (the coarsest pool) */
+        for (int32_t i = 0; i < ns; i++)
+            c->def_cls[i] = 0;
+        c->def_nc = ns > 0 ? 1 : 0;
+        swapplan_min_counts(c->sp0, c->def_cls, c->def_nc, minc);
+        class_members(c, c->def_cls, c->def_nc, maxc);
+        sa_class_sizes(c->def_cls, c->sizes, ns, c->def_nc, csize);
+        c->def_cnt[0] = csize[0] > 0 ? (int32_t)SW_MIN(c->pool / csize[0], 1000000000) : 0;
+        if (c->def_nc && sa_cnt_repair(c->def_cnt, csize, minc, maxc, c->def_nc, c->pool)) {
+            char h1[32], h2[32];
+            rc = sw_fail(err, SW_ENOFIT, "does not fit: the %s available to the pool cannot hold "
+                         "the tensors of a single operator at once (%d objects of %s needed)",
+                         sw_fmt_bytes(c->pool, h1, sizeof h1), minc[0],
+                         sw_fmt_bytes(csize[0], h2, sizeof h2));
+        }
+    }
+out:
+    sw_free(live);
+    sw_free(last);
+    sw_free(on);
+    sw_free(csize);
+    sw_free(minc);
+    sw_free(maxc);
+    return rc;
+}
+
+static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan **out, sw_err *err)
+{
+    const param_set *ps = &o->params;
+    sa_ctx c;
+    memset(&c, 0, sizeof c);
+    c.g = g;
+    c.budget = o->memory_budget;
+    c.pool = o->memory_budget - g->max_workspace;
+    c.no = g->n_ops;
+    const char *search = params_str(ps, "search");
+    c.search = !strcmp(search, "schedule") ? SEARCH_SCHEDULE
+               : !strcmp(search, "allocation") ? SEARCH_ALLOCATION : SEARCH_BOTH;
+    c.monotone = !strcmp(params_str(ps, "cls"), "monotone");
+    c.threshold = params_float(ps, "threshold");
+    c.seed_default = params_bool(ps, "seed_default");
+    if (c.pool <= 0)
+        return sw_fail(err, SW_ENOFIT, "does not fit: the budget is smaller than the largest "
+                       "workspace (%lld bytes)", (long long)g->max_workspace);
+    c.sp0 = swapplan_new(g, o->memory_budget);
+    if (!c.sp0)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    c.ns = swapplan_sizes(c.sp0)->n;
+    c.sizes = swapplan_sizes(c.sp0)->size;
+    c.ints = 1 + (size_t)c.no + 2 * (size_t)c.ns;
+    c.size_members = sw_calloc((size_t)c.ns + 1, sizeof(int32_t));
+    if (!c.size_members) {
+        swapplan_free(c.sp0);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (swapplan_sizes(c.sp0)->of[t] >= 0)
+            c.size_members[swapplan_sizes(c.sp0)->of[t]]++;
+    int rc = make_defaults(&c, err);
+    ga_ctx *ga = NULL;
+    FILE *log = NULL;
+    if (rc)
+        goto done;
+    ga_params gp;
+    ga_params_default(&gp);
+    gp.population = (int)params_int(ps, "population");
+    gp.generations = (long)params_int(ps, "generations");
+    gp.mutation = params_float(ps, "mutation");
+    gp.selection = !strcmp(params_str(ps, "selection"), "tournament") ? GA_TOURNAMENT : GA_SOFTMAX;
+    gp.temperature = params_float(ps, "temperature");
+    gp.tournament = (int)params_int(ps, "tournament");
+    gp.time_budget_s = o->time_budget_s > 0 ? o->time_budget_s : params_seconds(ps, "time_budget");
+    if (gp.generations > 0 && o->time_budget_s <= 0)
+        gp.time_budget_s = 0; /* a generation count alone is the stopping rule */
+    gp.threads = o->threads;
+    gp.seed = o->seed;
+    gp.pin = params_bool(ps, "pin");
+    ga = ga_new(&sa_ops, &c, c.ints * sizeof(int32_t), &gp);
+    if (!ga) {
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        goto done;
+    }
+    if (o->log_path) {
+        log = fopen(o->log_path, "w");
+        if (!log) {
+            rc = sw_fail(err, SW_EIO, "%s: cannot open the convergence log for writing",
+                         o->log_path);
+            goto done;
+        }
+        ga_set_log(ga, log);
+    }
+    ga_set_progress(ga, o->progress);
+    rc = ga_run(ga, err);
+    if (rc) {
+        if (rc == SW_ENOFIT)
+            rc = sw_fail(err, SW_ENOFIT, "does not fit: no schedule and allocation the search "
+                         "tried can run within %lld bytes", (long long)o->memory_budget);
+        goto done;
+    }
+    double best;
+    const int32_t *x = ga_best(ga, &best);
+    sp_alloc al = {G_CLS(&c, x), G_CNT(&c, x), G_NC(x)};
+    rc = swapplan_make(c.sp0, G_SCHED(&c, x), &al, c.threshold, out, NULL, err);
+    if (!rc) {
+        ga_stats st;
+        ga_get_stats(ga, &st);
+        char note[256];
+        snprintf(note, sizeof note, "GA: %ld generations, %ld evaluations in %.1f s; best of the "
+                 "first generation %.6f s, best found %.6f s", st.generations, st.evaluations,
+                 st.elapsed_s, st.initial_best, st.best);
+        (*out)->notes = sw_strdup(note);
+    }
+done:
+    if (log)
+        fclose(log);
+    ga_free(ga);
+    swapplan_free(c.sp0);
+    sw_free(c.def_sched);
+    sw_free(c.def_cls);
+    sw_free(c.def_cnt);
+    sw_free(c.size_members);
+    return rc;
+}
+
+const planner planner_swapadvisor = {1, "swapadvisor", "SwapAdvisor: genetic search over "
+                                     "schedules and size-class pools, Belady swap planning",
+                                     sa_params, plan_swapadvisor};

@@ -1,0 +1,50 @@
+/* swapplan.h: SwapAdvisor's swap planner. Given a schedule (a topological
+   order of the ops) and a size-class pool allocation, decide which tensors
+   to swap out (Belady: the one used farthest in the future, among those
+   last used at least a threshold ago) and in, in two passes for the
+   iteration's steady state, and emit the plan through the plan builder.
+   The state is reusable across calls (the GA evaluates many individuals). */
+#ifndef SWAPPLAN_H
+#define SWAPPLAN_H
+
+#include "../sim/builder.h"
+#include "../sim/simulate.h"
+
+typedef struct swapplan swapplan;
+
+/* The distinct non-zero storage sizes of g, ascending (TS in the paper). */
+typedef struct sp_sizes {
+    int32_t n;
+    int64_t *size;    /* n sizes */
+    int32_t *of;      /* per tensor: index of its storage's size in size[], -1 for 0 bytes */
+} sp_sizes;
+
+/* Planner state for one profile and budget (the pool must fit in
+   budget - the largest workspace). Returns NULL on allocation failure. */
+swapplan *swapplan_new(const graph_profile *g, int64_t budget);
+void swapplan_free(swapplan *sp);
+const sp_sizes *swapplan_sizes(const swapplan *sp);
+/* Bytes available to the pool: budget minus the workspace reserve. */
+int64_t swapplan_pool_bytes(const swapplan *sp);
+
+/* The allocation: cls[i] is the class (0-based) of size i, cnt[c] the
+   objects of class c, n_classes = max(cls) + 1. */
+typedef struct sp_alloc {
+    const int32_t *cls;
+    const int32_t *cnt;
+    int32_t n_classes;
+} sp_alloc;
+
+/* Per class, the most objects one op needs at once (a lower bound on cnt). */
+void swapplan_min_counts(const swapplan *sp, const int32_t *cls, int32_t n_classes, int32_t *need);
+
+/* Plan schedule (n_ops op ids, topological) with alloc. threshold scales
+   the eviction threshold: a victim must have been last used at least
+   threshold x (copy time of the tensor needing the space) of compute time
+   ago, when such a victim exists. On success *out (if not NULL) receives
+   the plan (borrowing the profile) and *r (if not NULL) its simulation.
+   SW_ENOFIT when the allocation cannot run the schedule at all. */
+int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *alloc, double threshold,
+                  plan **out, sim_result *r, sw_err *err);
+
+#endif
