@@ -12,6 +12,16 @@ typedef struct sp_ev {
     int32_t x;
 } sp_ev;
 
+/* A resident storage as the eviction scan sees it, kept contiguous per
+   class so the Belady scan walks memory linearly. */
+typedef struct sp_ent {
+    double last_t; /* when its last use ended */
+    int32_t s;     /* storage */
+    int32_t nu;    /* next use position (SP_PINNED while the current op uses it) */
+} sp_ent;
+
+#define SP_PINNED (-2)
+
 struct swapplan {
     const graph_profile *g;
     int64_t budget, pool_bytes;
@@ -24,12 +34,12 @@ struct swapplan {
     int32_t *use_off, *use_pos;/* per storage: schedule positions using it (CSR) */
     int32_t *next_idx;         /* per storage: next use index in its list */
     double *last_use_t;        /* per storage: time its last use ended */
-    uint8_t *resident, *host_valid, *in_r, *used, *pinned;
+    uint8_t *resident, *host_valid, *in_r, *used, *persist;
     int32_t *cls_of;           /* per storage: class, -1 for zero bytes or non-storage */
     int32_t *class_off;        /* per class: start of its resident list */
     int32_t *class_n;          /* per class: resident storages */
     int32_t *class_free;       /* per class: free objects */
-    int32_t *class_list;       /* flat resident lists */
+    sp_ent *class_list;        /* flat resident lists */
     int32_t *list_idx;         /* per storage: position in its class list */
     int32_t n_classes_cap;
     sp_ev *ev;
@@ -85,14 +95,14 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->host_valid = sw_malloc(nt);
     sp->in_r = sw_malloc(nt);
     sp->used = sw_malloc(nt);
-    sp->pinned = sw_calloc(nt, 1);
+    sp->persist = sw_calloc(nt, 1);
     sp->cls_of = sw_malloc(nt * sizeof(int32_t));
-    sp->class_list = sw_malloc(nt * sizeof(int32_t));
+    sp->class_list = sw_malloc(nt * sizeof(sp_ent));
     sp->list_idx = sw_malloc(nt * sizeof(int32_t));
     sp->rset = sw_malloc(nt * sizeof(int32_t));
     if (!sp->sz.size || !sp->sz.of || !sp->pos_of_op || !sp->t_at || !sp->use_off ||
         !sp->use_pos || !sp->next_idx || !sp->last_use_t || !sp->resident || !sp->host_valid ||
-        !sp->in_r || !sp->used || !sp->pinned || !sp->cls_of || !sp->class_list ||
+        !sp->in_r || !sp->used || !sp->persist || !sp->cls_of || !sp->class_list ||
         !sp->list_idx || !sp->rset) {
         swapplan_free(sp);
         return NULL;
@@ -111,6 +121,7 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     for (int32_t t = 0; t < sp->nt; t++) {
         const graph_tensor *x = &g->tensors[t];
         sp->sz.of[t] = (x->storage == t && x->bytes > 0) ? find_size(&sp->sz, x->bytes) : -1;
+        sp->persist[t] = x->persistent;
     }
     /* per-storage use counts do not depend on the schedule */
     memset(sp->use_off, 0, (nt + 1) * sizeof(int32_t));
@@ -137,7 +148,7 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->host_valid);
     sw_free(sp->in_r);
     sw_free(sp->used);
-    sw_free(sp->pinned);
+    sw_free(sp->persist);
     sw_free(sp->cls_of);
     sw_free(sp->class_off);
     sw_free(sp->class_n);
@@ -190,11 +201,13 @@ static int push_ev(swapplan *sp, int kind, int32_t x)
     return 0;
 }
 
-static void list_add(swapplan *sp, int32_t s)
+static void list_add(swapplan *sp, int32_t s, int32_t nu)
 {
     int32_t c = sp->cls_of[s];
     int32_t at = sp->class_off[c] + sp->class_n[c]++;
-    sp->class_list[at] = s;
+    sp->class_list[at].s = s;
+    sp->class_list[at].nu = nu;
+    sp->class_list[at].last_t = sp->last_use_t[s];
     sp->list_idx[s] = at;
 }
 
@@ -202,21 +215,20 @@ static void list_remove(swapplan *sp, int32_t s)
 {
     int32_t c = sp->cls_of[s];
     int32_t at = sp->list_idx[s], last = sp->class_off[c] + --sp->class_n[c];
-    int32_t moved = sp->class_list[last];
-    sp->class_list[at] = moved;
-    sp->list_idx[moved] = at;
+    sp->class_list[at] = sp->class_list[last];
+    sp->list_idx[sp->class_list[at].s] = at;
 }
 
 /* next use position of s after the current one (persistent: wraps into the
    next iteration; none: INT32_MAX) */
-static int64_t next_use(const swapplan *sp, int32_t s)
+static int32_t next_use(const swapplan *sp, int32_t s)
 {
     int32_t k = sp->use_off[s] + sp->next_idx[s];
     if (k < sp->use_off[s + 1])
         return sp->use_pos[k];
-    if (sp->g->tensors[s].persistent && sp->use_off[s + 1] > sp->use_off[s])
-        return (int64_t)sp->no + sp->use_pos[sp->use_off[s]];
-    return INT64_MAX;
+    if (sp->persist[s] && sp->use_off[s + 1] > sp->use_off[s])
+        return sp->no + sp->use_pos[sp->use_off[s]];
+    return INT32_MAX;
 }
 
 /* Make room for s in its class: evict by Belady. Returns 0, or SW_ENOFIT. */
@@ -227,29 +239,26 @@ static int need(swapplan *sp, int32_t s, double now, double threshold, int recor
         return 0;
     if (sp->class_free[c] > 0) {
         sp->class_free[c]--;
-        list_add(sp, s);
+        list_add(sp, s, SP_PINNED);
         return 0;
     }
-    double thr = threshold * (double)sp->g->tensors[s].bytes / sp->h2d_bw;
-    int32_t best = -1, best_any = -1;
-    int64_t bnu = -1, bnu_any = -1;
-    for (int32_t k = sp->class_off[c]; k < sp->class_off[c] + sp->class_n[c]; k++) {
-        int32_t v = sp->class_list[k];
-        if (sp->pinned[v])
-            continue;
-        int64_t nu = next_use(sp, v);
+    double limit = now - threshold * (double)sp->g->tensors[s].bytes / sp->h2d_bw;
+    int32_t best = -1, best_any = -1, bnu = -1, bnu_any = -1;
+    const sp_ent *e = sp->class_list + sp->class_off[c];
+    for (int32_t k = 0, n = sp->class_n[c]; k < n; k++) {
+        int32_t nu = e[k].nu, v = e[k].s;
         if (nu > bnu_any || (nu == bnu_any && v < best_any)) {
             bnu_any = nu;
             best_any = v;
         }
-        if (now - sp->last_use_t[v] >= thr && (nu > bnu || (nu == bnu && v < best))) {
+        if (e[k].last_t <= limit && (nu > bnu || (nu == bnu && v < best))) {
             bnu = nu;
             best = v;
         }
     }
     if (best < 0)
         best = best_any;
-    if (best < 0) {
+    if (best < 0 || bnu_any == SP_PINNED) {
         snprintf(sp->why, sizeof sp->why, "size class %d has too few objects for one op's tensors",
                  c);
         return SW_ENOFIT;
@@ -266,7 +275,7 @@ static int need(swapplan *sp, int32_t s, double now, double threshold, int recor
             return SW_ENOMEM;
         sp->host_valid[v] = 1;
     }
-    list_add(sp, s);
+    list_add(sp, s, SP_PINNED);
     return 0;
 }
 
@@ -296,7 +305,7 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
                 if (sp->class_free[c] <= 0)
                     return SW_ENOFIT;
                 sp->class_free[c]--;
-                list_add(sp, s);
+                list_add(sp, s, next_use(sp, s));
             }
         }
     }
@@ -304,8 +313,11 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
         int32_t o = sched[i];
         double now = sp->t_at[i];
         int32_t a0 = g->acc_off[o], a1 = g->acc_off[o + 1];
-        for (int32_t k = a0; k < a1; k++)
-            sp->pinned[g->acc[k]] = 1;
+        for (int32_t k = a0; k < a1; k++) {
+            int32_t s = g->acc[k];
+            if (sp->resident[s] && sp->cls_of[s] >= 0)
+                sp->class_list[sp->list_idx[s]].nu = SP_PINNED;
+        }
         int rc = 0;
         for (int32_t k = a0; k < a1 && !rc; k++) {
             int32_t s = g->acc[k];
@@ -326,28 +338,28 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
         }
         if (!rc && pass2)
             rc = push_ev(sp, TASK_RUN, o);
-        if (rc) {
-            for (int32_t k = a0; k < a1; k++)
-                sp->pinned[g->acc[k]] = 0;
+        if (rc)
             return rc;
-        }
         double end = sp->t_at[i + 1];
         for (int32_t k = a0; k < a1; k++) {
             int32_t s = g->acc[k];
-            sp->pinned[s] = 0;
             if (g->acc_flag[k] & GA_MUTATE)
                 sp->host_valid[s] = 0;
             sp->last_use_t[s] = end;
             sp->used[s] = 1;
             sp->next_idx[s]++;
             /* freed after its last use (the builder does the same) */
-            if (!g->tensors[s].persistent && sp->use_off[s] + sp->next_idx[s] == sp->use_off[s + 1] &&
+            if (!sp->persist[s] && sp->use_off[s] + sp->next_idx[s] == sp->use_off[s + 1] &&
                 sp->resident[s]) {
                 sp->resident[s] = 0;
                 if (sp->cls_of[s] >= 0) {
                     list_remove(sp, s);
                     sp->class_free[sp->cls_of[s]]++;
                 }
+            } else if (sp->resident[s] && sp->cls_of[s] >= 0) {
+                sp_ent *en = &sp->class_list[sp->list_idx[s]];
+                en->nu = next_use(sp, s);
+                en->last_t = end;
             }
         }
     }
