@@ -646,13 +646,10 @@ static int make_defaults(sa_ctx *c, sw_err *err)
         class_members(c, c->def_cls, c->def_nc, maxc);
         sa_class_sizes(c->def_cls, c->sizes, ns, c->def_nc, csize);
         c->def_cnt[0] = csize[0] > 0 ? (int32_t)SW_MIN(c->pool / csize[0], 1000000000) : 0;
-        if (c->def_nc && sa_cnt_repair(c->def_cnt, csize, minc, maxc, c->def_nc, c->pool)) {
-            char h1[32], h2[32];
-            rc = sw_fail(err, SW_ENOFIT, "does not fit: the %s available to the pool cannot hold "
-                         "the tensors of a single operator at once (%d objects of %s needed)",
-                         sw_fmt_bytes(c->pool, h1, sizeof h1), minc[0],
-                         sw_fmt_bytes(csize[0], h2, sizeof h2));
-        }
+        /* if this does not fit either, the default individual is infeasible
+           and only the search can find an allocation that runs */
+        if (c->def_nc)
+            sa_cnt_repair(c->def_cnt, csize, minc, maxc, c->def_nc, c->pool);
     }
 out:
     sw_free(live);
@@ -696,6 +693,27 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     for (int32_t t = 0; t < g->n_tensors; t++)
         if (swapplan_sizes(c.sp0)->of[t] >= 0)
             c.size_members[swapplan_sizes(c.sp0)->of[t]]++;
+    /* no pool can run an op whose tensors alone exceed it */
+    int64_t worst = 0;
+    int32_t worst_op = 0;
+    for (int32_t op = 0; op < g->n_ops; op++) {
+        int64_t sum = 0;
+        for (int32_t k = g->acc_off[op]; k < g->acc_off[op + 1]; k++)
+            sum += g->tensors[g->acc[k]].bytes;
+        if (sum > worst) {
+            worst = sum;
+            worst_op = op;
+        }
+    }
+    if (worst > c.pool) {
+        char h1[32], h2[32];
+        swapplan_free(c.sp0);
+        sw_free(c.size_members);
+        return sw_fail(err, SW_ENOFIT, "does not fit: op %d '%s' alone needs %s for its inputs "
+                       "and outputs, and %s is left after the workspace reserve", worst_op,
+                       g->ops[worst_op].name, sw_fmt_bytes(worst, h1, sizeof h1),
+                       sw_fmt_bytes(c.pool, h2, sizeof h2));
+    }
     int rc = make_defaults(&c, err);
     ga_ctx *ga = NULL;
     FILE *log = NULL;
@@ -732,9 +750,13 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     ga_set_progress(ga, o->progress);
     rc = ga_run(ga, err);
     if (rc) {
-        if (rc == SW_ENOFIT)
-            rc = sw_fail(err, SW_ENOFIT, "does not fit: no schedule and allocation the search "
-                         "tried can run within %lld bytes", (long long)o->memory_budget);
+        if (rc == SW_ENOFIT) {
+            ga_stats st;
+            ga_get_stats(ga, &st);
+            rc = sw_fail(err, SW_ENOFIT, "does not fit: none of the %ld schedules and size-class "
+                         "pools the search tried can run within %lld bytes", st.evaluations,
+                         (long long)o->memory_budget);
+        }
         goto done;
     }
     double best;
