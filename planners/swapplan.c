@@ -242,7 +242,7 @@ static int need(swapplan *sp, int32_t s, double now, double threshold, int recor
         list_add(sp, s, SP_PINNED);
         return 0;
     }
-    double limit = now - threshold * (double)sp->g->tensors[s].bytes / sp->h2d_bw;
+    double limit = now - threshold * (double)sp->g->bytes[s] / sp->h2d_bw;
     int32_t best = -1, best_any = -1, bnu = -1, bnu_any = -1;
     const sp_ent *e = sp->class_list + sp->class_off[c];
     for (int32_t k = 0, n = sp->class_n[c]; k < n; k++) {

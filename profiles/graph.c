@@ -58,6 +58,8 @@ static void free_derived(graph_profile *g)
     sw_free(g->acc_flag);
     sw_free(g->acc_ver);
     sw_free(g->n_mutations);
+    sw_free(g->bytes);
+    g->bytes = NULL;
     g->order = g->pred_off = g->pred = g->succ_off = g->succ = NULL;
     g->acc_off = g->acc = g->acc_ver = g->n_mutations = NULL;
     g->acc_flag = NULL;
@@ -433,10 +435,14 @@ int graph_finish(graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_te
     g->acc_flag = sw_malloc(total + 1);
     g->acc_ver = sw_malloc((total + 1) * sizeof(int32_t));
     g->n_mutations = sw_calloc((size_t)nt + 1, sizeof(int32_t));
+    g->bytes = sw_malloc(((size_t)nt + 1) * sizeof(int64_t));
     mark = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
     pos = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
-    if (!g->acc_off || !g->acc || !g->acc_flag || !g->acc_ver || !g->n_mutations || !mark || !pos)
+    if (!g->acc_off || !g->acc || !g->acc_flag || !g->acc_ver || !g->n_mutations || !g->bytes ||
+        !mark || !pos)
         goto oom;
+    for (int32_t t = 0; t < nt; t++)
+        g->bytes[t] = g->tensors[t].bytes;
     for (int32_t t = 0; t < nt; t++)
         mark[t] = -1;
     int32_t na = 0;

@@ -84,6 +84,7 @@ typedef struct graph_profile {
     uint8_t *acc_flag;         /* GA_* per access */
     int32_t *acc_ver;          /* version of the storage the op reads (mutations before it) */
     int32_t *n_mutations;      /* per storage: mutations per iteration */
+    int64_t *bytes;            /* per tensor: its bytes, contiguous for hot loops */
     int64_t max_workspace;     /* largest op workspace */
     double total_compute_s;    /* sum of op times */
 } graph_profile;

@@ -557,7 +557,7 @@ static int process_pass(fin *f, int p)
         for (int32_t k = f->place_off[e]; k < f->place_off[e + 1]; k++) {
             pb_res *r = &f->res[f->place_res[k]];
             int32_t s = r->storage;
-            int64_t bytes = g->tensors[s].bytes;
+            int64_t bytes = g->bytes[s];
             if (p == 0) {
                 int rc;
                 if (f->final_res[s] == f->place_res[k] && b->in_r[s]) {
@@ -631,8 +631,8 @@ static int process_pass(fin *f, int p)
             cand_add(f, &c, p, e, f->place_ref[s]);
             pb_res *r = &f->res[f->cur_res[s]];
             if (p == 0)
-                mem_release(b->mem, &r->place, g->tensors[s].bytes);
-            if (mem_tag_release(f, &r->place, g->tensors[s].bytes, me))
+                mem_release(b->mem, &r->place, g->bytes[s]);
+            if (mem_tag_release(f, &r->place, g->bytes[s], me))
                 return SW_ENOMEM;
             f->cur_res[s] = -1;
             f->place_ref[s] = f->user_ref[s] = REF_NONE;
@@ -644,8 +644,8 @@ static int process_pass(fin *f, int p)
             int32_t s = f->free_s[k];
             pb_res *r = &f->res[f->cur_res[s]];
             if (p == 0)
-                mem_release(b->mem, &r->place, g->tensors[s].bytes);
-            if (mem_tag_release(f, &r->place, g->tensors[s].bytes, me))
+                mem_release(b->mem, &r->place, g->bytes[s]);
+            if (mem_tag_release(f, &r->place, g->bytes[s], me))
                 return SW_ENOMEM;
             f->cur_res[s] = -1;
             f->place_ref[s] = f->user_ref[s] = REF_NONE;
@@ -677,12 +677,6 @@ static int process_pass(fin *f, int p)
         last_in_stream[st] = e;
     }
     return 0;
-}
-
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
 }
 
 static int emit(fin *f)
@@ -718,8 +712,16 @@ static int emit(fin *f)
             if (f->pdep[2 * (size_t)e + i] >= 0)
                 pd[npd++] = f->pdep[2 * (size_t)e + i];
         }
-        qsort(d, (size_t)nd, sizeof *d, cmp_i32);
-        qsort(pd, (size_t)npd, sizeof *pd, cmp_i32);
+        if (nd == 2 && d[0] > d[1]) { /* at most two edges each: keep them sorted */
+            int32_t t = d[0];
+            d[0] = d[1];
+            d[1] = t;
+        }
+        if (npd == 2 && pd[0] > pd[1]) {
+            int32_t t = pd[0];
+            pd[0] = pd[1];
+            pd[1] = t;
+        }
         int is_comp = ev->kind == TASK_RUN || ev->kind == TASK_RERUN;
         int32_t r = plan_add_task(p, ev->kind, is_comp ? ev->x : -1, is_comp ? -1 : ev->x, pl, np,
                                   f->free_s + f->free_off[e], f->free_off[e + 1] - f->free_off[e],
@@ -808,7 +810,7 @@ static int finish_once(plan_builder *b, plan **out, sw_err *err, int32_t **reloc
     for (int32_t i = 0; i < b->n_r; i++) {
         int32_t s = b->rset[i];
         pb_res *r = &f.res[i];
-        int64_t bytes = g->tensors[s].bytes;
+        int64_t bytes = g->bytes[s];
         if (b->rexplicit[i]) {
             r->place = b->rhome[i];
             plan_place_resolve(f.p, &r->place);

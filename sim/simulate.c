@@ -114,10 +114,10 @@ int sim_compile(const plan *p, const dev_spec *dev, sim_prog **out, sw_err *err)
         s->freeb[t] = 0;
         const plan_place *pl = plan_task_places(p, x);
         for (uint32_t k = 0; k < x->n_place; k++)
-            s->alloc[t] += g->tensors[pl[k].tensor].bytes;
+            s->alloc[t] += g->bytes[pl[k].tensor];
         const int32_t *fr = plan_task_frees(p, x);
         for (uint32_t k = 0; k < x->n_free; k++)
-            s->freeb[t] += g->tensors[fr[k]].bytes;
+            s->freeb[t] += g->bytes[fr[k]];
         switch (x->kind) {
         case TASK_RUN:
             s->dur[t] = g->ops[x->op].time_s;
@@ -133,21 +133,21 @@ int sim_compile(const plan *p, const dev_spec *dev, sim_prog **out, sw_err *err)
             break;
         case TASK_SWAP_IN:
             s->dur[t] = dev->copy_latency_s;
-            s->bytes[t] = (double)g->tensors[x->tensor].bytes;
+            s->bytes[t] = (double)g->bytes[x->tensor];
             s->swap_ins++;
-            s->swap_in_bytes += g->tensors[x->tensor].bytes;
+            s->swap_in_bytes += g->bytes[x->tensor];
             break;
         case TASK_SWAP_OUT:
             s->dur[t] = dev->copy_latency_s;
-            s->bytes[t] = (double)g->tensors[x->tensor].bytes;
-            s->freeb[t] += g->tensors[x->tensor].bytes;
+            s->bytes[t] = (double)g->bytes[x->tensor];
+            s->freeb[t] += g->bytes[x->tensor];
             s->swap_outs++;
-            s->swap_out_bytes += g->tensors[x->tensor].bytes;
+            s->swap_out_bytes += g->bytes[x->tensor];
             break;
         default: /* drop */
             s->dur[t] = 0;
             s->bytes[t] = 0;
-            s->freeb[t] += g->tensors[x->tensor].bytes;
+            s->freeb[t] += g->bytes[x->tensor];
             s->drops++;
             break;
         }
@@ -227,6 +227,9 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
     int tr_from = o ? o->trace_from : 0, tr_to = o ? o->trace_to : -1;
     int it[STREAM__COUNT] = {0, 0, 0};
     int32_t nx[STREAM__COUNT] = {0, 0, 0};
+    /* per stream: the finish time that blocked its head last time (re-checked
+       first, so a blocked stream costs one load per event) */
+    const double *blk[STREAM__COUNT] = {NULL, NULL, NULL};
     int cleared = -1;
     double now = 0, comp_end = 0, comp_start = 0, idle_since = 0;
     int comp_busy = 0, comp_iter = 0;
@@ -263,15 +266,19 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
                     for (int32_t i = 0; i < n; i++)
                         row[i] = INFINITY;
                 }
+                if (blk[st] && *blk[st] > now)
+                    continue;
+                blk[st] = NULL;
                 int32_t t = s->sq[st][nx[st]];
                 int ready = 1;
                 double gate = -1;
                 int32_t gate_task = -1;
                 for (int32_t d = s->dep_off[t]; d < s->dep_off[t + 1] && ready; d++) {
                     double f = FIN(k, s->dep[d]);
-                    if (f > now)
+                    if (f > now) {
                         ready = 0;
-                    else if (f > gate) {
+                        blk[st] = &FIN(k, s->dep[d]);
+                    } else if (f > gate) {
                         gate = f;
                         gate_task = s->dep[d];
                     }
@@ -279,9 +286,10 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
                 if (k > 0)
                     for (int32_t d = s->pdep_off[t]; d < s->pdep_off[t + 1] && ready; d++) {
                         double f = FIN(k - 1, s->pdep[d]);
-                        if (f > now)
+                        if (f > now) {
                             ready = 0;
-                        else if (f > gate) {
+                            blk[st] = &FIN(k - 1, s->pdep[d]);
+                        } else if (f > gate) {
                             gate = f;
                             gate_task = s->pdep[d];
                         }
