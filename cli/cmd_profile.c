@@ -136,6 +136,10 @@ int cmd_stats(int argc, char **argv)
                    "the ideal execution in the profile's operator order with every tensor freed\n"
                    "after its last use (persistent tensors always resident, plus the largest\n"
                    "workspace); total_tensor_bytes, the sum of every storage (views count 0).\n"
+                   "footprint_bytes: persistent storages, every storage the forward pass makes and\n"
+                   "the parameter gradients (an iteration that frees nothing before the backward\n"
+                   "pass; the definition that reproduces the SwapAdvisor paper's Table 1, see\n"
+                   "docs/table1.md).\n"
                    "distinct_tensor_sizes counts distinct non-zero storage sizes (the size\n"
                    "classes SwapAdvisor's allocator chooses among).\n");
             return 0;
@@ -171,12 +175,14 @@ int cmd_stats(int argc, char **argv)
         sw_buf_put_jstr(&b, g->device.name);
         sw_buf_printf(&b, ",\"batch\":%lld,\"operators\":%d,\"tensors\":%d,\"storages\":%d,"
                       "\"distinct_tensor_sizes\":%d,\"peak_memory_bytes\":%lld,"
-                      "\"total_tensor_bytes\":%lld,\"parameter_bytes\":%lld,"
+                      "\"total_tensor_bytes\":%lld,\"footprint_bytes\":%lld,"
+                      "\"parameter_bytes\":%lld,"
                       "\"optimizer_state_bytes\":%lld,\"persistent_bytes\":%lld,"
                       "\"max_workspace_bytes\":%lld,\"total_compute_s\":",
                       (long long)g->batch, st.operators, st.tensors, st.storages,
                       st.distinct_tensor_sizes, (long long)st.peak_memory_bytes,
-                      (long long)st.total_tensor_bytes, (long long)st.parameter_bytes,
+                      (long long)st.total_tensor_bytes, (long long)st.footprint_bytes,
+                      (long long)st.parameter_bytes,
                       (long long)st.optimizer_bytes, (long long)st.persistent_bytes,
                       (long long)st.max_workspace_bytes);
         sw_buf_put_f64(&b, st.total_compute_s);
@@ -186,7 +192,7 @@ int cmd_stats(int argc, char **argv)
         fputs(b.data, stdout);
         sw_buf_free(&b);
     } else {
-        char h1[32], h2[32], h3[32], h4[32];
+        char h1[32], h2[32], h3[32], h4[32], h5[32];
         printf("profile %s (batch %lld, device %s)\n", g->name, (long long)g->batch,
                g->device.name);
         printf("  operators            %d (forward %d, backward %d, update %d)\n", st.operators,
@@ -196,6 +202,8 @@ int cmd_stats(int argc, char **argv)
                st.storages, st.distinct_tensor_sizes);
         printf("  peak memory (ideal)  %s\n", sw_fmt_bytes(st.peak_memory_bytes, h1, sizeof h1));
         printf("  all tensors          %s\n", sw_fmt_bytes(st.total_tensor_bytes, h2, sizeof h2));
+        printf("  footprint            %s (forward tensors + persistent + parameter gradients)\n",
+               sw_fmt_bytes(st.footprint_bytes, h5, sizeof h5));
         printf("  parameters           %s (optimizer state %s)\n",
                sw_fmt_bytes(st.parameter_bytes, h3, sizeof h3),
                sw_fmt_bytes(st.optimizer_bytes, h4, sizeof h4));
