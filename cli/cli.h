@@ -58,5 +58,7 @@ int cmd_simulate(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_table1(int argc, char **argv);
 
 #endif

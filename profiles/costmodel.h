@@ -10,7 +10,8 @@
 
 /* Operator kinds with their own efficiency constants. */
 typedef enum {
-    CM_CONV,       /* dense convolution with a window larger than 1x1 */
+    CM_WINOGRAD,   /* 3x3 or 5x5 convolution at stride 1 (cuDNN picks Winograd/FFT) */
+    CM_CONV,       /* other dense convolutions (strided, 1x7, 7x7 ...) */
     CM_CONV1X1,    /* pointwise (1x1) convolution: a GEMM over channels */
     CM_DWCONV,     /* depthwise / grouped convolution (memory bound) */
     CM_MATMUL,     /* dense matrix product (fully connected, attention, LSTM gates) */
@@ -30,8 +31,8 @@ typedef struct cm_const {
     double eff_fp32;   /* achieved fraction of the device's fp32 peak FLOP/s */
     double eff_fp16;   /* achieved fraction of the fp16 (tensor core) peak */
     double eff_bw;     /* achieved fraction of the device memory bandwidth */
-    double half_flops; /* FLOPs at which the kind reaches half its efficiency (small
-                          operators cannot fill the GPU); 0: no ramp */
+    double half_dim;   /* GEMM dimension at which the kind reaches half its efficiency
+                          (narrow products cannot fill the GPU); 0: no ramp */
     int kernels_fwd;   /* kernels launched by the forward operator */
     int kernels_bwd;   /* kernels launched by its backward operator */
     const char *source;
@@ -56,9 +57,10 @@ typedef struct cm_ctx {
 void cm_init(cm_ctx *c, const dev_spec *dev, int fp16);
 
 /* Time of one operator of kind k that does flops FLOPs and moves bytes bytes
-   over kernels kernels: kernels * launch + max(flops / (peak * eff),
-   bytes / (bandwidth * eff_bw)). */
-double cm_time(const cm_ctx *c, cm_kind k, double flops, double bytes, int kernels);
+   over kernels kernels: kernels * launch + max(flops / (peak * eff * ramp),
+   bytes / (bandwidth * eff_bw)), ramp = dim / (dim + half_dim) where dim is
+   the smallest GEMM dimension of the operator (0: no ramp). */
+double cm_time(const cm_ctx *c, cm_kind k, double flops, double bytes, double dim, int kernels);
 
 /* Forward and backward cost of one layer. FLOPs and bytes are the forward's
    (attrs for the profile); times are full times including launches. */

@@ -589,3 +589,256 @@ static int gen_nasnet(const param_set *ps, const dev_spec *dev, graph_profile **
 
 const model_def model_nasnet = {"nasnet", "NASNet-A with 3R normal cells (paper: --repeat 25 "
                                 "--batch 64)", nasnet_params, gen_nasnet};
+
+/* ---- densenet ---- */
+
+static const param_def densenet_params[] = {
+    {"depth", PT_INT, "121", "121, 169, 201 or 264", NULL, 121, 264},
+    {"growth", PT_INT, "32", "growth rate (channels each layer adds)", NULL, 1, 1e5},
+    {"width", PT_FLOAT, "1", "multiplier of the growth rate and stem channels", NULL, 0.01, 1e3},
+    {"image", PT_INT, "224", "input height and width", NULL, 32, 1e5},
+    {"classes", PT_INT, "1000", "classes", NULL, 1, 1e7},
+    COMMON_PARAMS("32"),
+    PARAM_END};
+
+static int gen_densenet(const param_set *ps, const dev_spec *dev, graph_profile **out,
+                        sw_err *err)
+{
+    nn_common c;
+    nn_common_get(ps, &c);
+    int64_t depth = params_int(ps, "depth");
+    static const int cfg[][5] = {
+        {121, 6, 12, 24, 16}, {169, 6, 12, 32, 32}, {201, 6, 12, 48, 32}, {264, 6, 12, 64, 48}};
+    int which = -1;
+    for (int i = 0; i < 4; i++)
+        if (cfg[i][0] == depth)
+            which = i;
+    if (which < 0)
+        return sw_fail(err, SW_EINVAL, "model densenet: depth %lld is not one of 121, 169, 201, "
+                       "264", (long long)depth);
+    double X = params_float(ps, "width");
+    int64_t growth = scaled(params_int(ps, "growth"), X), image = params_int(ps, "image");
+    char name[64];
+    snprintf(name, sizeof name, "densenet-%lld", (long long)depth);
+    nn_net n;
+    if (nn_init(&n, name, dev, c.fp16, c.batch))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    nn_t x = image_input(&n, c.batch, 3, image, image);
+    nn_scope(&n, "stem");
+    x = nn_convs(&n, "conv", x, 2 * growth, 7, 2, NN_BN | NN_RELU);
+    x = nn_pool(&n, "pool", x, 1, 3, 2, 1, 0);
+    nn_t feats[64];
+    for (int b = 0; b < 4; b++) {
+        int nf = 0;
+        feats[nf++] = x;
+        for (int l = 0; l < cfg[which][b + 1]; l++) {
+            nn_scope(&n, "block%d.layer%d", b + 1, l + 1);
+            /* torchvision concatenates every earlier feature map per layer */
+            nn_t in = nf > 1 ? nn_concat(&n, "concat", feats, nf, 1) : feats[0];
+            nn_t y = nn_convs(&n, "conv1", in, 4 * growth, 1, 1, NN_PRE_BN);
+            y = nn_convs(&n, "conv2", y, growth, 3, 1, NN_PRE_BN);
+            if (nf < 64)
+                feats[nf++] = y;
+        }
+        nn_scope(&n, "block%d", b + 1);
+        x = nn_concat(&n, "concat", feats, nf, 1);
+        if (b < 3) {
+            nn_scope(&n, "transition%d", b + 1);
+            x = nn_convs(&n, "conv", x, x.d[1] / 2, 1, 1, NN_PRE_BN);
+            x = nn_pool(&n, "pool", x, 0, 2, 2, 0, 0);
+        }
+    }
+    nn_scope(&n, "final");
+    x = nn_bn(&n, "norm", x, 1);
+    nn_t loss = head(&n, x, params_int(ps, "classes"), &c);
+    return nn_finish(&n, "densenet", ps, loss, &c, out, err);
+}
+
+const model_def model_densenet = {"densenet", "DenseNet-BC (121 default; DTR's run: --batch 84 "
+                                  "--device titanv)", densenet_params, gen_densenet};
+
+/* ---- unet ---- */
+
+static const param_def unet_params[] = {
+    {"image_h", PT_INT, "416", "input height (a multiple of 16)", NULL, 16, 1e5},
+    {"image_w", PT_INT, "608", "input width (a multiple of 16)", NULL, 16, 1e5},
+    {"width", PT_FLOAT, "1", "channel multiplier (64 channels at the top level)", NULL, 0.01,
+     1e3},
+    {"classes", PT_INT, "1", "output channels (per-pixel classes)", NULL, 1, 1e5},
+    COMMON_PARAMS("6"),
+    PARAM_END};
+
+static nn_t double_conv(nn_net *n, nn_t x, int64_t mid, int64_t outc)
+{
+    x = nn_convs(n, "conv1", x, mid, 3, 1, NN_BN | NN_RELU);
+    return nn_convs(n, "conv2", x, outc, 3, 1, NN_BN | NN_RELU);
+}
+
+static int gen_unet(const param_set *ps, const dev_spec *dev, graph_profile **out, sw_err *err)
+{
+    nn_common c;
+    nn_common_get(ps, &c);
+    int64_t H = params_int(ps, "image_h"), W = params_int(ps, "image_w");
+    if (H % 16 || W % 16)
+        return sw_fail(err, SW_EINVAL, "model unet: --image-h and --image-w must be multiples of "
+                       "16 (got %lldx%lld)", (long long)H, (long long)W);
+    double X = params_float(ps, "width");
+    nn_net n;
+    if (nn_init(&n, "unet", dev, c.fp16, c.batch))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    /* Ronneberger et al. 2015 with bilinear upsampling (the milesial
+       Pytorch-UNet DTR ran): 4 levels down, 4 up, skip concatenations */
+    nn_t x = image_input(&n, c.batch, 3, H, W), skip[5];
+    int64_t ch[5] = {64, 128, 256, 512, 512};
+    nn_scope(&n, "inc");
+    x = skip[0] = double_conv(&n, x, scaled(ch[0], X), scaled(ch[0], X));
+    for (int l = 1; l < 5; l++) {
+        nn_scope(&n, "down%d", l);
+        x = nn_pool(&n, "pool", x, 1, 2, 2, 0, 0);
+        x = skip[l] = double_conv(&n, x, scaled(ch[l], X), scaled(ch[l], X));
+    }
+    int64_t up_out[4] = {256, 128, 64, 64};
+    for (int l = 0; l < 4; l++) {
+        nn_scope(&n, "up%d", l + 1);
+        nn_t u = nn_upsample(&n, "upsample", x, 2);
+        nn_t pair[2] = {skip[3 - l], u};
+        x = nn_concat(&n, "concat", pair, 2, 1);
+        x = double_conv(&n, x, x.d[1] / 2, scaled(up_out[l], X));
+    }
+    nn_scope(&n, "outc");
+    x = nn_convs(&n, "conv", x, params_int(ps, "classes"), 1, 1, NN_BIAS);
+    nn_t loss = x;
+    if (!c.inference) {
+        int64_t d[2] = {nn_numel(x), 1};
+        loss = nn_loss(&n, "loss", nn_view(&n, "flatten", x, 2, d));
+    }
+    return nn_finish(&n, "unet", ps, loss, &c, out, err);
+}
+
+const model_def model_unet = {"unet", "U-Net with bilinear upsampling (DTR's run: --batch 6, "
+                              "416x608)", unet_params, gen_unet};
+
+/* ---- shufflenet (v2) ---- */
+
+static const param_def shufflenet_params[] = {
+    {"width", PT_FLOAT, "1", "channel multiplier (ShuffleNet v2 1.0x: 116/232/464)", NULL, 0.01,
+     1e3},
+    {"image", PT_INT, "224", "input height and width", NULL, 32, 1e5},
+    {"classes", PT_INT, "1000", "classes", NULL, 1, 1e7},
+    COMMON_PARAMS("64"),
+    PARAM_END};
+
+static nn_t shuffle_unit(nn_net *n, nn_t x, int64_t outc, int stride)
+{
+    int64_t half = outc / 2;
+    nn_t a, b;
+    if (stride == 1) {
+        nn_t parts[2];
+        nn_split(n, "split", x, 2, 1, parts);
+        a = parts[0];
+        b = parts[1];
+    } else {
+        a = nn_conv(n, "b1.dw", x, x.d[1], 3, 3, 2, 1, 1, (int)x.d[1], NN_BN);
+        a = nn_convs(n, "b1.pw", a, half, 1, 1, NN_BN | NN_RELU);
+        b = x;
+    }
+    b = nn_convs(n, "b2.pw1", b, half, 1, 1, NN_BN | NN_RELU);
+    b = nn_conv(n, "b2.dw", b, half, 3, 3, stride, 1, 1, (int)half, NN_BN);
+    b = nn_convs(n, "b2.pw2", b, half, 1, 1, NN_BN | NN_RELU);
+    nn_t pair[2] = {a, b};
+    nn_t y = nn_concat(n, "concat", pair, 2, 1);
+    return nn_copy(n, "shuffle", "channel_shuffle", y, y.nd, y.d);
+}
+
+static int gen_shufflenet(const param_set *ps, const dev_spec *dev, graph_profile **out,
+                          sw_err *err)
+{
+    nn_common c;
+    nn_common_get(ps, &c);
+    double X = params_float(ps, "width");
+    int64_t image = params_int(ps, "image");
+    nn_net n;
+    if (nn_init(&n, "shufflenet-v2", dev, c.fp16, c.batch))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    nn_t x = image_input(&n, c.batch, 3, image, image);
+    nn_scope(&n, "stem");
+    x = nn_convs(&n, "conv", x, 24, 3, 2, NN_BN | NN_RELU);
+    x = nn_pool(&n, "pool", x, 1, 3, 2, 1, 0);
+    static const int repeats[3] = {4, 8, 4};
+    static const int64_t chans[3] = {116, 232, 464};
+    for (int s = 0; s < 3; s++) {
+        int64_t oc = scaled(chans[s], X);
+        oc += oc % 2;
+        for (int u = 0; u < repeats[s]; u++) {
+            nn_scope(&n, "stage%d.unit%d", s + 2, u + 1);
+            x = shuffle_unit(&n, x, oc, u == 0 ? 2 : 1);
+        }
+    }
+    nn_scope(&n, "conv5");
+    x = nn_convs(&n, "conv", x, X > 1.5 ? 2048 : 1024, 1, 1, NN_BN | NN_RELU);
+    nn_t loss = head(&n, x, params_int(ps, "classes"), &c);
+    return nn_finish(&n, "shufflenet", ps, loss, &c, out, err);
+}
+
+const model_def model_shufflenet = {"shufflenet", "ShuffleNet v2 (1.0x; --width scales the "
+                                    "stages)", shufflenet_params, gen_shufflenet};
+
+/* ---- vgg ---- */
+
+static const param_def vgg_params[] = {
+    {"depth", PT_INT, "16", "11, 13, 16 or 19", NULL, 11, 19},
+    {"width", PT_FLOAT, "1", "channel multiplier", NULL, 0.01, 1e3},
+    {"image", PT_INT, "224", "input height and width", NULL, 32, 1e5},
+    {"classes", PT_INT, "1000", "classes", NULL, 1, 1e7},
+    COMMON_PARAMS("64"),
+    PARAM_END};
+
+static int gen_vgg(const param_set *ps, const dev_spec *dev, graph_profile **out, sw_err *err)
+{
+    nn_common c;
+    nn_common_get(ps, &c);
+    int64_t depth = params_int(ps, "depth");
+    static const int convs[][5] = {{11, 1, 1, 2, 2}, {13, 2, 2, 2, 2}, {16, 2, 2, 3, 3},
+                                   {19, 2, 2, 4, 4}};
+    int which = -1;
+    for (int i = 0; i < 4; i++)
+        if (convs[i][0] == depth)
+            which = i;
+    if (which < 0)
+        return sw_fail(err, SW_EINVAL, "model vgg: depth %lld is not one of 11, 13, 16, 19",
+                       (long long)depth);
+    double X = params_float(ps, "width");
+    int64_t image = params_int(ps, "image");
+    char name[32];
+    snprintf(name, sizeof name, "vgg-%lld", (long long)depth);
+    nn_net n;
+    if (nn_init(&n, name, dev, c.fp16, c.batch))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    nn_t x = image_input(&n, c.batch, 3, image, image);
+    static const int64_t ch[5] = {64, 128, 256, 512, 512};
+    for (int s = 0; s < 5; s++) {
+        int nconv = s < 2 ? convs[which][s + 1] : convs[which][s < 4 ? s + 1 : 4];
+        for (int i = 0; i < nconv; i++) {
+            nn_scope(&n, "block%d.conv%d", s + 1, i + 1);
+            x = nn_convs(&n, "conv", x, scaled(ch[s], X), 3, 1, NN_BIAS | NN_RELU);
+        }
+        nn_scope(&n, "block%d", s + 1);
+        x = nn_pool(&n, "pool", x, 1, 2, 2, 0, 0);
+    }
+    nn_scope(&n, "classifier");
+    int64_t d[2] = {x.d[0], x.d[1] * x.d[2] * x.d[3]};
+    x = nn_view(&n, "flatten", x, 2, d);
+    for (int i = 0; i < 2; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "fc%d", i + 1);
+        x = nn_linear(&n, nm, x, scaled(4096, X), NN_BIAS);
+        x = nn_unary(&n, nm, "relu", x, 1);
+        x = nn_unary(&n, nm, "dropout", x, 1);
+    }
+    x = nn_linear(&n, "fc3", x, params_int(ps, "classes"), NN_BIAS);
+    nn_t loss = c.inference ? x : nn_loss(&n, "loss", x);
+    return nn_finish(&n, "vgg", ps, loss, &c, out, err);
+}
+
+const model_def model_vgg = {"vgg", "VGG (16 default; PipeDream's calibration model)", vgg_params,
+                             gen_vgg};

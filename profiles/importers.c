@@ -4,6 +4,7 @@
 #include <string.h>
 
 static const importer *const registry[] = {
+    &importer_pipedream,
     NULL, /* keeps the table non-empty until importers are registered */
 };
 

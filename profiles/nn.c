@@ -168,6 +168,14 @@ static nn_t batchnorm(nn_net *n, const char *name, nn_t y, int32_t p, int relu)
     return z;
 }
 
+nn_t nn_bn(nn_net *n, const char *name, nn_t x, int relu)
+{
+    char pn[128];
+    snprintf(pn, sizeof pn, "%s.w", name);
+    int32_t p = nn_param(n, pn, 2 * x.d[1]);
+    return batchnorm(n, name, x, p, relu);
+}
+
 nn_t nn_conv(nn_net *n, const char *name, nn_t x, int64_t k, int r, int s, int stride, int pad_h,
              int pad_w, int groups, int flags)
 {
@@ -176,10 +184,15 @@ nn_t nn_conv(nn_net *n, const char *name, nn_t x, int64_t k, int r, int s, int s
     if (groups < 1)
         groups = 1;
     int64_t welems = k * (C / groups) * r * s + ((flags & NN_BIAS) ? k : 0) +
-                     ((flags & NN_BN) ? 2 * k : 0);
+                     ((flags & NN_BN) ? 2 * k : 0) + ((flags & NN_PRE_BN) ? 2 * C : 0);
     char pn[128];
     snprintf(pn, sizeof pn, "%s.w", name);
     int32_t p = nn_param(n, pn, welems);
+    if (flags & NN_PRE_BN) {
+        char bn[128];
+        snprintf(bn, sizeof bn, "%s.pre", name);
+        x = batchnorm(n, bn, x, p, 1);
+    }
     cm_cost c;
     cm_conv(&n->cm, N, C, H, W, k, r, s, groups, ho, wo, needs_dx(n, x), &c);
     if (flags & NN_PRE_RELU) { /* ReLU on the input: one more pass over it */
@@ -437,11 +450,14 @@ nn_t nn_softmax(nn_net *n, const char *name, nn_t x)
     return y;
 }
 
-nn_t nn_embedding(nn_net *n, const char *name, nn_t ids, int64_t vocab, int64_t dim)
+nn_t nn_embedding(nn_net *n, const char *name, nn_t ids, int64_t vocab, int64_t dim,
+                  int32_t *weight)
 {
     char pn[128];
     snprintf(pn, sizeof pn, "%s.w", name);
     int32_t p = nn_param(n, pn, vocab * dim);
+    if (weight)
+        *weight = p;
     nn_t y = ids;
     y.d[y.nd] = dim;
     y.nd++;

@@ -27,7 +27,9 @@ enum {
     NN_RELU = 2,     /* ReLU fused into the operator's output (BN+ReLU, add+ReLU) */
     NN_PRE_RELU = 4, /* ReLU fused into the operator's input (pre-activation) */
     NN_BIAS = 8,     /* a bias vector packed into the parameter tensor */
-    NN_NO_DX = 16    /* the input needs no gradient (first layer) */
+    NN_PRE_BN = 16   /* batch norm + ReLU on the input before the convolution
+                        (pre-activation, DenseNet); scale and shift packed into
+                        the convolution's parameter tensor */
 };
 
 typedef struct nn_net {
@@ -61,6 +63,8 @@ nn_t nn_convs(nn_net *n, const char *name, nn_t x, int64_t k, int r, int stride,
 /* Depthwise-separable convolution (depthwise r x r then pointwise to k
    channels) as one operator; with NN_BN the batch norm follows. */
 nn_t nn_sepconv(nn_net *n, const char *name, nn_t x, int64_t k, int r, int stride, int flags);
+/* Batch norm (+ReLU if relu) with its own scale/shift parameter. */
+nn_t nn_bn(nn_net *n, const char *name, nn_t x, int relu);
 /* Pooling: max (1) or average (0), r x r window. */
 nn_t nn_pool(nn_net *n, const char *name, nn_t x, int max, int r, int stride, int pad, int flags);
 /* Global average pooling to [N, C]. */
@@ -87,8 +91,10 @@ nn_t nn_binary(nn_net *n, const char *name, const char *type, nn_t a, nn_t b);
 nn_t nn_layernorm(nn_net *n, const char *name, nn_t x);
 /* Softmax over the last dimension. */
 nn_t nn_softmax(nn_net *n, const char *name, nn_t x);
-/* Embedding lookup of integer ids [B, S] into a vocab x dim table. */
-nn_t nn_embedding(nn_net *n, const char *name, nn_t ids, int64_t vocab, int64_t dim);
+/* Embedding lookup of integer ids [B, S] into a vocab x dim table (its id in
+   *weight if not NULL). */
+nn_t nn_embedding(nn_net *n, const char *name, nn_t ids, int64_t vocab, int64_t dim,
+                  int32_t *weight);
 /* Bilinear upsampling by an integer factor. */
 nn_t nn_upsample(nn_net *n, const char *name, nn_t x, int factor);
 /* A data-movement operator producing a new tensor of shape d (channel
