@@ -5,6 +5,7 @@
 
 static const importer *const registry[] = {
     &importer_pipedream,
+    &importer_pytorch,
     NULL, /* keeps the table non-empty until importers are registered */
 };
 
