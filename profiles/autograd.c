@@ -160,7 +160,7 @@ int ag_finish_training(ag_graph *a, int32_t loss, ag_optimizer opt, graph_profil
         }
         if (!is_loss_op && !any_grad)
             continue; /* outputs do not reach the loss: no backward */
-        for (int32_t k = 0; k < n_in; k++)
+        for (int32_t k = 0; k < n_in && k < 24; k++) /* AG_SAVE_IN covers inputs 0..23 */
             if (fw->save & AG_SAVE_IN(k))
                 bin[nbin++] = fin[k];
         if (fw->save & AG_SAVE_OUT)

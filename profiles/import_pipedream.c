@@ -473,6 +473,11 @@ static int import_pipedream(const char *const *files, int nfiles, const param_se
     int nsinks = 0;
     for (int oi = 0; oi < no; oi++) {
         pd_node *nd = &p.nodes[order[oi]];
+        if (nd->n_pred == 0 && strncmp(nd->type, "Input", 5) && strcmp(nd->type, "hidden")) {
+            rc = sw_fail(err, SW_EINVAL, "%s:%d: node %s (%s) has no input edge (truncated "
+                         "edge list?)", file, nd->line, nd->id, nd->type);
+            goto done;
+        }
         if (nd->n_pred == 0) { /* a source: the data batch (Input, Input0, ...) */
             nd->tensor = ag_input(&a, nd->id, nd->act);
             if (nd->tensor < 0)
