@@ -593,7 +593,7 @@ const model_def model_nasnet = {"nasnet", "NASNet-A with 3R normal cells (paper:
 /* ---- densenet ---- */
 
 static const param_def densenet_params[] = {
-    {"depth", PT_INT, "121", "121, 169, 201 or 264", NULL, 121, 264},
+    {"depth", PT_INT, "121", "121, 169 or 201", NULL, 121, 201},
     {"growth", PT_INT, "32", "growth rate (channels each layer adds)", NULL, 1, 1e5},
     {"width", PT_FLOAT, "1", "multiplier of the growth rate and stem channels", NULL, 0.01, 1e3},
     {"image", PT_INT, "224", "input height and width", NULL, 32, 1e5},
@@ -607,15 +607,14 @@ static int gen_densenet(const param_set *ps, const dev_spec *dev, graph_profile 
     nn_common c;
     nn_common_get(ps, &c);
     int64_t depth = params_int(ps, "depth");
-    static const int cfg[][5] = {
-        {121, 6, 12, 24, 16}, {169, 6, 12, 32, 32}, {201, 6, 12, 48, 32}, {264, 6, 12, 64, 48}};
+    static const int cfg[][5] = {{121, 6, 12, 24, 16}, {169, 6, 12, 32, 32}, {201, 6, 12, 48, 32}};
     int which = -1;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 3; i++)
         if (cfg[i][0] == depth)
             which = i;
     if (which < 0)
-        return sw_fail(err, SW_EINVAL, "model densenet: depth %lld is not one of 121, 169, 201, "
-                       "264", (long long)depth);
+        return sw_fail(err, SW_EINVAL, "model densenet: depth %lld is not one of 121, 169, 201",
+                       (long long)depth);
     double X = params_float(ps, "width");
     int64_t growth = scaled(params_int(ps, "growth"), X), image = params_int(ps, "image");
     char name[64];
@@ -637,8 +636,7 @@ static int gen_densenet(const param_set *ps, const dev_spec *dev, graph_profile 
             nn_t in = nf > 1 ? nn_concat(&n, "concat", feats, nf, 1) : feats[0];
             nn_t y = nn_convs(&n, "conv1", in, 4 * growth, 1, 1, NN_PRE_BN);
             y = nn_convs(&n, "conv2", y, growth, 3, 1, NN_PRE_BN);
-            if (nf < 64)
-                feats[nf++] = y;
+            feats[nf++] = y; /* at most 1 + 48 (DenseNet-201) */
         }
         nn_scope(&n, "block%d", b + 1);
         x = nn_concat(&n, "concat", feats, nf, 1);

@@ -316,8 +316,8 @@ nn_t nn_concat(nn_net *n, const char *name, const nn_t *xs, int k, int axis)
     nn_t y = xs[0];
     y.d[axis] = 0;
     int32_t in[64];
-    if (k > 64) {
-        n->failed = 1;
+    if (k > 64) { /* autograd bounds an operator's inputs */
+        n->failed = 2;
         return y;
     }
     for (int i = 0; i < k; i++) {
@@ -336,7 +336,7 @@ nn_t nn_concat(nn_net *n, const char *name, const nn_t *xs, int k, int axis)
 int nn_split(nn_net *n, const char *name, nn_t x, int k, int axis, nn_t *out)
 {
     if (k > 16 || x.d[axis] % k) {
-        n->failed = 1;
+        n->failed = 3;
         return -1;
     }
     for (int i = 0; i < k; i++) {
@@ -544,7 +544,14 @@ int nn_finish(nn_net *n, const char *model, const param_set *ps, nn_t loss, cons
               graph_profile **out, sw_err *err)
 {
     if (n->failed) {
+        int why = n->failed;
         nn_release(n);
+        if (why == 2)
+            return sw_fail(err, SW_EINVAL, "model %s: a concatenation of more than 64 tensors "
+                           "(not supported)", model);
+        if (why == 3)
+            return sw_fail(err, SW_EINVAL, "model %s: a split into unequal parts (check the "
+                           "widths)", model);
         return sw_fail(err, SW_ENOMEM, "out of memory while generating %s", model);
     }
     graph_profile *g = n->a.g;

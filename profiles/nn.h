@@ -37,7 +37,7 @@ typedef struct nn_net {
     cm_ctx cm;
     dev_spec dev;
     int64_t batch;
-    int failed;      /* sticky: an allocation failed; nn_finish reports it */
+    int failed;      /* sticky: 1 an allocation failed, 2 too many inputs, 3 uneven split; nn_finish reports it */
     char scope[96];  /* prefix of operator names */
     const char *dtype;
 } nn_net;
