@@ -59,5 +59,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_table1(int argc, char **argv);
 
 #endif

@@ -6,9 +6,39 @@
 #include "../profiles/profile_io.h"
 #include "cli.h"
 
+/* Is --opt (dashes or underscores) a boolean option of model m? */
+static int bool_option(const model_def *m, const char *opt)
+{
+    if (!m)
+        return 0;
+    char key[64];
+    snprintf(key, sizeof key, "%s", opt);
+    for (char *p = key; *p; p++)
+        if (*p == '-')
+            *p = '_';
+    for (const param_def *d = m->params; d && d->key; d++)
+        if (!strcmp(d->key, key))
+            return d->type == PT_BOOL;
+    return 0;
+}
+
+static int bool_literal(const char *s)
+{
+    static const char *const v[] = {"true", "false", "1", "0", "yes", "no", "on", "off"};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (!strcmp(s, v[i]))
+            return 1;
+    return 0;
+}
+
 int cmd_model(int argc, char **argv)
 {
     cli_args a = {argc, argv, 1, "model", {0}, 0};
+    /* the generator (first registered name among the arguments) tells which
+       options are flags: "--inference" alone means "--inference true" */
+    const model_def *named = NULL;
+    for (int i = 1; i < argc && !named; i++)
+        named = model_find(argv[i]);
     const char *out = NULL, *v;
     cli_device dv = {0};
     const char *kv[64][2];
@@ -18,9 +48,14 @@ int cmd_model(int argc, char **argv)
             printf("usage: swapsim model NAME [--KEY VALUE]... [--set KEY=VALUE]...\n"
                    "                    [--device NAME] [--device-set KEY=VALUE]... -o FILE\n\n"
                    "Generate a profile with generator NAME ('swapsim models --verbose' lists the\n"
-                   "generators and their options; --some-key is the same as --some_key). The\n"
-                   "device (default v100) supplies the cost model's figures. -o - writes to\n"
-                   "standard output.\n");
+                   "generators and their options; --some-key is the same as --some_key; a\n"
+                   "boolean option alone, e.g. --inference, means true). The device (default\n"
+                   "v100) supplies the cost model's figures (profiles/costmodel.c). -o - writes\n"
+                   "to standard output.\n\n"
+                   "The SwapAdvisor paper's models: wresnet --depth 152 --width 10 --batch 64;\n"
+                   "inception --width 4 --batch 64; nasnet --repeat 25 --batch 64;\n"
+                   "rnn --layers 8 --hidden 8192 --batch 256; brnn --layers 4 --hidden 8192\n"
+                   "--batch 128 ('swapsim table1' compares them with the paper's Table 1).\n");
             return 0;
         }
         if ((r = cli_opt(&a, "-o", &v)) != 0 || (r = cli_opt(&a, "--output", &v)) != 0) {
@@ -55,6 +90,11 @@ int cmd_model(int argc, char **argv)
             if (strchr(s, '=')) {
                 kv[nkv][0] = s + 2;
                 kv[nkv][1] = NULL;
+                a.i++;
+            } else if (bool_option(named, s + 2) &&
+                       (a.i + 1 >= argc || !bool_literal(argv[a.i + 1]))) {
+                kv[nkv][0] = s + 2;
+                kv[nkv][1] = "true";
                 a.i++;
             } else {
                 if (a.i + 1 >= argc)
@@ -136,6 +176,10 @@ int cmd_stats(int argc, char **argv)
                    "the ideal execution in the profile's operator order with every tensor freed\n"
                    "after its last use (persistent tensors always resident, plus the largest\n"
                    "workspace); total_tensor_bytes, the sum of every storage (views count 0).\n"
+                   "footprint_bytes: persistent storages, every storage the forward pass makes and\n"
+                   "the parameter gradients (an iteration that frees nothing before the backward\n"
+                   "pass; the definition that reproduces the SwapAdvisor paper's Table 1, see\n"
+                   "docs/table1.md).\n"
                    "distinct_tensor_sizes counts distinct non-zero storage sizes (the size\n"
                    "classes SwapAdvisor's allocator chooses among).\n");
             return 0;
@@ -171,12 +215,14 @@ int cmd_stats(int argc, char **argv)
         sw_buf_put_jstr(&b, g->device.name);
         sw_buf_printf(&b, ",\"batch\":%lld,\"operators\":%d,\"tensors\":%d,\"storages\":%d,"
                       "\"distinct_tensor_sizes\":%d,\"peak_memory_bytes\":%lld,"
-                      "\"total_tensor_bytes\":%lld,\"parameter_bytes\":%lld,"
+                      "\"total_tensor_bytes\":%lld,\"footprint_bytes\":%lld,"
+                      "\"parameter_bytes\":%lld,"
                       "\"optimizer_state_bytes\":%lld,\"persistent_bytes\":%lld,"
                       "\"max_workspace_bytes\":%lld,\"total_compute_s\":",
                       (long long)g->batch, st.operators, st.tensors, st.storages,
                       st.distinct_tensor_sizes, (long long)st.peak_memory_bytes,
-                      (long long)st.total_tensor_bytes, (long long)st.parameter_bytes,
+                      (long long)st.total_tensor_bytes, (long long)st.footprint_bytes,
+                      (long long)st.parameter_bytes,
                       (long long)st.optimizer_bytes, (long long)st.persistent_bytes,
                       (long long)st.max_workspace_bytes);
         sw_buf_put_f64(&b, st.total_compute_s);
@@ -186,7 +232,7 @@ int cmd_stats(int argc, char **argv)
         fputs(b.data, stdout);
         sw_buf_free(&b);
     } else {
-        char h1[32], h2[32], h3[32], h4[32];
+        char h1[32], h2[32], h3[32], h4[32], h5[32];
         printf("profile %s (batch %lld, device %s)\n", g->name, (long long)g->batch,
                g->device.name);
         printf("  operators            %d (forward %d, backward %d, update %d)\n", st.operators,
@@ -196,6 +242,8 @@ int cmd_stats(int argc, char **argv)
                st.storages, st.distinct_tensor_sizes);
         printf("  peak memory (ideal)  %s\n", sw_fmt_bytes(st.peak_memory_bytes, h1, sizeof h1));
         printf("  all tensors          %s\n", sw_fmt_bytes(st.total_tensor_bytes, h2, sizeof h2));
+        printf("  footprint            %s (forward tensors + persistent + parameter gradients)\n",
+               sw_fmt_bytes(st.footprint_bytes, h5, sizeof h5));
         printf("  parameters           %s (optimizer state %s)\n",
                sw_fmt_bytes(st.parameter_bytes, h3, sizeof h3),
                sw_fmt_bytes(st.optimizer_bytes, h4, sizeof h4));

@@ -146,6 +146,8 @@ static void usage(FILE *f)
           "  import FORMAT FILE... -o F\n"
           "                          import a profile recorded on a real GPU\n"
           "  stats PROFILE           model statistics (memory, operators, sizes)\n"
+          "  table1 [-o F]           the paper's Table 1 from the generators (docs/table1.md)\n"
+          "  calibrate [-o F]        cost model against recorded data (docs/calibration.md)\n"
           "  plan PROFILE --planner NAME --memory SIZE -o PLAN\n"
           "                          make a plan\n"
           "  verify PLAN             check a plan is safe under every allowed order\n"
@@ -180,7 +182,11 @@ int main(int argc, char **argv)
     } cmds[] = {{"devices", cmd_devices}, {"planners", cmd_planners}, {"models", cmd_models},
                 {"model", cmd_model},     {"stats", cmd_stats},       {"plan", cmd_plan},
                 {"simulate", cmd_simulate}, {"verify", cmd_verify},   {"run", cmd_run},
-                {"import", cmd_import},     {"experiment", cmd_experiment}};
+                {"import", cmd_import},
+                {"experiment", cmd_experiment},
+                {"calibrate", cmd_calibrate},
+                {"table1", cmd_table1},
+    };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name))
             return cmds[i].fn(argc - 1, argv + 1);

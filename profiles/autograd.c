@@ -160,7 +160,7 @@ int ag_finish_training(ag_graph *a, int32_t loss, ag_optimizer opt, graph_profil
         }
         if (!is_loss_op && !any_grad)
             continue; /* outputs do not reach the loss: no backward */
-        for (int32_t k = 0; k < n_in; k++)
+        for (int32_t k = 0; k < n_in && k < 24; k++) /* AG_SAVE_IN covers inputs 0..23 */
             if (fw->save & AG_SAVE_IN(k))
                 bin[nbin++] = fin[k];
         if (fw->save & AG_SAVE_OUT)
@@ -198,9 +198,17 @@ int ag_finish_training(ag_graph *a, int32_t loss, ag_optimizer opt, graph_profil
         double t = fw->bwd_time_s + extra_time;
         if (is_view && extra_time == 0)
             t = 0;
-        if (graph_add_op(g, name, type, t, GP_BACKWARD, bin, nbin, bout, nbout, bmut, nbmut,
-                         fw->bwd_workspace) < 0)
+        int32_t bop = graph_add_op(g, name, type, t, GP_BACKWARD, bin, nbin, bout, nbout, bmut,
+                                   nbmut, fw->bwd_workspace);
+        if (bop < 0)
             goto done;
+        /* the backward has the forward's dimensions (not its FLOPs/bytes) */
+        for (int32_t k = 0; k < g->ops[fw->op].n_attr; k++) {
+            const graph_attr *at = &g->ops[fw->op].attr[k];
+            if (strcmp(at->key, "flops") && strcmp(at->key, "bytes") &&
+                graph_op_attr(g, bop, at->key, at->value))
+                goto done;
+        }
     }
     /* updates, in parameter order */
     for (int32_t t = 0; t < nt0; t++) {

@@ -792,6 +792,24 @@ int graph_compute_stats(const graph_profile *g, graph_stats *st)
     sw_free(sizes);
     for (int32_t o = 0; o < g->n_ops; o++)
         st->ops_per_phase[g->ops[o].phase]++;
+    /* footprint: persistent storages, every storage the forward pass makes
+       and the gradients the updates read (see graph.h) */
+    uint8_t *mark = sw_calloc((size_t)g->n_tensors + 1, 1);
+    if (!mark)
+        return SW_ENOMEM;
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        const graph_op *op = &g->ops[o];
+        if (op->phase == GP_FORWARD)
+            for (int32_t k = 0; k < op->n_out; k++)
+                mark[g->tensors[op->out[k]].storage] = 1;
+        if (op->phase == GP_UPDATE)
+            for (int32_t k = 0; k < op->n_in; k++)
+                mark[g->tensors[op->in[k]].storage] = 1;
+    }
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].view_of < 0 && (mark[t] || g->tensors[t].persistent))
+            st->footprint_bytes += g->tensors[t].bytes;
+    sw_free(mark);
     st->peak_memory_bytes = graph_peak_memory(g, g->order);
     return st->peak_memory_bytes < 0 ? SW_ENOMEM : 0;
 }

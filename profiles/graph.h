@@ -146,6 +146,10 @@ typedef struct graph_stats {
     int64_t optimizer_bytes;      /* kind optimizer_state */
     int64_t persistent_bytes;
     int64_t max_workspace_bytes;
+    /* persistent storages + every storage made by a forward operator + the
+       gradients read by updates: the memory of an iteration that frees
+       nothing before the backward pass starts (Table 1's "memory") */
+    int64_t footprint_bytes;
     int32_t operators, tensors, storages, distinct_tensor_sizes;
     int32_t ops_per_phase[GP__COUNT];
     double total_compute_s;

@@ -4,6 +4,8 @@
 #include <string.h>
 
 static const importer *const registry[] = {
+    &importer_pipedream,
+    &importer_pytorch,
     NULL, /* keeps the table non-empty until importers are registered */
 };
 

@@ -6,6 +6,18 @@
 static const model_def *const registry[] = {
     &model_chain,
     &model_random,
+    &model_resnet,
+    &model_wresnet,
+    &model_inception,
+    &model_nasnet,
+    &model_rnn,
+    &model_brnn,
+    &model_densenet,
+    &model_unet,
+    &model_transformer,
+    &model_shufflenet,
+    &model_gpt,
+    &model_vgg,
 };
 
 size_t model_count(void) { return SW_ARRAY_LEN(registry); }

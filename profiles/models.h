@@ -20,5 +20,17 @@ const model_def *model_find(const char *name);
 /* Built-in generators. */
 extern const model_def model_chain;
 extern const model_def model_random;
+extern const model_def model_resnet;
+extern const model_def model_wresnet;
+extern const model_def model_inception;
+extern const model_def model_nasnet;
+extern const model_def model_rnn;
+extern const model_def model_brnn;
+extern const model_def model_gpt;
+extern const model_def model_transformer;
+extern const model_def model_vgg;
+extern const model_def model_shufflenet;
+extern const model_def model_unet;
+extern const model_def model_densenet;
 
 #endif

@@ -1,0 +1,1106 @@
+/* import_pytorch.c: the `pytorch` importer: a PyTorch execution trace
+   (ExecutionTraceObserver JSON, schemas 1.0.x and 1.1.x) plus, optionally,
+   the matching Kineto / torch.profiler Chrome trace, gzip or plain.
+
+   Operators are the top-level operators of one iteration of the execution
+   trace: the outermost nodes that are not annotations (thread roots,
+   "## forward ##", ProfilerStep#N, Optimizer.step#..., module records).
+   Their tensor accesses are gathered from their whole subtree; storages come
+   from the tensor tuples [tensor_id, storage_id, offset, numel, itemsize,
+   device] (views share their storage; a storage id that reappears as the
+   output of an operator that did not read it is a new allocation at a
+   recycled address). Storages read before any operator makes them exist
+   before the iteration (parameters, inputs, optimizer state, persistent
+   gradients). GPU time of an operator is the sum of the kernels, copies and
+   memsets launched under it: kernel -> CUDA runtime launch (args
+   correlation) -> the innermost CPU operator whose interval holds the launch
+   -> its execution-trace node (by "Record function id" = rf_id when the
+   Kineto trace has it, else by matching the sequence of operator names of
+   one iteration) -> the node's top-level operator. Without a Kineto trace
+   the times are zero. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/json.h"
+#include "importers.h"
+
+/* ---- int64 -> int32 hash map ---- */
+
+typedef struct hmap {
+    int64_t *keys;
+    int32_t *vals;
+    size_t cap, n;
+} hmap;
+
+#define HM_EMPTY INT64_MIN
+
+static void hm_free(hmap *m)
+{
+    sw_free(m->keys);
+    sw_free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+static size_t hm_slot(const hmap *m, int64_t k)
+{
+    uint64_t h = (uint64_t)k * 0x9E3779B97F4A7C15ull;
+    size_t i = (size_t)(h >> 20) & (m->cap - 1);
+    while (m->keys[i] != HM_EMPTY && m->keys[i] != k)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static int32_t hm_get(const hmap *m, int64_t k)
+{
+    if (!m->cap)
+        return -1;
+    size_t i = hm_slot(m, k);
+    return m->keys[i] == k ? m->vals[i] : -1;
+}
+
+static int hm_put(hmap *m, int64_t k, int32_t v)
+{
+    if (2 * (m->n + 1) > m->cap) {
+        size_t nc = m->cap ? 2 * m->cap : 1024;
+        int64_t *nk = sw_malloc(nc * sizeof *nk);
+        int32_t *nv = sw_malloc(nc * sizeof *nv);
+        if (!nk || !nv) {
+            sw_free(nk);
+            sw_free(nv);
+            return SW_ENOMEM;
+        }
+        for (size_t i = 0; i < nc; i++)
+            nk[i] = HM_EMPTY;
+        hmap o = *m;
+        m->keys = nk;
+        m->vals = nv;
+        m->cap = nc;
+        m->n = 0;
+        for (size_t i = 0; i < o.cap; i++)
+            if (o.keys[i] != HM_EMPTY) {
+                size_t s = hm_slot(m, o.keys[i]);
+                m->keys[s] = o.keys[i];
+                m->vals[s] = o.vals[i];
+                m->n++;
+            }
+        sw_free(o.keys);
+        sw_free(o.vals);
+    }
+    size_t s = hm_slot(m, k);
+    if (m->keys[s] != k) {
+        m->keys[s] = k;
+        m->n++;
+    }
+    m->vals[s] = v;
+    return 0;
+}
+
+/* ---- execution trace ---- */
+
+typedef struct etn {
+    int64_t id, parent_id, rf_id, tid;
+    const char *name;
+    const json_value *node;                 /* the node object */
+    const json_value *ins, *outs;           /* value arrays (NULL if none) */
+    const json_value *in_types, *out_types; /* type strings (NULL if none) */
+    uint32_t idx;                           /* position in $.nodes */
+    int32_t parent;                         /* sorted index, -1 for roots */
+    int32_t top;                            /* sorted index of its operator, -1 */
+    int32_t nkids;
+    int8_t container, phase, in_iter;
+    int32_t op;       /* profile op id of a top-level operator */
+    double gpu_s;     /* kernel time charged to this operator */
+} etn;
+
+typedef struct et {
+    etn *n;   /* sorted by id */
+    int32_t count;
+} et;
+
+static int cmp_etn(const void *a, const void *b)
+{
+    const etn *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static int32_t et_find(const et *t, int64_t id)
+{
+    int32_t lo = 0, hi = t->count - 1;
+    while (lo <= hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (t->n[mid].id == id)
+            return mid;
+        if (t->n[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+/* an attribute of a 1.1.x node: attrs [{name, type, value}] */
+static const json_value *node_attr(const json_value *node, const char *key)
+{
+    const json_value *a = json_get(node, "attrs");
+    if (!a || a->type != JSON_ARRAY)
+        return NULL;
+    for (uint32_t i = 0; i < a->n; i++) {
+        const json_value *nm = json_get(&a->u.items[i], "name");
+        if (nm && nm->type == JSON_STRING && !strcmp(nm->u.str, key))
+            return json_get(&a->u.items[i], "value");
+    }
+    return NULL;
+}
+
+/* integer field key of the node, or of its attrs */
+static int node_int(jr *r, const json_value *node, const char *key, int required, int64_t def,
+                    int64_t *out)
+{
+    const json_value *v = json_get(node, key);
+    if (v)
+        return jr_i64(r, node, key, 1, def, INT64_MIN, INT64_MAX, out);
+    v = node_attr(node, key);
+    if (v) {
+        size_t s = jr_push_key(r, "attrs");
+        int rc = jr_as_i64(r, v, INT64_MIN, INT64_MAX, out);
+        jr_pop(r, s);
+        return rc;
+    }
+    if (required)
+        return jr_error(r, node, NULL, "missing \"%s\"", key);
+    *out = def;
+    return 0;
+}
+
+/* inputs/outputs: 1.0.x has arrays "inputs" + "input_types"; 1.1.x objects
+   {"values", "shapes", "types"} */
+static int node_io(jr *r, const json_value *node, int out, const json_value **vals,
+                   const json_value **types)
+{
+    const char *key = out ? "outputs" : "inputs";
+    const json_value *v = json_get(node, key);
+    *vals = *types = NULL;
+    if (!v)
+        return 0;
+    if (v->type == JSON_ARRAY) {
+        *vals = v;
+        const json_value *t = json_get(node, out ? "output_types" : "input_types");
+        *types = t && t->type == JSON_ARRAY ? t : NULL;
+        return 0;
+    }
+    if (v->type != JSON_OBJECT)
+        return jr_error(r, v, key, "expected an array or an object with \"values\"");
+    const json_value *vv = json_get(v, "values");
+    if (vv && vv->type != JSON_ARRAY) {
+        size_t s = jr_push_key(r, key);
+        int rc = jr_error(r, vv, "values", "expected an array");
+        jr_pop(r, s);
+        return rc;
+    }
+    *vals = vv;
+    const json_value *t = json_get(v, "types");
+    *types = t && t->type == JSON_ARRAY ? t : NULL;
+    return 0;
+}
+
+static int et_load(const json_value *root, jr *r, et *t)
+{
+    const json_value *nodes;
+    if (jr_field(r, root, "nodes", JSON_ARRAY, 1, &nodes))
+        return SW_EINVAL;
+    t->count = (int32_t)nodes->n;
+    t->n = sw_calloc((size_t)t->count + 1, sizeof *t->n);
+    if (!t->n)
+        return sw_fail(r->err, SW_ENOMEM, "out of memory");
+    size_t s0 = jr_push_key(r, "nodes");
+    for (uint32_t i = 0; i < nodes->n; i++) {
+        const json_value *nd = &nodes->u.items[i];
+        etn *e = &t->n[i];
+        size_t s1 = jr_push_idx(r, i);
+        if (nd->type != JSON_OBJECT)
+            return jr_error(r, nd, NULL, "expected a node object");
+        e->node = nd;
+        e->idx = i;
+        e->top = -1;
+        e->op = -1;
+        if (jr_i64(r, nd, "id", 1, 0, 0, INT64_MAX, &e->id) || jr_str(r, nd, "name", 1, NULL, &e->name))
+            return SW_EINVAL;
+        const json_value *pv = json_get(nd, "ctrl_deps") ? json_get(nd, "ctrl_deps")
+                                                          : json_get(nd, "parent");
+        if (!pv)
+            return jr_error(r, nd, NULL, "missing the parent (\"ctrl_deps\" or \"parent\")");
+        if (jr_as_i64(r, pv, 0, INT64_MAX, &e->parent_id) ||
+            node_int(r, nd, "rf_id", 0, -1, &e->rf_id) || node_int(r, nd, "tid", 0, -1, &e->tid) ||
+            node_io(r, nd, 0, &e->ins, &e->in_types) || node_io(r, nd, 1, &e->outs, &e->out_types))
+            return SW_EINVAL;
+        jr_pop(r, s1);
+    }
+    qsort(t->n, (size_t)t->count, sizeof *t->n, cmp_etn);
+    for (int32_t i = 0; i < t->count; i++) {
+        etn *e = &t->n[i];
+        size_t s1 = jr_push_idx(r, e->idx);
+        if (i > 0 && t->n[i - 1].id == e->id)
+            return jr_error(r, e->node, "id", "node id %lld appears twice", (long long)e->id);
+        e->parent = -1;
+        if (e->parent_id != e->id) {
+            e->parent = et_find(t, e->parent_id);
+            if (e->parent < 0 && !starts(e->name, "[pytorch|profiler"))
+                return jr_error(r, e->node, NULL, "parent %lld is not a node of the trace",
+                                (long long)e->parent_id);
+            if (e->parent >= 0 && e->parent_id > e->id && !starts(e->name, "[pytorch|profiler"))
+                return jr_error(r, e->node, NULL, "parent %lld starts after its child",
+                                (long long)e->parent_id);
+            if (e->parent >= 0 && t->n[e->parent].id > e->id) /* root annotations only */
+                e->parent = -1;
+        }
+        jr_pop(r, s1);
+    }
+    jr_pop(r, s0);
+    return 0;
+}
+
+/* ---- tensors ---- */
+
+typedef struct tref {
+    int64_t tensor, storage, offset, numel, itemsize;
+    int gpu;
+    int arg; /* argument position (the tensors of a list share it) */
+} tref;
+
+/* Is v a tensor tuple [id, storage, offset, numel, itemsize, device]? */
+static int is_tensor(const json_value *v)
+{
+    if (v->type != JSON_ARRAY || v->n != 6 || v->u.items[5].type != JSON_STRING)
+        return 0;
+    for (int k = 0; k < 5; k++)
+        if (v->u.items[k].type != JSON_NUMBER || !v->u.items[k].is_int)
+            return 0;
+    return 1;
+}
+
+static int get_tref(jr *r, const json_value *v, tref *t)
+{
+    int64_t x[5];
+    static const int64_t lo[5] = {0, 0, 0, 0, 0}, hi[5] = {INT64_MAX, INT64_MAX, INT64_MAX,
+                                                          (int64_t)1 << 50, 64};
+    for (int k = 0; k < 5; k++) {
+        x[k] = v->u.items[k].u.num.i;
+        if (x[k] < lo[k] || x[k] > hi[k]) {
+            static const char *const what[5] = {"tensor id", "storage id", "offset", "numel",
+                                                "itemsize"};
+            return jr_error(r, &v->u.items[k], NULL, "%s %lld out of range", what[k],
+                            (long long)x[k]);
+        }
+    }
+    t->tensor = x[0];
+    t->storage = x[1];
+    t->offset = x[2];
+    t->numel = x[3];
+    t->itemsize = x[4];
+    t->gpu = starts(v->u.items[5].u.str, "cuda");
+    return 0;
+}
+
+/* ---- kineto ---- */
+
+typedef struct kev {
+    const char *name;
+    double ts, dur;
+    int64_t pid, tid, corr, rf;
+    uint32_t idx;
+    int32_t node; /* linked ET node (sorted index) or -1 */
+} kev;
+
+typedef struct kineto {
+    kev *cpu;
+    int32_t ncpu;
+    kev *rt; /* runtime launches */
+    int32_t nrt;
+    kev *gpu; /* kernels, copies, memsets */
+    int32_t ngpu;
+    const char *device;
+} kineto;
+
+static int cmp_kev_ts(const void *a, const void *b)
+{
+    const kev *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    if (x->dur != y->dur)
+        return x->dur > y->dur ? -1 : 1; /* enclosing event first */
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int cmp_kev_corr(const void *a, const void *b)
+{
+    const kev *x = a, *y = b;
+    return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+static int num_field(jr *r, const json_value *o, const char *key, int required, double *out)
+{
+    const json_value *v = json_get(o, key);
+    if (!v) {
+        if (required)
+            return jr_error(r, o, NULL, "missing \"%s\"", key);
+        *out = 0;
+        return 0;
+    }
+    if (v->type == JSON_NUMBER) {
+        *out = v->u.num.d;
+        return 0;
+    }
+    if (v->type == JSON_STRING && !sw_parse_f64(v->u.str, out))
+        return 0;
+    return jr_error(r, v, key, "expected a number");
+}
+
+static int kineto_load(const json_value *root, jr *r, kineto *k)
+{
+    const json_value *evs = root;
+    if (root->type == JSON_OBJECT && jr_field(r, root, "traceEvents", JSON_ARRAY, 1, &evs))
+        return SW_EINVAL;
+    if (evs->type != JSON_ARRAY)
+        return jr_error(r, evs, NULL, "expected a Chrome trace (an object with traceEvents)");
+    const json_value *dp = root->type == JSON_OBJECT ? json_get(root, "deviceProperties") : NULL;
+    if (dp && dp->type == JSON_ARRAY && dp->n > 0) {
+        const json_value *nm = json_get(&dp->u.items[0], "name");
+        if (nm && nm->type == JSON_STRING)
+            k->device = nm->u.str;
+    }
+    size_t cap = evs->n + 1;
+    k->cpu = sw_malloc(cap * sizeof *k->cpu);
+    k->rt = sw_malloc(cap * sizeof *k->rt);
+    k->gpu = sw_malloc(cap * sizeof *k->gpu);
+    if (!k->cpu || !k->rt || !k->gpu)
+        return sw_fail(r->err, SW_ENOMEM, "out of memory");
+    size_t s0 = jr_push_key(r, "traceEvents");
+    for (uint32_t i = 0; i < evs->n; i++) {
+        const json_value *e = &evs->u.items[i];
+        if (e->type != JSON_OBJECT) {
+            jr_push_idx(r, i);
+            return jr_error(r, e, NULL, "expected an event object");
+        }
+        const json_value *cat = json_get(e, "cat"), *ph = json_get(e, "ph");
+        if (!cat || cat->type != JSON_STRING || !ph || ph->type != JSON_STRING ||
+            strcmp(ph->u.str, "X"))
+            continue;
+        const char *c = cat->u.str;
+        int kind = !strcmp(c, "cpu_op") || !strcmp(c, "user_annotation") ? 0
+                   : !strcmp(c, "cuda_runtime") || !strcmp(c, "cuda_driver") ? 1
+                   : !strcmp(c, "kernel") || !strcmp(c, "gpu_memcpy") || !strcmp(c, "gpu_memset")
+                       ? 2
+                       : -1;
+        if (kind < 0)
+            continue;
+        size_t s1 = jr_push_idx(r, i);
+        kev ev;
+        memset(&ev, 0, sizeof ev);
+        ev.idx = i;
+        ev.node = -1;
+        ev.corr = ev.rf = -1;
+        double pid = 0, tid = 0;
+        if (jr_str(r, e, "name", 1, NULL, &ev.name) || num_field(r, e, "ts", 1, &ev.ts) ||
+            num_field(r, e, "dur", kind != 1, &ev.dur) || num_field(r, e, "pid", 0, &pid) ||
+            num_field(r, e, "tid", 0, &tid))
+            return SW_EINVAL;
+        if (!(ev.dur >= 0))
+            return jr_error(r, e, "dur", "expected a duration >= 0");
+        ev.pid = (int64_t)pid;
+        ev.tid = (int64_t)tid;
+        const json_value *args = json_get(e, "args");
+        if (args && args->type == JSON_OBJECT) {
+            size_t s2 = jr_push_key(r, "args");
+            double x;
+            const json_value *cv = json_get(args, "correlation");
+            if (cv) {
+                if (num_field(r, args, "correlation", 1, &x))
+                    return SW_EINVAL;
+                ev.corr = (int64_t)x;
+            }
+            const json_value *rv = json_get(args, "Record function id");
+            if (rv) {
+                if (num_field(r, args, "Record function id", 1, &x))
+                    return SW_EINVAL;
+                ev.rf = (int64_t)x;
+            }
+            jr_pop(r, s2);
+        }
+        if (kind == 2 && ev.corr < 0)
+            return jr_error(r, e, NULL, "%s '%s' has no args.correlation", c, ev.name);
+        if (kind == 0)
+            k->cpu[k->ncpu++] = ev;
+        else if (kind == 1) {
+            if (ev.corr >= 0)
+                k->rt[k->nrt++] = ev;
+        } else
+            k->gpu[k->ngpu++] = ev;
+        jr_pop(r, s1);
+    }
+    jr_pop(r, s0);
+    qsort(k->cpu, (size_t)k->ncpu, sizeof *k->cpu, cmp_kev_ts);
+    qsort(k->rt, (size_t)k->nrt, sizeof *k->rt, cmp_kev_corr);
+    return 0;
+}
+
+static void kineto_free(kineto *k)
+{
+    sw_free(k->cpu);
+    sw_free(k->rt);
+    sw_free(k->gpu);
+}
+
+static const kev *rt_find(const kineto *k, int64_t corr)
+{
+    int32_t lo = 0, hi = k->nrt - 1;
+    while (lo <= hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (k->rt[mid].corr == corr)
+            return &k->rt[mid];
+        if (k->rt[mid].corr < corr)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+
+/* ---- the importer ---- */
+
+static const param_def pt_params[] = {
+    {"iteration", PT_INT, "0", "which ProfilerStep#N iteration of the execution trace (N; 0: "
+     "the last), and which of several matching iterations of the Kineto trace (0: the last)",
+     NULL, 0, 1e9},
+    {"batch", PT_INT, "1", "samples per iteration (the traces do not say)", NULL, 1, 1e9},
+    PARAM_END};
+
+typedef struct binding {
+    int32_t tensor;  /* profile tensor */
+    int32_t creator; /* profile op that allocated it, -1: exists before the iteration */
+    uint8_t mut_update, mut_other, read_fwd;
+} binding;
+
+typedef struct ctx {
+    et t;
+    kineto k;
+    graph_profile *g;
+    hmap live; /* ET storage id -> binding index */
+    binding *b;
+    size_t bcap;
+    int32_t nb;
+    jr *r;      /* for the ET file */
+    int32_t cur_op;
+    int32_t *rd, *cr, *mu;
+    size_t rdc, crc, muc;
+    int nrd, ncr, nmu;
+    tref *tin, *tout; /* tensors of the node being read */
+    size_t tinc, toutc;
+} ctx;
+
+static int push_unique(int32_t **arr, size_t *cap, int *n, int32_t v)
+{
+    for (int i = 0; i < *n; i++)
+        if ((*arr)[i] == v)
+            return 0;
+    if (SW_GROW(*arr, *cap, (size_t)*n + 1))
+        return SW_ENOMEM;
+    (*arr)[(*n)++] = v;
+    return 0;
+}
+
+static int is_inplace(const char *name)
+{
+    const char *p = strstr(name, "::");
+    p = p ? p + 2 : name;
+    size_t n = strlen(p);
+    /* add_, relu_, _foreach_add_ (not dunders such as __getitem__) */
+    return n > 1 && p[n - 1] == '_' && p[n - 2] != '_';
+}
+
+static int push_tref(tref **arr, size_t *cap, int *n, const tref *t)
+{
+    if (SW_GROW(*arr, *cap, (size_t)*n + 1))
+        return SW_ENOMEM;
+    (*arr)[(*n)++] = *t;
+    return 0;
+}
+
+/* collect the GPU tensors of a value array (tensors and lists of tensors) */
+static int collect(ctx *c, const json_value *vals, const json_value *types, tref **out,
+                   size_t *cap, int *n, const char *what)
+{
+    *n = 0;
+    if (!vals)
+        return 0;
+    size_t s0 = jr_push_key(c->r, what);
+    for (uint32_t i = 0; i < vals->n; i++) {
+        const json_value *v = &vals->u.items[i];
+        const char *ty = types && i < types->n && types->u.items[i].type == JSON_STRING
+                             ? types->u.items[i].u.str
+                             : NULL;
+        size_t s1 = jr_push_idx(c->r, i);
+        if (is_tensor(v)) {
+            tref t;
+            if (get_tref(c->r, v, &t))
+                return SW_EINVAL;
+            t.arg = (int)i;
+            if (t.gpu && push_tref(out, cap, n, &t))
+                return sw_fail(c->r->err, SW_ENOMEM, "out of memory");
+        } else if (v->type == JSON_ARRAY && v->n > 0 && is_tensor(&v->u.items[0])) {
+            for (uint32_t j = 0; j < v->n; j++) {
+                if (!is_tensor(&v->u.items[j])) {
+                    jr_push_idx(c->r, j);
+                    return jr_error(c->r, &v->u.items[j], NULL, "expected a tensor [id, storage, "
+                                    "offset, numel, itemsize, device] in a list of tensors");
+                }
+                tref t;
+                if (get_tref(c->r, &v->u.items[j], &t))
+                    return SW_EINVAL;
+                t.arg = (int)i;
+                if (t.gpu && push_tref(out, cap, n, &t))
+                    return sw_fail(c->r->err, SW_ENOMEM, "out of memory");
+            }
+        } else if (ty && starts(ty, "Tensor(") && v->type != JSON_NULL &&
+                   !(v->type == JSON_STRING && !strcmp(v->u.str, "<None>")) &&
+                   !(v->type == JSON_ARRAY && v->n == 0)) {
+            return jr_error(c->r, v, NULL, "type %s: expected a tensor [id, storage, offset, "
+                            "numel, itemsize, device]", ty);
+        }
+        jr_pop(c->r, s1);
+    }
+    jr_pop(c->r, s0);
+    return 0;
+}
+
+static int64_t extent(const tref *t) { return (t->offset + t->numel) * t->itemsize; }
+
+static int new_binding(ctx *c, int64_t sid, int64_t bytes, int creator, int32_t *out)
+{
+    if (SW_GROW(c->b, c->bcap, (size_t)c->nb + 1))
+        return SW_ENOMEM;
+    char nm[64];
+    snprintf(nm, sizeof nm, "s%lld.%d", (long long)sid, c->nb);
+    int32_t t = graph_add_tensor(c->g, nm, bytes, creator >= 0 ? GK_ACTIVATION : GK_INPUT,
+                                 creator < 0);
+    if (t < 0)
+        return SW_ENOMEM;
+    binding *b = &c->b[c->nb];
+    memset(b, 0, sizeof *b);
+    b->tensor = t;
+    b->creator = creator;
+    if (hm_put(&c->live, sid, c->nb))
+        return SW_ENOMEM;
+    *out = c->nb++;
+    return 0;
+}
+
+static void grow_bytes(ctx *c, int32_t bi, int64_t bytes)
+{
+    graph_tensor *t = &c->g->tensors[c->b[bi].tensor];
+    if (bytes > t->bytes)
+        t->bytes = bytes;
+}
+
+/* accesses of one ET node, charged to profile op c->cur_op */
+static int node_accesses(ctx *c, const etn *e, int phase)
+{
+    int nin = 0, nout = 0;
+    size_t s0 = jr_push_key(c->r, "nodes");
+    size_t s1 = jr_push_idx(c->r, e->idx);
+    int rc = collect(c, e->ins, e->in_types, &c->tin, &c->tinc, &nin, "inputs");
+    if (!rc)
+        rc = collect(c, e->outs, e->out_types, &c->tout, &c->toutc, &nout, "outputs");
+    jr_pop(c->r, s1);
+    jr_pop(c->r, s0);
+    if (rc)
+        return rc;
+    const tref *in = c->tin, *out = c->tout;
+    int inplace = is_inplace(e->name);
+    for (int k = 0; k < nin; k++) {
+        int32_t bi = hm_get(&c->live, in[k].storage);
+        if (bi < 0 && new_binding(c, in[k].storage, extent(&in[k]), -1, &bi))
+            return SW_ENOMEM;
+        grow_bytes(c, bi, extent(&in[k]));
+        binding *b = &c->b[bi];
+        if (b->creator == c->cur_op)
+            continue;
+        if (inplace && in[k].arg == 0) {
+            if (push_unique(&c->mu, &c->muc, &c->nmu, bi))
+                return SW_ENOMEM;
+            if (phase == GP_UPDATE)
+                b->mut_update = 1;
+            else
+                b->mut_other = 1;
+        } else if (push_unique(&c->rd, &c->rdc, &c->nrd, bi))
+            return SW_ENOMEM;
+        if (phase == GP_FORWARD)
+            b->read_fwd = 1;
+    }
+    for (int k = 0; k < nout; k++) {
+        int seen = 0;
+        for (int j = 0; j < nin && !seen; j++)
+            seen = in[j].storage == out[k].storage;
+        int32_t bi = hm_get(&c->live, out[k].storage);
+        if (seen && bi >= 0) { /* a view or the in-place result */
+            grow_bytes(c, bi, extent(&out[k]));
+            continue;
+        }
+        /* a new allocation (possibly at a recycled storage id) */
+        if (new_binding(c, out[k].storage, extent(&out[k]), c->cur_op, &bi))
+            return SW_ENOMEM;
+        if (push_unique(&c->cr, &c->crc, &c->ncr, bi))
+            return SW_ENOMEM;
+    }
+    return 0;
+}
+
+static int is_container(const et *t, int32_t i)
+{
+    const etn *e = &t->n[i];
+    if (starts(e->name, "[pytorch|profiler"))
+        return 1;
+    if (strstr(e->name, "::"))
+        return 0;
+    if (e->nkids == 0)
+        return 0;
+    /* an annotation or module record without tensors of its own */
+    int has = 0;
+    for (int w = 0; w < 2; w++) {
+        const json_value *v = w ? e->outs : e->ins;
+        for (uint32_t j = 0; v && j < v->n && !has; j++)
+            has = is_tensor(&v->u.items[j]) ||
+                  (v->u.items[j].type == JSON_ARRAY && v->u.items[j].n > 0 &&
+                   is_tensor(&v->u.items[j].u.items[0]));
+    }
+    return !has;
+}
+
+/* link Kineto CPU events to ET nodes of the iteration [lo, hi) (sorted
+   indices); returns 0 or an error naming both files */
+static int link(ctx *c, int32_t lo, int32_t hi, int64_t which, const char *etf, const char *kf,
+                sw_err *err)
+{
+    et *t = &c->t;
+    kineto *k = &c->k;
+    int has_rf = 0;
+    for (int32_t i = 0; i < k->ncpu && !has_rf; i++)
+        has_rf = k->cpu[i].rf >= 0;
+    if (has_rf) {
+        hmap byrf = {0};
+        for (int32_t i = lo; i < hi; i++)
+            if (t->n[i].rf_id >= 0 && hm_put(&byrf, t->n[i].rf_id, i)) {
+                hm_free(&byrf);
+                return sw_fail(err, SW_ENOMEM, "out of memory");
+            }
+        int linked = 0;
+        for (int32_t j = 0; j < k->ncpu; j++)
+            if (k->cpu[j].rf >= 0 && (k->cpu[j].node = hm_get(&byrf, k->cpu[j].rf)) >= 0)
+                linked++;
+        hm_free(&byrf);
+        if (!linked)
+            return sw_fail(err, SW_EINVAL, "%s: no CPU operator's \"Record function id\" is an "
+                           "rf_id of the execution trace %s: the two traces do not match", kf,
+                           etf);
+        return 0;
+    }
+    /* no record function ids: match the sequence of names */
+    int32_t *seq = sw_malloc(((size_t)(hi - lo) + 1) * sizeof *seq);
+    if (!seq)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    int32_t n = 0;
+    for (int32_t i = lo; i < hi; i++)
+        if (!starts(t->n[i].name, "[pytorch|profiler"))
+            seq[n++] = i;
+    if (n == 0) {
+        sw_free(seq);
+        return sw_fail(err, SW_EINVAL, "%s: the iteration has no operators", etf);
+    }
+    int32_t best_len = 0, best_at = -1, found = 0, pick = -1;
+    for (int32_t o = 0; o + n <= k->ncpu; o++) {
+        if (strcmp(k->cpu[o].name, t->n[seq[0]].name))
+            continue;
+        int32_t m = 0;
+        while (m < n && !strcmp(k->cpu[o + m].name, t->n[seq[m]].name))
+            m++;
+        if (m > best_len) {
+            best_len = m;
+            best_at = o;
+        }
+        if (m == n) {
+            found++;
+            if (which == 0 || found == which)
+                pick = o;
+            o += n - 1;
+        }
+    }
+    if (pick < 0) {
+        int rc;
+        if (best_at < 0)
+            rc = sw_fail(err, SW_EINVAL, "%s does not match %s: no CPU operator of the Kineto "
+                         "trace is '%s', the execution trace's first operator of the iteration "
+                         "(the traces come from different runs or models)", kf, etf,
+                         t->n[seq[0]].name);
+        else if (found)
+            rc = sw_fail(err, SW_EINVAL, "%s: --iteration %lld: only %d iterations of the "
+                         "Kineto trace match %s", kf, (long long)which, found, etf);
+        else
+            rc = sw_fail(err, SW_EINVAL, "%s does not match %s: the longest run of the Kineto "
+                         "trace's CPU operators (at $.traceEvents[%u]) agrees with the execution "
+                         "trace's %d operators of the iteration for %d of them, then has '%s' "
+                         "where node %lld is '%s' (the traces come from different runs or models)",
+                         kf, etf, k->cpu[best_at].idx, n, best_len,
+                         best_at + best_len < k->ncpu ? k->cpu[best_at + best_len].name : "(end)",
+                         (long long)t->n[seq[best_len]].id, t->n[seq[best_len]].name);
+        sw_free(seq);
+        return rc;
+    }
+    for (int32_t m = 0; m < n; m++)
+        k->cpu[pick + m].node = seq[m];
+    sw_free(seq);
+    return 0;
+}
+
+/* charge every kernel launched inside the linked iteration to an operator */
+static int charge_kernels(ctx *c, const char *kf, sw_err *err)
+{
+    kineto *k = &c->k;
+    et *t = &c->t;
+    double lo = 1e300, hi = -1e300;
+    int32_t nl = 0;
+    for (int32_t i = 0; i < k->ncpu; i++)
+        if (k->cpu[i].node >= 0) {
+            lo = SW_MIN(lo, k->cpu[i].ts);
+            hi = SW_MAX(hi, k->cpu[i].ts + k->cpu[i].dur);
+            nl++;
+        }
+    /* linked events, in start order: the innermost enclosing one is the last
+       that starts before the launch and ends after it */
+    kev **lk = sw_malloc(((size_t)nl + 1) * sizeof *lk);
+    if (!lk)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    int32_t m = 0;
+    for (int32_t i = 0; i < k->ncpu; i++)
+        if (k->cpu[i].node >= 0)
+            lk[m++] = &k->cpu[i];
+    for (int32_t gi = 0; gi < k->ngpu; gi++) {
+        const kev *gk = &k->gpu[gi];
+        const kev *launch = rt_find(k, gk->corr);
+        if (!launch || launch->ts < lo || launch->ts > hi)
+            continue; /* another iteration */
+        int thread_known = 0;
+        const kev *in = NULL;
+        int32_t a = 0, b = m - 1, last = -1;
+        while (a <= b) {
+            int32_t mid = a + (b - a) / 2;
+            if (lk[mid]->ts <= launch->ts) {
+                last = mid;
+                a = mid + 1;
+            } else
+                b = mid - 1;
+        }
+        for (int32_t j = last; j >= 0; j--) {
+            const kev *e = lk[j];
+            if (e->pid != launch->pid || e->tid != launch->tid)
+                continue;
+            thread_known = 1;
+            if (e->ts + e->dur >= launch->ts) {
+                in = e;
+                break;
+            }
+        }
+        if (!thread_known) {
+            for (int32_t j = 0; j < m && !thread_known; j++)
+                thread_known = lk[j]->pid == launch->pid && lk[j]->tid == launch->tid;
+            if (!thread_known)
+                continue; /* a thread the execution trace does not record */
+        }
+        int32_t top = in ? t->n[in->node].top : -1;
+        if (top < 0) {
+            sw_free(lk);
+            return sw_fail(err, SW_EINVAL, "%s: at $.traceEvents[%u]: %s '%.80s' (correlation "
+                           "%lld) was launched by no operator of the execution trace%s%s%s", kf,
+                           gk->idx, "kernel", gk->name, (long long)gk->corr,
+                           in ? " (only inside '" : "", in ? t->n[in->node].name : "",
+                           in ? "', an annotation)" : "");
+        }
+        t->n[top].gpu_s += gk->dur * 1e-6;
+    }
+    sw_free(lk);
+    return 0;
+}
+
+static const dev_spec *device_of(const char *kname, const dev_spec *def, dev_spec *buf)
+{
+    static const struct {
+        const char *pat, *dev;
+    } map[] = {{"2080 Ti", "rtx2080ti"}, {"V100", "v100"},   {"TITAN V", "titanv"},
+               {"Titan V", "titanv"},    {"A100", "a100"},   {"H100", "h100"}};
+    for (size_t i = 0; kname && i < SW_ARRAY_LEN(map); i++)
+        if (strstr(kname, map[i].pat)) {
+            *buf = *dev_find(map[i].dev);
+            return buf;
+        }
+    return def;
+}
+
+static int import_pytorch(const char *const *files, int nfiles, const param_set *ps,
+                          const dev_spec *dev, graph_profile **out, sw_err *err)
+{
+    const char *etf = files[0], *kf = nfiles > 1 ? files[1] : NULL;
+    char *et_text = NULL, *k_text = NULL;
+    size_t et_len = 0, k_len = 0;
+    json_doc *d1 = NULL, *d2 = NULL;
+    ctx c;
+    memset(&c, 0, sizeof c);
+    jr r;
+    jr_init(&r, etf, err);
+    c.r = &r;
+    int rc;
+    const json_value *root;
+    if ((rc = sw_read_file(etf, &et_text, &et_len, err)) != 0)
+        goto done;
+    d1 = json_doc_new();
+    if (!d1) {
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        goto done;
+    }
+    if ((rc = json_parse(d1, et_text, et_len, etf, 1, &root, err)) != 0)
+        goto done;
+    if (root->type != JSON_OBJECT) {
+        rc = jr_error(&r, root, NULL, "expected an execution trace object with \"nodes\"");
+        goto done;
+    }
+    if ((rc = et_load(root, &r, &c.t)) != 0)
+        goto done;
+    et *t = &c.t;
+    /* containers, operators, phases */
+    for (int32_t i = 0; i < t->count; i++)
+        if (t->n[i].parent >= 0)
+            t->n[t->n[i].parent].nkids++;
+    int64_t main_tid = -1;
+    for (int32_t i = 0; i < t->count; i++) {
+        etn *e = &t->n[i];
+        if (e->tid < 0 && e->parent >= 0)
+            e->tid = t->n[e->parent].tid;
+        e->container = (int8_t)is_container(t, i);
+        if (e->container)
+            continue;
+        int32_t p = e->parent;
+        e->top = p >= 0 && t->n[p].top >= 0 ? t->n[p].top : i;
+    }
+    /* iteration window: ProfilerStep#N nodes split the trace */
+    int64_t which = params_int(ps, "iteration");
+    int32_t lo = 0, hi = t->count, nsteps = 0, chosen = -1;
+    for (int32_t i = 0; i < t->count; i++)
+        if (starts(t->n[i].name, "ProfilerStep#")) {
+            nsteps++;
+            long long num = atoll(t->n[i].name + 13);
+            if (which == 0 || num == which)
+                chosen = i;
+        }
+    if (nsteps) {
+        if (chosen < 0) {
+            rc = sw_fail(err, SW_EINVAL, "%s: --iteration %lld: no node ProfilerStep#%lld", etf,
+                         (long long)which, (long long)which);
+            goto done;
+        }
+        lo = chosen;
+        for (int32_t i = chosen + 1; i < t->count; i++)
+            if (starts(t->n[i].name, "ProfilerStep#")) {
+                hi = i;
+                break;
+            }
+    }
+    for (int32_t i = lo; i < hi && main_tid < 0; i++)
+        if (!t->n[i].container)
+            main_tid = t->n[i].tid;
+    for (int32_t i = lo; i < hi; i++) {
+        etn *e = &t->n[i];
+        e->in_iter = 1;
+        if (e->top != i)
+            continue;
+        e->phase = e->tid != main_tid ? GP_BACKWARD : GP_FORWARD;
+        for (int32_t p = e->parent; p >= 0; p = t->n[p].parent)
+            if (starts(t->n[p].name, "Optimizer.step") || !strcmp(t->n[p].name, "## optimizer ##"))
+                e->phase = GP_UPDATE;
+    }
+    /* Kineto: times */
+    dev_spec kdev;
+    const dev_spec *use_dev = dev;
+    if (kf) {
+        if ((rc = sw_read_file(kf, &k_text, &k_len, err)) != 0)
+            goto done;
+        d2 = json_doc_new();
+        const json_value *kroot;
+        if (!d2) {
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+            goto done;
+        }
+        if ((rc = json_parse(d2, k_text, k_len, kf, 1, &kroot, err)) != 0)
+            goto done;
+        jr kr;
+        jr_init(&kr, kf, err);
+        if ((rc = kineto_load(kroot, &kr, &c.k)) != 0)
+            goto done;
+        if ((rc = link(&c, lo, hi, nsteps ? 0 : which, etf, kf, err)) != 0)
+            goto done;
+        if ((rc = charge_kernels(&c, kf, err)) != 0)
+            goto done;
+        use_dev = device_of(c.k.device, dev, &kdev);
+    }
+    /* the profile */
+    const char *base = strrchr(etf, '/');
+    base = base ? base + 1 : etf;
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(base, "."), base);
+    c.g = graph_new(name, use_dev);
+    if (!c.g) {
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        goto done;
+    }
+    c.g->batch = params_int(ps, "batch");
+    /* nodes of each operator, in id order (threads may interleave) */
+    int32_t *first = sw_malloc(((size_t)t->count + 1) * sizeof *first);
+    int32_t *next = sw_malloc(((size_t)t->count + 1) * sizeof *next);
+    int32_t *tail = sw_malloc(((size_t)t->count + 1) * sizeof *tail);
+    if (!first || !next || !tail) {
+        sw_free(first);
+        sw_free(next);
+        sw_free(tail);
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int32_t i = 0; i < t->count; i++)
+        first[i] = next[i] = tail[i] = -1;
+    for (int32_t i = lo; i < hi; i++) {
+        int32_t top = t->n[i].top;
+        if (top < 0)
+            continue;
+        if (first[top] < 0)
+            first[top] = i;
+        else
+            next[tail[top]] = i;
+        tail[top] = i;
+    }
+    int32_t nops = 0;
+    for (int32_t i = lo; i < hi && !rc; i++) {
+        etn *e = &t->n[i];
+        if (e->top != i)
+            continue;
+        c.nrd = c.ncr = c.nmu = 0;
+        c.cur_op = c.g->n_ops;
+        for (int32_t j = first[i]; j >= 0 && !rc; j = next[j])
+            rc = node_accesses(&c, &t->n[j], e->phase);
+        if (rc)
+            break;
+        if (c.nrd + c.ncr + c.nmu == 0 && e->gpu_s == 0)
+            continue; /* no tensor, no kernel: nothing to simulate */
+        int32_t *rd = sw_malloc(((size_t)c.nrd + 1) * sizeof *rd);
+        int32_t *cr = sw_malloc(((size_t)c.ncr + 1) * sizeof *cr);
+        int32_t *mu = sw_malloc(((size_t)c.nmu + 1) * sizeof *mu);
+        int nr = 0;
+        if (!rd || !cr || !mu) {
+            sw_free(rd);
+            sw_free(cr);
+            sw_free(mu);
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+            break;
+        }
+        for (int k = 0; k < c.nrd; k++) {
+            int dup = 0;
+            for (int j = 0; j < c.nmu && !dup; j++)
+                dup = c.mu[j] == c.rd[k];
+            if (!dup)
+                rd[nr++] = c.b[c.rd[k]].tensor;
+        }
+        for (int k = 0; k < c.ncr; k++)
+            cr[k] = c.b[c.cr[k]].tensor;
+        for (int k = 0; k < c.nmu; k++)
+            mu[k] = c.b[c.mu[k]].tensor;
+        const char *type = e->name;
+        if (starts(type, "autograd::engine::evaluate_function: "))
+            type += strlen("autograd::engine::evaluate_function: ");
+        char opn[96];
+        snprintf(opn, sizeof opn, "n%lld:%.60s", (long long)e->id, type);
+        int32_t op = graph_add_op(c.g, opn, type, e->gpu_s, e->phase, rd, nr, cr, c.ncr, mu,
+                                  c.nmu, 0);
+        sw_free(rd);
+        sw_free(cr);
+        sw_free(mu);
+        if (op < 0 || graph_op_attr(c.g, op, "et_id", (double)e->id)) {
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+            break;
+        }
+        e->op = op;
+        nops++;
+    }
+    sw_free(first);
+    sw_free(next);
+    sw_free(tail);
+    if (rc)
+        goto done;
+    if (nops == 0) {
+        rc = sw_fail(err, SW_EINVAL, "%s: no operator with GPU tensors or kernels in the "
+                     "iteration", etf);
+        goto done;
+    }
+    /* kinds of the storages that exist before the iteration */
+    for (int32_t i = 0; i < c.nb; i++) {
+        binding *b = &c.b[i];
+        if (b->creator >= 0)
+            continue;
+        graph_tensor *x = &c.g->tensors[b->tensor];
+        x->kind = (uint8_t)(b->mut_update ? (b->read_fwd ? GK_PARAMETER : GK_OPTIMIZER_STATE)
+                            : b->mut_other ? GK_GRADIENT
+                                           : GK_INPUT);
+    }
+    char files_s[2048];
+    snprintf(files_s, sizeof files_s, "%s%s%s", etf, kf ? " " : "", kf ? kf : "");
+    char dv[160];
+    if (c.k.device)
+        snprintf(dv, sizeof dv, "%s (from the Kineto trace; profile device %s)", c.k.device,
+                 use_dev->name);
+    else
+        snprintf(dv, sizeof dv, "%s (assumed: the traces do not name the GPU)", use_dev->name);
+    if (graph_set_str(&c.g->prov.source, "recorded") ||
+        graph_set_str(&c.g->prov.tool, kf ? "swapsim import pytorch (PyTorch execution trace + "
+                                            "Kineto trace)"
+                                          : "swapsim import pytorch (PyTorch execution trace)") ||
+        graph_set_str(&c.g->prov.file, files_s) || graph_set_str(&c.g->prov.device, dv) ||
+        graph_set_str(&c.g->prov.notes, kf ? "operator time = GPU time of the kernels, copies "
+                      "and memsets each top-level operator launched"
+                                           : "no Kineto trace: operator times are zero")) {
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        goto done;
+    }
+    if ((rc = graph_finish(c.g, err, NULL, NULL)) != 0) {
+        sw_err_prefix(err, "%s: ", etf);
+        goto done;
+    }
+    *out = c.g;
+    c.g = NULL;
+done:
+    graph_free(c.g);
+    hm_free(&c.live);
+    sw_free(c.b);
+    sw_free(c.rd);
+    sw_free(c.cr);
+    sw_free(c.mu);
+    sw_free(c.tin);
+    sw_free(c.tout);
+    sw_free(c.t.n);
+    kineto_free(&c.k);
+    json_doc_free(d1);
+    json_doc_free(d2);
+    sw_free(et_text);
+    sw_free(k_text);
+    return rc;
+}
+
+const importer importer_pytorch = {
+    "pytorch", "PyTorch execution trace (+ Kineto trace for GPU times), gzip or plain",
+    "ET [KINETO]", 1, 2, pt_params, import_pytorch};

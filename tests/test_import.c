@@ -1,0 +1,425 @@
+/* test_import.c: the pipedream and pytorch importers on hand-made fixtures
+   (written here into a scratch directory, good and broken) and on the
+   shared recorded data (skipped when absent), through the library and the
+   command line. */
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../experiments/calibrate.h"
+#include "../profiles/importers.h"
+#include "../profiles/profile_io.h"
+#include "tap.h"
+
+static char dir[256];
+
+static const char *put(const char *name, const char *text)
+{
+    static char path[16][512];
+    static int k;
+    char *p = path[k++ % 16];
+    snprintf(p, 512, "%s/%s", dir, name);
+    FILE *f = fopen(p, "wb");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    return p;
+}
+
+static int import2(const char *fmt, const char *f1, const char *f2, const char *kv,
+                   graph_profile **g, sw_err *e)
+{
+    const importer *im = importer_find(fmt);
+    param_set ps;
+    params_init(&ps, im->params);
+    if (kv && params_set_kv(&ps, kv, e)) {
+        params_free(&ps);
+        return -1;
+    }
+    const char *files[2] = {f1, f2};
+    *g = NULL;
+    int rc = im->import(files, f2 ? 2 : 1, &ps, dev_find("v100"), g, e);
+    params_free(&ps);
+    return rc;
+}
+
+static void expect_fail(const char *fmt, const char *f1, const char *f2, const char *needle,
+                        const char *what)
+{
+    graph_profile *g = NULL;
+    sw_err e = {0, ""};
+    int rc = import2(fmt, f1, f2, NULL, &g, &e);
+    OK(rc != 0 && g == NULL, "%s: rejected", what);
+    IS_STR_HAS(e.msg, needle, "%s: message", what);
+    OK(strchr(e.msg, '\n') == NULL, "%s: one line", what);
+    graph_free(g);
+}
+
+static int32_t op_named(const graph_profile *g, const char *prefix)
+{
+    for (int32_t i = 0; i < g->n_ops; i++)
+        if (!strncmp(g->ops[i].name, prefix, strlen(prefix)))
+            return i;
+    return -1;
+}
+
+static double attr(const graph_op *o, const char *k)
+{
+    for (int32_t i = 0; i < o->n_attr; i++)
+        if (!strcmp(o->attr[i].key, k))
+            return o->attr[i].value;
+    return -1;
+}
+
+/* run the CLI; returns the exit code, stderr in err (caller frees) */
+static int sh(const char *args, char **err)
+{
+    const char *bin = getenv("SWAPSIM_BIN");
+    if (!bin)
+        return -1;
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s >%s/out 2>%s/err", bin, args, dir, dir);
+    int st = system(cmd);
+    char path[512];
+    size_t len;
+    sw_err e;
+    snprintf(path, sizeof path, "%s/err", dir);
+    if (err && sw_read_file(path, err, &len, &e))
+        *err = NULL;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+#define PD_GOOD                                                                                   \
+    "node1 -- Input -- forward_compute_time=5.000, backward_compute_time=0.000, "                 \
+    "activation_size=384.0, parameter_size=0.000\n"                                                \
+    "node2 -- Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1)) -- "                \
+    "forward_compute_time=1.000, backward_compute_time=2.000, activation_size=1024.0, "           \
+    "parameter_size=896.000\n"                                                                     \
+    "node3 -- ReLU(inplace) -- forward_compute_time=0.500, backward_compute_time=0.250, "         \
+    "activation_size=1024.0, parameter_size=0.000\n"                                               \
+    "node4 -- Linear(in_features=128, out_features=10, bias=True) -- "                            \
+    "forward_compute_time=0.100, backward_compute_time=0.200, activation_size=80.0, "             \
+    "parameter_size=5160.000\n"                                                                    \
+    "\tnode1 -- node2\n\tnode2 -- node3\n\tnode3 -- node4\n"
+
+static void pipedream_fixtures(void)
+{
+    graph_profile *g;
+    sw_err e;
+    const char *f = put("good.txt", PD_GOOD);
+    int rc = import2("pipedream", f, NULL, "batch=2", &g, &e);
+    IS_INT(rc, 0, "pipedream: good fixture imports %s", rc ? e.msg : "");
+    if (rc)
+        return;
+    graph_stats st;
+    graph_compute_stats(g, &st);
+    IS_INT(st.ops_per_phase[GP_FORWARD], 3, "pipedream: one forward op per module");
+    IS_INT(st.ops_per_phase[GP_BACKWARD], 3, "pipedream: backward ops in reverse");
+    IS_INT(st.ops_per_phase[GP_UPDATE], 2, "pipedream: one update per parameter");
+    IS_INT(st.parameter_bytes, 896 + 5160, "pipedream: parameter sizes");
+    int32_t c = op_named(g, "node2:Conv2d");
+    OK(c >= 0, "pipedream: the conv op");
+    if (c >= 0) {
+        IS_NUM(g->ops[c].time_s, 1e-3, 1e-12, "pipedream: measured forward time");
+        IS_INT(attr(&g->ops[c], "c"), 3, "pipedream: conv input channels from the module");
+        IS_INT(attr(&g->ops[c], "h"), 4, "pipedream: conv input size from the activations");
+        IS_INT(attr(&g->ops[c], "k"), 8, "pipedream: conv filters");
+        IS_INT(attr(&g->ops[c], "r"), 3, "pipedream: conv window");
+        IS_INT(g->tensors[g->ops[c].out[0]].bytes, 1024, "pipedream: activation size");
+    }
+    int32_t cb = op_named(g, "node2:Conv2d_bwd");
+    OK(cb >= 0 && fabs(g->ops[cb].time_s - 2e-3) < 1e-12, "pipedream: measured backward time");
+    int32_t l = op_named(g, "node4:Linear");
+    OK(l >= 0 && attr(&g->ops[l], "k") == 128 && attr(&g->ops[l], "n") == 10,
+       "pipedream: linear dims");
+    IS_STR_HAS(g->prov.file, "good.txt", "pipedream: provenance names the file");
+    IS_STR_HAS(g->prov.device, "v100", "pipedream: provenance names the device");
+    IS_STR_HAS(g->prov.tool, "pipedream", "pipedream: provenance names the tool");
+    graph_free(g);
+
+    expect_fail("pipedream",
+                put("trunc.txt", "node1 -- Input -- forward_compute_time=5.000, "
+                                 "backward_compute_time=0.000, activation_size=384.0, "
+                                 "parameter_size=0.000\nnode2 -- ReLU -- forward_compute_time=1."),
+                NULL, "trunc.txt:2:", "pipedream: truncated line");
+    expect_fail("pipedream",
+                put("unk.txt", "node1 -- Input -- forward_compute_time=5.000, "
+                               "backward_compute_time=0.000, activation_size=384.0, "
+                               "parameter_size=0.000\n\tnode1 -- node9\n"),
+                NULL, "unk.txt:2: edge refers to unknown node 'node9'", "pipedream: unknown node");
+    expect_fail("pipedream",
+                put("cyc.txt", "node1 -- Input -- forward_compute_time=5.000, "
+                               "backward_compute_time=0.000, activation_size=384.0, "
+                               "parameter_size=0.000\n"
+                               "node2 -- ReLU -- forward_compute_time=1, backward_compute_time=1, "
+                               "activation_size=4, parameter_size=0\n"
+                               "node3 -- ReLU -- forward_compute_time=1, backward_compute_time=1, "
+                               "activation_size=4, parameter_size=0\n"
+                               "\tnode1 -- node2\n\tnode2 -- node3\n\tnode3 -- node2\n"),
+                NULL, "cycle", "pipedream: cycle");
+    expect_fail("pipedream",
+                put("num.txt", "node1 -- Input -- forward_compute_time=abc, "
+                               "backward_compute_time=0.000, activation_size=384.0, "
+                               "parameter_size=0.000\n"),
+                NULL, "num.txt:1: forward_compute_time: expected a number", "pipedream: bad number");
+    expect_fail("pipedream",
+                put("noedges.txt", "node1 -- Input -- forward_compute_time=5.000, "
+                                   "backward_compute_time=0.000, activation_size=384.0, "
+                                   "parameter_size=0.000\n"
+                                   "node2 -- ReLU -- forward_compute_time=1, "
+                                   "backward_compute_time=1, activation_size=4, "
+                                   "parameter_size=0\n"),
+                NULL, "noedges.txt:2: node node2 (ReLU) has no input edge",
+                "pipedream: edge list cut off");
+    expect_fail("pipedream", put("empty.txt", "\n\n"), NULL, "no nodes", "pipedream: empty file");
+    expect_fail("pipedream", put("garbage.txt", "hello world\n"), NULL, "garbage.txt:1:",
+                "pipedream: not a graph");
+    /* gzip: a broken stream */
+    const char bad_gz[] = "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage-garbage";
+    FILE *gf = fopen(put("bad.txt.gz", ""), "wb");
+    if (gf) {
+        fwrite(bad_gz, 1, sizeof bad_gz - 1, gf);
+        fclose(gf);
+    }
+    char gp[512];
+    snprintf(gp, sizeof gp, "%s/bad.txt.gz", dir);
+    expect_fail("pipedream", gp, NULL, "gzip", "pipedream: gzip error");
+}
+
+/* a tiny ET (schema 1.1) and its Kineto trace: mm, relu_ (in place), view,
+   sum; kernels of 100, 7 and 3 us */
+#define T(id, st) "[" #id ", " #st ", 0, 256, 4, \"cuda:0\"]"
+#define ET_NODE(id, name, par, rf, ins, intypes, outs)                                            \
+    "{\"id\": " #id ", \"name\": \"" name "\", \"ctrl_deps\": " #par ", \"inputs\": {\"values\": " \
+    ins ", \"types\": " intypes "}, \"outputs\": {\"values\": " outs "}, \"attrs\": "              \
+    "[{\"name\": \"rf_id\", \"type\": \"uint64\", \"value\": " #rf "}, {\"name\": \"tid\", "       \
+    "\"type\": \"uint64\", \"value\": 1}]}"
+#define ET_HEAD                                                                                   \
+    "{\"schema\": \"1.1.0\", \"nodes\": [\n"                                                       \
+    "{\"id\": 1, \"name\": \"[pytorch|profiler|execution_trace|process]\", \"ctrl_deps\": 1},\n"  \
+    "{\"id\": 2, \"name\": \"[pytorch|profiler|execution_trace|thread]\", \"ctrl_deps\": 1, "    \
+    "\"attrs\": [{\"name\": \"tid\", \"type\": \"uint64\", \"value\": 1}]},\n"
+#define ET_BODY                                                                                   \
+    ET_NODE(3, "aten::mm", 2, 1, "[" T(10, 100) ", " T(11, 101) "]",                             \
+            "[\"Tensor(float)\", \"Tensor(float)\"]", "[" T(12, 102) "]") ",\n"                   \
+    ET_NODE(4, "aten::relu_", 2, 2, "[" T(12, 102) "]", "[\"Tensor(float)\"]",                    \
+            "[" T(12, 102) "]") ",\n"                                                              \
+    ET_NODE(5, "aten::view", 2, 3, "[" T(12, 102) ", [256]]", "[\"Tensor(float)\", "              \
+            "\"GenericList[Int]\"]", "[" T(13, 102) "]") ",\n"                                     \
+    ET_NODE(6, "aten::sum", 2, 4, "[" T(13, 102) "]", "[\"Tensor(float)\"]", "[" T(14, 103) "]")
+#define ET_GOOD ET_HEAD ET_BODY "\n]}\n"
+
+#define K_CPU(name, ts, dur) \
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"" name "\", \"pid\": 7, \"tid\": 7, " \
+    "\"ts\": " #ts ", \"dur\": " #dur ", \"args\": {}}"
+#define K_RT(ts, corr) \
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 7, " \
+    "\"tid\": 7, \"ts\": " #ts ", \"dur\": 1, \"args\": {\"correlation\": " #corr "}}"
+#define K_KER(ts, dur, corr) \
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k" #corr "\", \"pid\": 0, \"tid\": 7, " \
+    "\"ts\": " #ts ", \"dur\": " #dur ", \"args\": {\"correlation\": " #corr "}}"
+#define K_GOOD_EVENTS \
+    K_CPU("aten::mm", 0, 10) ",\n" K_CPU("aten::relu_", 20, 5) ",\n" K_CPU("aten::view", 30, 1) \
+    ",\n" K_CPU("aten::sum", 40, 5) ",\n" K_RT(2, 1) ",\n" K_RT(21, 2) ",\n" K_RT(41, 3)         \
+    ",\n" K_KER(50, 100, 1) ",\n" K_KER(150, 7, 2) ",\n" K_KER(160, 3, 3)
+#define K_GOOD                                                                                   \
+    "{\"deviceProperties\": [{\"name\": \"Tesla V100-SXM2-16GB\"}], \"traceEvents\": [\n"        \
+    K_GOOD_EVENTS "\n]}\n"
+
+static void pytorch_fixtures(void)
+{
+    graph_profile *g;
+    sw_err e;
+    const char *et = put("et.json", ET_GOOD), *k = put("kineto.json", K_GOOD);
+    int rc = import2("pytorch", et, k, NULL, &g, &e);
+    IS_INT(rc, 0, "pytorch: good fixture imports %s", rc ? e.msg : "");
+    if (!rc) {
+        IS_INT(g->n_ops, 4, "pytorch: four top-level operators");
+        IS_NUM(g->total_compute_s, 110e-6, 1e-12, "pytorch: kernel times summed");
+        int32_t mm = op_named(g, "n3:"), relu = op_named(g, "n4:"), sum = op_named(g, "n6:");
+        OK(mm >= 0 && fabs(g->ops[mm].time_s - 100e-6) < 1e-12, "pytorch: mm's kernel time");
+        OK(mm >= 0 && g->ops[mm].n_in == 2 && g->ops[mm].n_out == 1,
+           "pytorch: mm reads two storages, makes one");
+        OK(relu >= 0 && g->ops[relu].n_mut == 1 && g->ops[relu].n_out == 0,
+           "pytorch: relu_ mutates its input in place");
+        OK(sum >= 0 && g->ops[sum].n_in == 1 && g->ops[mm].out[0] == g->ops[sum].in[0],
+           "pytorch: the view shares the mm output's storage");
+        graph_stats st;
+        graph_compute_stats(g, &st);
+        IS_INT(st.storages, 4, "pytorch: four storages (the view adds none)");
+        IS_INT(st.total_tensor_bytes, 4 * 1024, "pytorch: storage bytes from numel x itemsize");
+        IS_STR_HAS(g->prov.device, "V100", "pytorch: provenance names the recorded GPU");
+        IS_STR_HAS(g->prov.file, "kineto.json", "pytorch: provenance names the files");
+        graph_free(g);
+    }
+    /* schema 1.0 (parent, inputs as arrays) without Kineto: zero times */
+    const char *et10 = put(
+        "et10.json",
+        "{\"schema\": \"1.0.1\", \"nodes\": [\n"
+        "{\"id\": 1, \"name\": \"[pytorch|profiler|execution_graph|process]\", \"parent\": 1},\n"
+        "{\"id\": 2, \"name\": \"[pytorch|profiler|execution_graph|thread]\", \"parent\": 1, "
+        "\"tid\": 1},\n"
+        "{\"id\": 3, \"name\": \"aten::mm\", \"parent\": 2, \"rf_id\": 1, \"tid\": 1, "
+        "\"inputs\": [" T(10, 100) ", " T(11, 101) "], \"input_types\": [\"Tensor(float)\", "
+        "\"Tensor(float)\"], \"outputs\": [" T(12, 102) "], \"output_types\": "
+        "[\"Tensor(float)\"]}\n]}\n");
+    rc = import2("pytorch", et10, NULL, NULL, &g, &e);
+    IS_INT(rc, 0, "pytorch: schema 1.0 imports %s", rc ? e.msg : "");
+    if (!rc) {
+        IS_INT(g->n_ops, 1, "pytorch: schema 1.0: one operator");
+        IS_NUM(g->total_compute_s, 0, 0, "pytorch: no Kineto trace: zero times");
+        graph_free(g);
+    }
+    /* Record function ids link directly */
+    const char *krf = put(
+        "kineto_rf.json",
+        "{\"traceEvents\": [\n"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 7, \"tid\": 7, "
+        "\"ts\": 0, \"dur\": 10, \"args\": {\"Record function id\": 1}},\n" K_RT(2, 1)
+        ",\n" K_KER(50, 42, 1) "\n]}\n");
+    rc = import2("pytorch", et, krf, NULL, &g, &e);
+    IS_INT(rc, 0, "pytorch: linked by Record function id %s", rc ? e.msg : "");
+    if (!rc) {
+        IS_NUM(g->total_compute_s, 42e-6, 1e-12, "pytorch: rf-linked kernel time");
+        graph_free(g);
+    }
+    /* broken inputs */
+    char trunc[sizeof ET_GOOD];
+    memcpy(trunc, ET_GOOD, sizeof ET_GOOD);
+    trunc[sizeof ET_GOOD / 2] = 0;
+    expect_fail("pytorch", put("trunc.json", trunc), k, "trunc.json:", "pytorch: truncated ET");
+    expect_fail("pytorch",
+                put("orphan.json", ET_HEAD ET_NODE(3, "aten::mm", 99, 1, "[]", "[]", "[]") "]}"),
+                NULL, "parent 99 is not a node", "pytorch: unknown parent");
+    expect_fail("pytorch",
+                put("badt.json", ET_HEAD ET_NODE(3, "aten::mm", 2, 1, "[[1, 2]]",
+                                                  "[\"Tensor(float)\"]", "[]") "]}"),
+                NULL, "$.nodes[2].inputs[0]", "pytorch: malformed tensor tuple");
+    expect_fail("pytorch", et,
+                put("orphan_kernel.json", "{\"traceEvents\": [\n" K_GOOD_EVENTS ",\n" K_RT(15, 4)
+                                          ",\n" K_KER(170, 5, 4) "\n]}\n"),
+                "launched by no operator", "pytorch: kernel with no operator");
+    expect_fail("pytorch", et,
+                put("other.json", "{\"traceEvents\": [\n" K_CPU("aten::conv2d", 0, 10) "]}"),
+                "does not match", "pytorch: traces of different runs");
+    expect_fail("pytorch", et,
+                put("nocorr.json",
+                    "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
+                    "\"ts\": 1, \"dur\": 1, \"args\": {}}]}"),
+                "$.traceEvents[0]", "pytorch: kernel without correlation");
+    expect_fail("pytorch", et, put("notjson.json", "{\"traceEvents\": [1, 2"), "notjson.json:1:",
+                "pytorch: malformed Kineto JSON");
+}
+
+static void shared_data(const char *d)
+{
+    char p1[1024], p2[1024];
+    graph_profile *g;
+    sw_err e;
+    /* PipeDream ResNet-50: the measured totals survive the import */
+    snprintf(p1, sizeof p1, "%s/data/pipedream/resnet50.txt", d);
+    int rc = import2("pipedream", p1, NULL, NULL, &g, &e);
+    IS_INT(rc, 0, "pipedream resnet50 imports %s", rc ? e.msg : "");
+    if (!rc) {
+        double fb = 0;
+        for (int32_t i = 0; i < g->n_ops; i++)
+            if (g->ops[i].phase != GP_UPDATE)
+                fb += g->ops[i].time_s;
+        IS_NUM(fb, 0.443419, 1e-6, "pipedream resnet50: forward+backward = the file's sum");
+        graph_stats st;
+        graph_compute_stats(g, &st);
+        IS_INT(st.ops_per_phase[GP_UPDATE], 107, "pipedream resnet50: 53 conv + 53 BN + 1 FC "
+               "parameters");
+        graph_free(g);
+    }
+    static const char *const others[] = {"resnet18", "resnet101", "inception_v3", "vgg16",
+                                         "alexnet", "squeezenet1_0", "gnmt"};
+    for (size_t i = 0; i < SW_ARRAY_LEN(others); i++) {
+        snprintf(p1, sizeof p1, "%s/data/pipedream/%s.txt", d, others[i]);
+        rc = import2("pipedream", p1, NULL, NULL, &g, &e);
+        IS_INT(rc, 0, "pipedream %s imports %s", others[i], rc ? e.msg : "");
+        graph_free(g);
+    }
+    /* PyTorch: the linear pair links; its iteration's kernels sum to 8.849 ms */
+    snprintf(p1, sizeof p1, "%s/data/pytorch-traces/linear_et.json.gz", d);
+    snprintf(p2, sizeof p2, "%s/data/pytorch-traces/linear_kineto.json.gz", d);
+    rc = import2("pytorch", p1, p2, NULL, &g, &e);
+    IS_INT(rc, 0, "pytorch linear imports %s", rc ? e.msg : "");
+    if (!rc) {
+        IS_NUM(g->total_compute_s, 8.849e-3, 1e-9, "pytorch linear: GPU time of the iteration");
+        graph_stats st;
+        graph_compute_stats(g, &st);
+        OK(st.parameter_bytes >= 20LL * 1024 * 1024 * 4, "pytorch linear: 20+ 1024x1024 weights");
+        IS_STR_HAS(g->prov.device, "2080 Ti", "pytorch linear: recorded GPU");
+        graph_free(g);
+    }
+    /* the ResNet pair comes from different runs (ResNet-50 DDP ET, ResNet-18
+       Kineto): refused with one line */
+    snprintf(p1, sizeof p1, "%s/data/pytorch-traces/resnet_et.json.gz", d);
+    snprintf(p2, sizeof p2, "%s/data/pytorch-traces/resnet_kineto.json.gz", d);
+    expect_fail("pytorch", p1, p2, "does not match", "pytorch resnet pair");
+    /* the ResNet ET alone: ResNet-50's parameters, like the generator's */
+    rc = import2("pytorch", p1, NULL, NULL, &g, &e);
+    IS_INT(rc, 0, "pytorch resnet ET imports %s", rc ? e.msg : "");
+    if (!rc) {
+        graph_stats st, sg;
+        graph_compute_stats(g, &st);
+        const char *kv[] = {"depth=50", "batch=1"};
+        graph_profile *r50 = NULL;
+        if (!cal_generate("resnet", kv, 2, "v100", &r50, &e)) {
+            graph_compute_stats(r50, &sg);
+            IS_INT(st.parameter_bytes, sg.parameter_bytes,
+                   "pytorch resnet ET: parameters = the resnet-50 generator's");
+        }
+        graph_free(r50);
+        graph_free(g);
+    }
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/swapsim-import-%d", (int)getpid());
+    char mk[300];
+    snprintf(mk, sizeof mk, "mkdir -p %s", dir);
+    if (system(mk) != 0)
+        tap_skip_all("cannot create a scratch directory");
+    pipedream_fixtures();
+    pytorch_fixtures();
+    const char *d = tap_shared_dir();
+    char probe[1024];
+    snprintf(probe, sizeof probe, "%s/data/pipedream/resnet50.txt", d ? d : "");
+    if (d && access(probe, R_OK) == 0)
+        shared_data(d);
+    else
+        tap_skip(1, "shared data not found ($SWAPSIM_SHARED/data)");
+    /* the command line */
+    char *err = NULL, args[1200];
+    if (getenv("SWAPSIM_BIN")) {
+        snprintf(args, sizeof args, "import pipedream %s/good.txt -o %s/p.json", dir, dir);
+        IS_INT(sh(args, NULL), 0, "cli: import pipedream exits 0");
+        snprintf(args, sizeof args, "import pipedream %s/unk.txt -o %s/p.json", dir, dir);
+        IS_INT(sh(args, &err), 1, "cli: a broken file exits 1");
+        IS_STR_HAS(err, "unk.txt:2:", "cli: the message names file and line");
+        sw_free(err);
+        snprintf(args, sizeof args, "import pytorch %s/et.json %s/kineto.json -o %s/t.json", dir,
+                 dir, dir);
+        IS_INT(sh(args, NULL), 0, "cli: import pytorch exits 0");
+        snprintf(args, sizeof args, "%s/t.json", dir);
+        graph_profile *g = NULL;
+        sw_err e;
+        OK(profile_read_file(args, &g, &e) == 0, "cli: the imported profile reads back");
+        graph_free(g);
+        IS_INT(sh("import --help", NULL), 0, "cli: import --help");
+        IS_INT(sh("calibrate --help", NULL), 0, "cli: calibrate --help");
+        IS_INT(sh("table1 --help", NULL), 0, "cli: table1 --help");
+        snprintf(args, sizeof args, "model resnet --depth 18 --batch 2 --inference -o %s/r.json",
+                 dir);
+        IS_INT(sh(args, NULL), 0, "cli: a boolean generator option alone");
+    } else {
+        tap_skip(1, "SWAPSIM_BIN not set");
+    }
+    snprintf(mk, sizeof mk, "rm -rf %s", dir);
+    if (system(mk) != 0)
+        printf("# could not remove %s\n", dir);
+    return tap_done();
+}
