@@ -46,5 +46,6 @@ int planner_ideal_peak(const graph_profile *g, int64_t *peak, sw_err *err);
 /* Built-in planners. */
 extern const planner planner_ideal;
 extern const planner planner_none;
+extern const planner planner_dtr;
 
 #endif

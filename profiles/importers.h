@@ -23,4 +23,7 @@ size_t importer_count(void);
 const importer *importer_at(size_t i);
 const importer *importer_find(const char *name);
 
+/* Built-in importers. */
+extern const importer importer_dtr;
+
 #endif
