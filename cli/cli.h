@@ -58,5 +58,6 @@ int cmd_simulate(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_dtr_parity(int argc, char **argv);
 
 #endif

@@ -25,6 +25,13 @@ static const param_def dtr_params[] = {
     {"allocator", PT_CHOICE, "best-fit", "address allocator placing the plan in the budget; a "
      "placement that fails although the bytes fit evicts more", "first-fit|best-fit", 1, 0},
     {"alignment", PT_SIZE, "1", "placement alignment in bytes", NULL, 1, 1e9},
+    {"budget_on", PT_CHOICE, "arena", "what the budget bounds: the plan's arena (the plan "
+     "fits the budget; fragmentation costs evictions), or the bytes of resident tensors as in "
+     "the DTR simulator and prototype (decisions on bytes alone; the plan's arena, reported, "
+     "may exceed the budget by the allocator's fragmentation)", "arena|bytes", 1, 0},
+    {"frag_evict", PT_CHOICE, "opening", "when the bytes fit but no free block is large enough: "
+     "evict the cheapest tensor whose removal opens a large-enough block, or the next one the "
+     "heuristic picks", "opening|heuristic", 1, 0},
     PARAM_END};
 
 /* Fill cfg from the planner options (shared with dtr-megengine). */
@@ -43,6 +50,8 @@ void dtr_config_from(const planner_opts *o, dtr_config *cfg)
     cfg->fit = MEM_BEST_FIT;
     mem_fit_parse(params_str(ps, "allocator"), &cfg->fit);
     cfg->align = params_size(ps, "alignment");
+    cfg->frag_fit = !strcmp(params_str(ps, "frag_evict"), "opening");
+    cfg->bytes_only = !strcmp(params_str(ps, "budget_on"), "bytes");
     cfg->recompute_base = 1;
     cfg->seed = o->seed;
 }

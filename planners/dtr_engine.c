@@ -341,6 +341,27 @@ static double cost(eng *e, int32_t s)
     }
 }
 
+/* Fragmentation: the cheapest candidate whose removal (coalesced with the
+   free blocks beside it) opens a block of need bytes; -1 if none. */
+static int32_t choose_opening(eng *e, int64_t need)
+{
+    int32_t best = -1;
+    double best_cost = INFINITY;
+    int64_t a = e->cfg->align > 1 ? e->cfg->align : 1;
+    int64_t want = ((need > 0 ? need : 1) + a - 1) / a * a;
+    for (int32_t s = e->phead; s >= 0; s = e->pnext[s]) {
+        int64_t sz = sbytes(e, s), own = ((sz > 0 ? sz : 1) + a - 1) / a * a;
+        if (own + mem_adjacent_free(e->mem, &e->place[s], sz) < want)
+            continue;
+        double c = e->cfg->heuristic == DH_RANDOM ? 0 : cost(e, s);
+        if (c <= best_cost) {
+            best_cost = c;
+            best = s;
+        }
+    }
+    return best;
+}
+
 /* The storage to evict, or -1 if the pool is empty. */
 static int32_t choose(eng *e)
 {
@@ -400,7 +421,8 @@ static int evict(eng *e, int32_t s, int kind)
     pool_remove(e, s);
     for (int32_t k = e->ton_off[s]; k < e->ton_off[s + 1]; k++)
         e->defined[e->ton[k]] = 0;
-    mem_release(e->mem, &e->place[s], sbytes(e, s));
+    if (!e->cfg->bytes_only)
+        mem_release(e->mem, &e->place[s], sbytes(e, s));
     if (kind == EV_DEATH)
         e->last_death_ev[s] = (int32_t)e->nev;
     if (log_ev(e, kind, s))
@@ -473,6 +495,8 @@ static void note_alloc(eng *e)
    will; evict more while a placement fails. */
 static int place_all(eng *e, const int32_t *list, int32_t n)
 {
+    if (e->cfg->bytes_only)
+        return 0;
     for (;;) {
         int32_t k, fail = -1;
         for (k = 0; k < n; k++) {
@@ -491,7 +515,9 @@ static int place_all(eng *e, const int32_t *list, int32_t n)
         for (int32_t j = 0; j < k; j++)
             if (!e->material[list[j]])
                 mem_release(e->mem, &e->place[list[j]], sbytes(e, list[j]));
-        int32_t v = choose(e);
+        int32_t v = e->cfg->frag_fit ? choose_opening(e, sbytes(e, fail)) : -1;
+        if (v < 0)
+            v = choose(e);
         if (v < 0)
             return oom(e, sbytes(e, fail), 1);
         e->st->evictions++;
@@ -1048,10 +1074,10 @@ static int run_ops(eng *e)
     return rc;
 }
 
-static int record(eng *e, plan **out)
+static int record_in(eng *e, mem_model *m, int64_t budget, plan **out, sw_err *e2)
 {
     const graph_profile *g = e->g;
-    plan_builder *b = pb_new(g, e->mem, e->budget + g->max_workspace, g->max_workspace);
+    plan_builder *b = pb_new(g, m, budget, g->max_workspace);
     if (!b)
         return SW_ENOMEM;
     for (int32_t s = 0; s < e->nt; s++)
@@ -1077,14 +1103,62 @@ static int record(eng *e, plan **out)
             break; /* EV_DEATH: the builder frees it after its last use / held_until */
         }
     }
-    sw_err e2;
-    int rc = pb_finish(b, out, &e2);
+    int rc = pb_finish(b, out, e2);
     pb_free(b);
+    return rc;
+}
+
+/* The plan in an arena of the budget, placed as the runtime mirrored it. */
+static int record(eng *e, plan **out)
+{
+    sw_err e2;
+    int rc = record_in(e, e->mem, e->budget + e->g->max_workspace, out, &e2);
     if (rc == SW_ENOFIT || rc == SW_EINVAL)
         return sw_fail(e->err, rc, "dtr: the recorded plan does not build (a bug): %s", e2.msg);
     if (rc)
         *e->err = e2;
     return rc;
+}
+
+/* bytes_only: place the decisions in a large arena, then in the smallest
+   one that holds them (first-fit places the same way in any arena that
+   fits; best-fit may not, so grow until it builds). */
+static int record_bytes(eng *e, plan **out)
+{
+    const graph_profile *g = e->g;
+    int64_t a = e->cfg->align > 0 ? e->cfg->align : 1, cap = 0;
+    for (int32_t s = 0; s < e->nt; s++)
+        if (g->tensors[s].storage == s)
+            cap += (sbytes(e, s) + a) / a * a + a;
+    sw_err e2;
+    for (int attempt = 0; attempt < 64; attempt++) {
+        mem_model *m = mem_address_new(cap, e->cfg->fit, a);
+        if (!m)
+            return SW_ENOMEM;
+        plan *p = NULL;
+        int rc = record_in(e, m, cap + g->max_workspace, &p, &e2);
+        mem_stats ms;
+        mem_get_stats(m, &ms);
+        mem_destroy(m);
+        if (rc == SW_ENOFIT && attempt > 0) {
+            cap += cap / 256 + a;
+            continue;
+        }
+        if (rc) {
+            *e->err = e2;
+            return rc == SW_ENOMEM ? rc : sw_fail(e->err, rc, "dtr: the recorded plan does not "
+                                                  "build (a bug): %s", e2.msg);
+        }
+        if (attempt == 0) { /* the large arena: now the smallest that holds it */
+            plan_free(p);
+            cap = ms.high_water > 0 ? ms.high_water : 1;
+            continue;
+        }
+        e->st->arena = p->capacity;
+        *out = p;
+        return 0;
+    }
+    return sw_fail(e->err, SW_EINVAL, "dtr: no arena holds the recorded decisions (a bug)");
 }
 
 int dtr_run(const graph_profile *g, int64_t budget, const dtr_config *cfg, plan **out,
@@ -1124,8 +1198,8 @@ int dtr_run(const graph_profile *g, int64_t budget, const dtr_config *cfg, plan 
     st->remat_ns = e.remat_ticks;
     st->clock_ns = e.clock;
     st->overhead = e.total_ticks > 0 ? (double)e.clock / (double)e.total_ticks : 1;
-    if (!rc)
-        rc = record(&e, out);
+    if (!rc && !cfg->no_plan)
+        rc = cfg->bytes_only ? record_bytes(&e, out) : record(&e, out);
     if (rc == SW_ENOMEM)
         sw_fail(err, SW_ENOMEM, "out of memory");
     mem_destroy(e.mem);
@@ -1145,6 +1219,8 @@ void dtr_stats_note(const dtr_stats *st, const dtr_config *cfg, sw_buf *b)
                   (long long)st->frag_evictions, (long long)st->peak_bytes,
                   (long long)st->peak_in_use, (long long)st->reserved_at_peak,
                   (long long)(st->reserved_at_peak - st->peak_in_use));
+    if (st->arena)
+        sw_buf_printf(b, "; budget on bytes: the plan's arena is %lld bytes", (long long)st->arena);
     if (st->real_deletes)
         sw_buf_printf(b, ", %lld real deletes (%lld regenerations)", (long long)st->real_deletes,
                       (long long)st->regenerations);

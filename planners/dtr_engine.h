@@ -36,6 +36,15 @@ typedef struct dtr_config {
     int64_t align;
     double exp_compute, exp_staleness, exp_memory, recompute_base; /* MegEngine score */
     uint64_t seed;
+    int frag_fit;          /* when the bytes fit but no block does: evict the cheapest
+                              candidate whose removal opens a large-enough block (1), or
+                              simply the next one the heuristic picks (0) */
+    int bytes_only;        /* decide on bytes alone (simrd, the DTR prototype's
+                              allocated-bytes budget): no placement during the run, no
+                              fragmentation evictions; the plan's arena is then the
+                              smallest that holds the decisions (it may exceed the
+                              budget: plan budget = arena + workspace) */
+    int no_plan;           /* only run the runtime and fill the stats; *out stays NULL */
 } dtr_config;
 
 typedef struct dtr_stats {
@@ -49,6 +58,7 @@ typedef struct dtr_stats {
     int64_t peak_in_use;     /* allocator: bytes in use at its peak */
     int64_t reserved_at_peak;/* allocator: arena extent (highest byte used) at that peak */
     int64_t high_water;      /* allocator: highest byte ever used */
+    int64_t arena;           /* bytes_only: the arena the plan needed */
     int64_t evaluations;     /* heuristic evaluations */
     double overhead;         /* clock / compute */
 } dtr_stats;
