@@ -10,6 +10,7 @@ static const planner *const registry[] = {
     &planner_ideal,
     &planner_none,
     &planner_dtr,
+    &planner_dtr_megengine,
 };
 
 size_t planner_count(void) { return SW_ARRAY_LEN(registry); }
