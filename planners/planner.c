@@ -11,6 +11,9 @@ static const planner *const registry[] = {
     &planner_none,
     &planner_dtr,
     &planner_dtr_megengine,
+    &planner_odswap,
+    &planner_tflms,
+    &planner_vdnn,
 };
 
 size_t planner_count(void) { return SW_ARRAY_LEN(registry); }

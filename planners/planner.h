@@ -48,5 +48,8 @@ extern const planner planner_ideal;
 extern const planner planner_none;
 extern const planner planner_dtr;
 extern const planner planner_dtr_megengine;
+extern const planner planner_odswap;
+extern const planner planner_tflms;
+extern const planner planner_vdnn;
 
 #endif
