@@ -137,6 +137,67 @@ static void test_hand(void)
     graph_free(g);
 }
 
+/* dtr-megengine, by hand: x (100 B) -> a (f1), x -> b (f2), b -> c (f3),
+   x -> d (2000 B, f4), (c, a) -> z (f5); 1 ms each; arena 4100 B best-fit.
+   Before f4: x [0,100) a [100,1100) c [2100,3100), b's hole [1100,2100) and
+   [3100,4100) free: the bytes fit (4100) but no 2000 B block. With the score
+   1 / (size + free beside it) (a = b = 0, c = 1), c (3000) beats a (2000):
+   c goes, d lands at 1100; f5 needs c back: b (dead) and c are recomputed:
+   (5 + 2) / 5. h_DTR instead evicts a (c was just made): (5 + 1) / 5. */
+static void test_megengine_hand(void)
+{
+    graph_profile *g = graph_new("meg", dev_find("v100"));
+    int32_t x = graph_add_tensor(g, "x", 100, GK_PARAMETER, 1);
+    int32_t a = graph_add_tensor(g, "a", 1000, GK_ACTIVATION, 0);
+    int32_t b = graph_add_tensor(g, "b", 1000, GK_ACTIVATION, 0);
+    int32_t c = graph_add_tensor(g, "c", 1000, GK_ACTIVATION, 0);
+    int32_t d = graph_add_tensor(g, "d", 2000, GK_ACTIVATION, 0);
+    int32_t z = graph_add_tensor(g, "z", 1, GK_ACTIVATION, 0);
+    int32_t ca[2] = {c, a};
+    graph_add_op(g, "f1", "f", 1e-3, GP_FORWARD, &x, 1, &a, 1, NULL, 0, 0);
+    graph_add_op(g, "f2", "f", 1e-3, GP_FORWARD, &x, 1, &b, 1, NULL, 0, 0);
+    graph_add_op(g, "f3", "f", 1e-3, GP_FORWARD, &b, 1, &c, 1, NULL, 0, 0);
+    graph_add_op(g, "f4", "f", 1e-3, GP_FORWARD, &x, 1, &d, 1, NULL, 0, 0);
+    graph_add_op(g, "f5", "f", 1e-3, GP_FORWARD, ca, 2, &z, 1, NULL, 0, 0);
+    sw_err e;
+    if (graph_finish(g, &e, NULL, NULL)) {
+        OK(0, "%s", e.msg);
+        return;
+    }
+    const planner *pl = planner_find("dtr-megengine");
+    planner_opts o;
+    planner_opts_init(&o, pl);
+    o.memory_budget = 4100;
+    const char *sets[] = {"exp_compute=0", "exp_staleness=0", "exp_memory=1", "alignment=1"};
+    for (int i = 0; i < 4; i++)
+        params_set_kv(&o.params, sets[i], &e);
+    plan *p = NULL;
+    int rc = planner_run(pl, g, &o, &p, &e);
+    planner_opts_free(&o);
+    IS_INT(rc, 0, "dtr-megengine hand case plans (%s)", rc ? e.msg : "ok");
+    if (!rc) {
+        sim_result r;
+        int safe;
+        IS_NUM(check(p, g, 4100, &r, &safe), 7.0 / 5, 1e-9, "megengine: c goes (most free "
+               "space beside it); b and c recomputed: 7 / 5");
+        OK(safe, "megengine plan verifies");
+        IS_INT(r.reruns, 2, "two reruns (f2 of the dead b, then f3)");
+        IS_STR_HAS(p->notes, "(1 for fragmentation)", "one eviction forced by fragmentation");
+        plan_free(p);
+    }
+    const char *dset[] = {"alignment=1"};
+    rc = dtr(g, 4100, dset, 1, &p, &e);
+    if (!rc) {
+        sim_result r;
+        int safe;
+        IS_NUM(check(p, g, 4100, &r, &safe), 6.0 / 5, 1e-9, "h_DTR on the same: a goes: 6 / 5");
+        plan_free(p);
+    } else {
+        OK(0, "dtr: %s", e.msg);
+    }
+    graph_free(g);
+}
+
 static void test_random(void)
 {
     static const char *heur[] = {"dtr", "dtr-eq", "dtr-local", "lru", "size", "msps", "random"};
@@ -272,6 +333,7 @@ static void test_shared(void)
 int main(void)
 {
     test_hand();
+    test_megengine_hand();
     test_random();
     test_determinism();
     test_shared();
