@@ -924,7 +924,12 @@ static int setup(eng *e)
     for (int32_t i = 0; i < no; i++) {
         int32_t p = g->order[i];
         const graph_op *op = &g->ops[p];
+        /* re-running p recreates every missing output: none may be one the
+           iteration mutates in place (nor may p mutate anything) */
         int32_t r = op->n_mut ? INT32_MIN : NEVER;
+        for (int32_t k = e->cre_off[p]; k < e->cre_off[p + 1]; k++)
+            if (mut_off[e->cre[k] + 1] > mut_off[e->cre[k]])
+                r = INT32_MIN;
         for (int32_t k = e->par_off[p]; k < e->par_off[p + 1] && r != INT32_MIN; k++) {
             int32_t q = stor(e, e->par[k]), nm = NEVER;
             for (int32_t j = mut_off[q]; j < mut_off[q + 1]; j++)
