@@ -61,5 +61,6 @@ int cmd_import(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_table1(int argc, char **argv);
+int cmd_dtr_parity(int argc, char **argv);
 
 #endif

@@ -186,6 +186,13 @@ static void put_result_json(const plan *p, const sim_result *r, int verified, sw
                   r->swap_outs, r->drops, r->reruns, p->n_tasks, r->iterations,
                   r->steady ? "true" : "false", verified ? "true" : "false",
                   p->mem_kind == MEM_POOL ? "pool" : p->policy);
+    if (p->notes) { /* the planner's own account (e.g. dtr's evictions, fragmentation) */
+        b->len--; /* reopen the object */
+        b->len--;
+        sw_buf_puts(b, ",\"notes\":");
+        sw_buf_put_jstr(b, p->notes);
+        sw_buf_puts(b, "}\n");
+    }
 }
 
 static void print_result(const plan *p, const sim_result *r, int verified, int json)
@@ -216,6 +223,8 @@ static void print_result(const plan *p, const sim_result *r, int verified, int j
     printf("  plan              %d tasks, %s, planned in %.3f s, %s\n", p->n_tasks,
            p->mem_kind == MEM_POOL ? "size-class pool" : p->policy, p->planning_time_s,
            verified ? "verified safe" : "not verified");
+    if (p->notes)
+        printf("  planner notes     %s\n", p->notes);
     if (!r->steady)
         printf("  note: the iteration time did not converge in %d iterations; reported the mean "
                "of the last ones\n", r->iterations);

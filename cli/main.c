@@ -155,6 +155,8 @@ static void usage(FILE *f)
           "  run PROFILE --planner NAME --memory SIZE\n"
           "                          plan, verify and simulate in one go\n"
           "  experiment FILE...      run experiment grids (experiments/*.json) into CSVs\n"
+          "  dtr-parity [--shared DIR] [-o PREFIX]\n"
+          "                          the dtr planner beside the DTR authors' simulator\n"
           "\n"
           "Each command takes --help. Exit status: 0 success, 1 error (one line on stderr),\n"
           "2 bad command line.\n",
@@ -186,6 +188,7 @@ int main(int argc, char **argv)
                 {"experiment", cmd_experiment},
                 {"calibrate", cmd_calibrate},
                 {"table1", cmd_table1},
+                {"dtr-parity", cmd_dtr_parity},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name))

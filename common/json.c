@@ -128,7 +128,7 @@ static int perr(parser *ps, const char *at, const char *fmt, ...)
 static void skip_ws(parser *ps)
 {
     const char *p = ps->p;
-    for (;;) {
+    while (p < ps->end) { /* never past the range given (JSON-lines parse one line) */
         char c = *p;
         if (c == ' ' || c == '\t' || c == '\r') {
             p++;

@@ -10,6 +10,11 @@ static const planner *const registry[] = {
     &planner_ideal,
     &planner_none,
     &planner_swapadvisor,
+    &planner_dtr,
+    &planner_dtr_megengine,
+    &planner_odswap,
+    &planner_tflms,
+    &planner_vdnn,
 };
 
 size_t planner_count(void) { return SW_ARRAY_LEN(registry); }

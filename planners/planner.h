@@ -47,5 +47,10 @@ int planner_ideal_peak(const graph_profile *g, int64_t *peak, sw_err *err);
 extern const planner planner_ideal;
 extern const planner planner_none;
 extern const planner planner_swapadvisor;
+extern const planner planner_dtr;
+extern const planner planner_dtr_megengine;
+extern const planner planner_odswap;
+extern const planner planner_tflms;
+extern const planner planner_vdnn;
 
 #endif

@@ -128,6 +128,7 @@ int32_t graph_add_tensor(graph_profile *g, const char *name, int64_t bytes, int 
     t->kind = (uint8_t)kind;
     t->persistent = (uint8_t)(persistent != 0);
     t->view_of = -1;
+    t->held_until = -1;
     t->storage = g->n_tensors;
     t->producer = -1;
     g->finished = 0;
@@ -408,6 +409,17 @@ int graph_finish(graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_te
                 return fail_op(err, bad_op, o, g, "%s", d);
             }
             x->producer = o;
+        }
+    }
+    for (int32_t t = 0; t < nt; t++) {
+        graph_tensor *x = &g->tensors[t];
+        if (x->held_until < -1 || x->held_until >= no || (x->held_until >= 0 &&
+                                                           (x->view_of >= 0 || x->persistent))) {
+            if (bad_tensor)
+                *bad_tensor = t;
+            return sw_fail(err, SW_EINVAL, "tensor %d '%s': held_until must be an op id on a "
+                           "non-persistent storage (not a view), got %d", t, x->name,
+                           x->held_until);
         }
     }
     /* a view's storage must be reachable: a produced view whose root is external is fine */
@@ -707,29 +719,55 @@ int graph_is_topological(const graph_profile *g, const int32_t *order, int32_t *
 
 int64_t graph_peak_memory(const graph_profile *g, const int32_t *order)
 {
-    int32_t nt = g->n_tensors;
+    int32_t nt = g->n_tensors, no = g->n_ops;
     int32_t *last = sw_malloc(((size_t)nt + 1) * sizeof *last);
     uint8_t *live = sw_calloc((size_t)nt + 1, 1);
-    if (!last || !live) {
-        sw_free(last);
-        sw_free(live);
-        return -1;
-    }
+    int32_t *pos = sw_malloc(((size_t)no + 1) * sizeof *pos);
+    /* storages held past their last use (held_until) are freed at a step that
+       does not access them: CSR held_off/held by step */
+    int32_t *held_off = sw_calloc((size_t)no + 1, sizeof *held_off);
+    int32_t *held = sw_malloc(((size_t)nt + 1) * sizeof *held);
+    int64_t peak = -1;
+    if (!last || !live || !pos || !held_off || !held)
+        goto done;
     for (int32_t t = 0; t < nt; t++)
         last[t] = -1;
-    for (int32_t i = 0; i < g->n_ops; i++) {
+    for (int32_t i = 0; i < no; i++) {
         int32_t o = order[i];
+        pos[o] = i;
         for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
             last[g->acc[k]] = i;
     }
-    int64_t cur = 0, peak = 0;
+    for (int32_t t = 0; t < nt; t++) {
+        int32_t h = g->tensors[t].held_until;
+        if (h >= 0 && last[t] >= 0 && pos[h] > last[t]) {
+            last[t] = pos[h];
+            held_off[pos[h]]++;
+        }
+    }
+    for (int32_t i = 0, sum = 0; i <= no; i++) { /* counts -> start offsets */
+        int32_t c = held_off[i];
+        held_off[i] = sum;
+        sum += c;
+    }
+    for (int32_t t = 0; t < nt; t++) {
+        int32_t h = g->tensors[t].held_until;
+        if (h >= 0 && last[t] == pos[h]) {
+            int accessed = 0;
+            for (int32_t k = g->acc_off[h]; k < g->acc_off[h + 1] && !accessed; k++)
+                accessed = g->acc[k] == t;
+            if (!accessed)
+                held[held_off[pos[h]]++] = t; /* offsets advance to the ends */
+        }
+    }
+    int64_t cur = 0;
     for (int32_t t = 0; t < nt; t++)
         if (g->tensors[t].storage == t && g->tensors[t].persistent) {
             cur += g->tensors[t].bytes;
             live[t] = 1;
         }
     peak = cur;
-    for (int32_t i = 0; i < g->n_ops; i++) {
+    for (int32_t i = 0; i < no; i++) {
         int32_t o = order[i];
         for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
             int32_t s = g->acc[k];
@@ -747,10 +785,22 @@ int64_t graph_peak_memory(const graph_profile *g, const int32_t *order)
                 cur -= g->tensors[s].bytes;
             }
         }
+        for (int32_t k = i ? held_off[i - 1] : 0; k < held_off[i]; k++) {
+            int32_t s = held[k];
+            if (live[s]) {
+                live[s] = 0;
+                cur -= g->tensors[s].bytes;
+            }
+        }
     }
+    peak += g->max_workspace;
+done:
     sw_free(last);
     sw_free(live);
-    return peak + g->max_workspace;
+    sw_free(pos);
+    sw_free(held_off);
+    sw_free(held);
+    return peak;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -850,6 +900,7 @@ int graph_equal(const graph_profile *a, const graph_profile *b, char *why, size_
     for (int32_t t = 0; t < a->n_tensors; t++) {
         const graph_tensor *x = &a->tensors[t], *y = &b->tensors[t];
         NEQ(!streq(x->name, y->name) || x->bytes != y->bytes || x->view_of != y->view_of ||
+                x->held_until != y->held_until ||
                 x->kind != y->kind || x->persistent != y->persistent || !streq(x->dtype, y->dtype) ||
                 x->n_shape != y->n_shape,
             "tensor %d differs", t);

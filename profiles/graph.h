@@ -40,6 +40,9 @@ typedef struct graph_tensor {
     char *dtype;        /* optional element type ("fp32"), NULL if unknown */
     int32_t n_shape;
     int64_t *shape;     /* optional dimensions */
+    int32_t held_until; /* -1, or an op: the framework holds this storage (a root) until that
+                           op has run, even if nothing reads it after its last use; a planner
+                           may still free it earlier (nothing needs it) */
     /* derived by graph_finish */
     int32_t storage;    /* root tensor id (itself unless a view) */
     int32_t producer;   /* op that produces this tensor, -1 if none */

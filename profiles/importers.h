@@ -26,5 +26,6 @@ const importer *importer_find(const char *name);
 /* Built-in importers. */
 extern const importer importer_pipedream;
 extern const importer importer_pytorch;
+extern const importer importer_dtr;
 
 #endif

@@ -111,7 +111,7 @@ static int read_ids(jr *r, const json_value *obj, const char *key, int32_t nt, i
 
 static int read_tensor(jr *r, graph_profile *g, const json_value *t, int32_t idx)
 {
-    int64_t id, bytes, view = -1;
+    int64_t id, bytes, view = -1, held = -1;
     const char *name, *kind_s, *dtype;
     int persistent;
     int rc;
@@ -131,6 +131,7 @@ static int read_tensor(jr *r, graph_profile *g, const json_value *t, int32_t idx
                         kind_s);
     if ((rc = jr_bool(r, t, "persistent", 0, graph_kind_default_persistent(kind), &persistent)) ||
         (rc = jr_i64(r, t, "view_of", 0, -1, -1, INT32_MAX, &view)) ||
+        (rc = jr_i64(r, t, "held_until", 0, -1, -1, INT32_MAX, &held)) ||
         (rc = jr_str(r, t, "dtype", 0, NULL, &dtype)))
         return rc;
     if (view >= g->n_tensors + 0 && view >= 0) {
@@ -139,6 +140,7 @@ static int read_tensor(jr *r, graph_profile *g, const json_value *t, int32_t idx
     if (graph_add_tensor(g, name, bytes, kind, persistent) < 0)
         return sw_fail(r->err, SW_ENOMEM, "%s: out of memory", r->file);
     g->tensors[idx].view_of = (int32_t)view;
+    g->tensors[idx].held_until = (int32_t)held;
     const json_value *shape;
     if ((rc = jr_field(r, t, "shape", JSON_ARRAY | JSON_NULL, 0, &shape)))
         return rc;
@@ -430,6 +432,10 @@ void profile_to_json(const graph_profile *g, sw_buf *b, int indent)
         if (x->view_of >= 0) {
             sw_buf_puts(b, ",\"view_of\":");
             sw_buf_put_i64(b, x->view_of);
+        }
+        if (x->held_until >= 0) {
+            sw_buf_puts(b, ",\"held_until\":");
+            sw_buf_put_i64(b, x->held_until);
         }
         if (x->dtype) {
             sw_buf_puts(b, ",\"dtype\":");

@@ -287,6 +287,7 @@ typedef struct fin {
     int32_t *free_off, *free_s;     /* CSR: storages freed by each event (implicit) */
     int32_t *final_res;             /* per storage: residency open at the end, -1 */
     int32_t *cur_res;
+    int32_t *run_ev;                /* per op: the event running it, -1 */
     int64_t *place_ref, *user_ref, *copyout_ref;
     int32_t *stream_idx;
     int32_t n_s[STREAM__COUNT];
@@ -345,6 +346,11 @@ static int build_residencies(fin *f)
             return SW_ENOMEM;
         f->cur_res[b->rset[i]] = r;
     }
+    for (int32_t o = 0; o < g->n_ops; o++)
+        f->run_ev[o] = -1;
+    for (int32_t e = 0; e < E; e++)
+        if (b->ev[e].kind == TASK_RUN)
+            f->run_ev[b->ev[e].x] = e;
     /* placements CSR: at most one per created storage per event */
     size_t cap = 16, n = 0;
     f->place_res = sw_malloc(cap * sizeof *f->place_res);
@@ -401,6 +407,11 @@ static int build_residencies(fin *f)
             continue;
         }
         int32_t at = x->last_user >= 0 ? x->last_user : x->place_ev;
+        /* a storage the framework holds past its last use is freed when the
+           holding op has run (if that comes later in this residency) */
+        int32_t h = g->tensors[s].held_until;
+        if (h >= 0 && at >= 0 && f->run_ev[h] > at)
+            at = f->run_ev[h];
         if (at < 0 || (b->ev[at].kind != TASK_RUN && b->ev[at].kind != TASK_RERUN))
             return sw_fail(f->err, SW_EINVAL, "tensor %d '%s' is swapped in by task %d but never "
                            "used afterwards", s, tname(f, s), x->place_ev);
@@ -752,6 +763,7 @@ static int finish_once(plan_builder *b, plan **out, sw_err *err, int32_t **reloc
     f.free_off = sw_malloc(((size_t)E + 1) * sizeof(int32_t));
     f.final_res = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
     f.cur_res = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
+    f.run_ev = sw_malloc(((size_t)g->n_ops + 1) * sizeof(int32_t));
     f.place_ref = sw_malloc(((size_t)nt + 1) * sizeof(int64_t));
     f.user_ref = sw_malloc(((size_t)nt + 1) * sizeof(int64_t));
     f.copyout_ref = sw_malloc(((size_t)nt + 1) * sizeof(int64_t));
@@ -759,7 +771,7 @@ static int finish_once(plan_builder *b, plan **out, sw_err *err, int32_t **reloc
     f.vc = sw_malloc(((size_t)E * 6 + 1) * sizeof(int32_t));
     f.dep = sw_malloc(((size_t)E * 2 + 1) * sizeof(int32_t));
     f.pdep = sw_malloc(((size_t)E * 2 + 1) * sizeof(int32_t));
-    if (!f.p || !f.place_off || !f.free_off || !f.final_res || !f.cur_res || !f.place_ref ||
+    if (!f.p || !f.place_off || !f.free_off || !f.final_res || !f.cur_res || !f.run_ev || !f.place_ref ||
         !f.user_ref || !f.copyout_ref || !f.stream_idx || !f.vc || !f.dep || !f.pdep)
         goto oom;
     for (int32_t e = 0; e < E; e++) {
@@ -869,6 +881,7 @@ done:
     sw_free(f.free_s);
     sw_free(f.final_res);
     sw_free(f.cur_res);
+    sw_free(f.run_ev);
     sw_free(f.place_ref);
     sw_free(f.user_ref);
     sw_free(f.copyout_ref);

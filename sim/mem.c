@@ -528,3 +528,24 @@ int mem_fit_parse(const char *s, mem_fit *out)
         return SW_EINVAL;
     return 0;
 }
+
+int64_t mem_adjacent_free(const mem_model *m, const plan_place *pl, int64_t bytes)
+{
+    if (!m || m->methods != &addr_methods)
+        return 0;
+    const addr *a = (const addr *)m;
+    int64_t need = round_up(bytes > 0 ? bytes : 1, a->align), off = pl->offset, sum = 0;
+    size_t lo = 0, hi = a->n_free;
+    while (lo < hi) { /* first free block at or after off */
+        size_t mid = (lo + hi) / 2;
+        if (a->free[mid].off < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && a->free[lo - 1].off + a->free[lo - 1].size == off)
+        sum += a->free[lo - 1].size;
+    if (lo < a->n_free && a->free[lo].off == off + need)
+        sum += a->free[lo].size;
+    return sum;
+}

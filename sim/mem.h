@@ -62,6 +62,10 @@ int32_t mem_pool_free_objects(const mem_model *m, int cls);
 typedef enum { MEM_FIRST_FIT, MEM_BEST_FIT } mem_fit;
 /* Address allocator over [0, capacity); requests rounded up to align. */
 mem_model *mem_address_new(int64_t capacity, mem_fit fit, int64_t align);
+/* Address allocator: bytes of the free blocks that touch placement pl (of
+   bytes) on either side (what freeing it would coalesce with); 0 for other
+   models. */
+int64_t mem_adjacent_free(const mem_model *m, const plan_place *pl, int64_t bytes);
 /* Parse "first-fit" / "best-fit". */
 int mem_fit_parse(const char *s, mem_fit *out);
 

@@ -1,0 +1,166 @@
+/* test_cli_dtr.c: the command line of the DTR importer, the baselines and
+   `swapsim dtr-parity`: exit codes, one-line errors, JSON fields. */
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../common/json.h"
+#include "tap.h"
+
+static char dir[256];
+static const char *bin;
+
+static int sh(const char *args, char **out, char **err)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s >%s/out 2>%s/err", dir, bin, args, dir, dir);
+    int st = system(cmd);
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    char path[512];
+    size_t len;
+    sw_err e;
+    snprintf(path, sizeof path, "%s/out", dir);
+    if (out && sw_read_file(path, out, &len, &e))
+        *out = NULL;
+    snprintf(path, sizeof path, "%s/err", dir);
+    if (err && sw_read_file(path, err, &len, &e))
+        *err = NULL;
+    return code;
+}
+
+static int lines(const char *s)
+{
+    int n = 0;
+    for (; s && *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void put(const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+#define START "{\"INSTRUCTION\":\"ANNOTATE\",\"ANNOTATION\":\"START\"}\n"
+#define CONST(n, m) "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"" n "\"}\n" \
+    "{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"" n "\",\"MEMORY\":\"" m "\"}\n"
+#define REL(n) "{\"INSTRUCTION\":\"RELEASE\",\"NAME\":\"" n "\"}\n"
+#define CALL(op, args, r, t, m) "{\"INSTRUCTION\":\"CALL\",\"NAME\":\"" op "\",\"ARGS\":[" args \
+    "],\"RESULT\":[\"" r "\"],\"TIME\":\"" t "\"}\n" \
+    "{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"" r "\",\"MEMORY\":\"" m "\"}\n" \
+    "{\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"" r "\",\"ALIAS\":\"-1\"}\n"
+
+int main(void)
+{
+    bin = getenv("SWAPSIM_BIN");
+    if (!bin || access(bin, X_OK) != 0)
+        tap_skip_all("SWAPSIM_BIN not set (run through make test)");
+    snprintf(dir, sizeof dir, "/tmp/swapsim-cli-dtr-%d", (int)getpid());
+    char mk[600];
+    snprintf(mk, sizeof mk, "mkdir -p %s", dir);
+    if (system(mk) != 0)
+        tap_skip_all("cannot create a scratch directory");
+    char *o = NULL, *e = NULL;
+
+    /* a chain of four ops; b and c are released, a and d kept to the end */
+    put("net-8-x.log", START CONST("w", "1000") CALL("f1", "\"w\"", "a", "1000000", "4000")
+        CALL("f2", "\"a\"", "b", "2000000", "4000") CALL("f3", "\"b\"", "c", "1000000", "4000")
+        REL("b") CALL("f4", "\"c\", \"w\"", "d", "1000000", "4000") REL("c"));
+    IS_INT(sh("import dtr net-8-x.log --device titanv -o net.json", NULL, &e), 0,
+           "import dtr exits 0 (%s)", e ? e : "");
+    sw_free(e);
+    IS_INT(sh("stats net.json --json", &o, NULL), 0, "stats of the imported profile");
+    IS_STR_HAS(o, "\"batch\":8", "batch from the file name");
+    IS_STR_HAS(o, "\"peak_memory_bytes\":13000", "peak: w + a b c at f3 (worked out by hand)");
+    sw_free(o);
+    IS_INT(sh("import --help", &o, NULL), 0, "import --help");
+    IS_STR_HAS(o, "dtr", "import --help lists dtr");
+    IS_STR_HAS(o, "--mutate", "... and its options");
+    sw_free(o);
+
+    put("bad.log", START CONST("w", "10") CALL("f1", "\"nope\"", "a", "5", "8"));
+    IS_INT(sh("import dtr bad.log -o bad.json", NULL, &e), 1, "a broken log exits 1");
+    IS_INT(lines(e), 1, "one line");
+    IS_STR_HAS(e, "bad.log:4: CALL refers to 'nope'", "file, line and what is wrong");
+    sw_free(e);
+    IS_INT(access("bad.json", F_OK) != 0, 1, "no partial profile written");
+
+    /* dtr at 0.75x (9750 B): before f3, a goes (b is its input); the end
+       needs a again: one rerun of f1 (1 ms of 5 ms) */
+    IS_INT(sh("run net.json --planner dtr --memory 0.75x --json", &o, &e), 0,
+           "run --planner dtr --memory 0.75x (%s)", e ? e : "");
+    IS_STR_HAS(o, "\"iteration_time_s\":0.006", "5 ms of compute + 1 ms of recompute");
+    IS_STR_HAS(o, "\"reruns\":1", "one rerun");
+    IS_STR_HAS(o, "\"verified\":true", "the plan is verified");
+    IS_STR_HAS(o, "\"notes\":\"dtr (dtr): overhead", "notes in the JSON");
+    json_doc *d = json_doc_new();
+    const json_value *v = NULL;
+    sw_err je;
+    OK(o && json_parse(d, o, strlen(o), "out", 1, &v, &je) == 0, "the JSON parses");
+    json_doc_free(d);
+    sw_free(o);
+    sw_free(e);
+    IS_INT(sh("run net.json --planner dtr --memory 0.1x", NULL, &e), 1, "far too small: exit 1");
+    IS_STR_HAS(e, "does not fit", "does not fit");
+    IS_INT(lines(e), 1, "one line");
+    sw_free(e);
+    IS_INT(sh("run net.json --planner dtr --memory 0.75x --set heuristic=magic", NULL, &e), 1,
+           "unknown heuristic: exit 1");
+    IS_STR_HAS(e, "heuristic", "names the option");
+    sw_free(e);
+    const char *pl[] = {"dtr-megengine", "odswap", "tflms", "vdnn"};
+    for (int i = 0; i < 4; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "run net.json --planner %s --memory 1x", pl[i]);
+        IS_INT(sh(args, &o, &e), 0, "run --planner %s (%s)", pl[i], e ? e : "");
+        IS_STR_HAS(o, "verified safe", "%s plan verified", pl[i]);
+        sw_free(o);
+        sw_free(e);
+    }
+    IS_INT(sh("planners --verbose", &o, NULL), 0, "planners --verbose");
+    IS_STR_HAS(o, "heuristic=dtr", "lists dtr's hyperparameters");
+    IS_STR_HAS(o, "exp_memory=", "and dtr-megengine's");
+    IS_STR_HAS(o, "schedule=profile", "and odswap's");
+    IS_STR_HAS(o, "n_tensors=", "and tflms's");
+    IS_STR_HAS(o, "policy=all", "and vdnn's");
+    sw_free(o);
+
+    IS_INT(sh("dtr-parity --help", &o, NULL), 0, "dtr-parity --help");
+    IS_STR_HAS(o, "usage: swapsim dtr-parity", "dtr-parity usage");
+    sw_free(o);
+    IS_INT(sh("dtr-parity --shared /nonexistent", NULL, &e), 1, "no logs: exit 1");
+    IS_INT(lines(e), 1, "one line");
+    sw_free(e);
+    const char *shd = tap_shared_dir();
+    if (shd) {
+        char args[600];
+        snprintf(args, sizeof args, "dtr-parity --shared %s --only resnet32 -o par", shd);
+        IS_INT(sh(args, &o, &e), 0, "dtr-parity on ResNet-32 (%s)", e ? e : "");
+        IS_STR_HAS(o, "15 of 15 cells match", "all ResNet-32 cells match simrd");
+        sw_free(o);
+        sw_free(e);
+        char path[600];
+        size_t len;
+        sw_err se;
+        snprintf(path, sizeof path, "%s/par.md", dir);
+        char *md = NULL;
+        OK(sw_read_file(path, &md, &len, &se) == 0, "markdown written");
+        IS_STR_HAS(md, "| ResNet-32 (56) | 0.4 | DTR | 1.140 | 1.140 | +0.0% | yes |",
+                   "the 0.4 h_DTR row");
+        sw_free(md);
+        snprintf(path, sizeof path, "%s/par.csv", dir);
+        char *csv = NULL;
+        OK(sw_read_file(path, &csv, &len, &se) == 0, "CSV written");
+        IS_STR_HAS(csv, "log,ratio,heuristic,budget_bytes", "CSV header");
+        sw_free(csv);
+    } else {
+        tap_skip(5, "no shared data");
+    }
+    snprintf(mk, sizeof mk, "rm -rf %s", dir);
+    if (system(mk) != 0)
+        return 1;
+    return tap_done();
+}

@@ -1,0 +1,209 @@
+/* test_swap_planners.c: odswap, tflms, vdnn and dtr-megengine: a small
+   training graph whose plans were worked out by hand, random training
+   profiles (every plan verified), the framework schedule, and the clear
+   failures (TFLMS's parameters, an op that alone exceeds the budget). */
+#include "../sim/simulate.h"
+#include "../sim/verify.h"
+#include "../planners/swap_util.h"
+#include "random_plans.h"
+#include "tap.h"
+
+/* w (100 B), in (100 B) persistent; forward f1: in,w -> a (1000 B); f2: a,w
+   -> b (1000 B); f3: b -> l (10 B); backward g3: l,b -> gb (1000 B); g2:
+   gb,a -> ga (1000 B); g1: ga,in -> gw (100 B). 1 ms each. */
+static graph_profile *hand(void)
+{
+    graph_profile *g = graph_new("hand", dev_find("v100"));
+    int32_t w = graph_add_tensor(g, "w", 100, GK_PARAMETER, 1);
+    int32_t in = graph_add_tensor(g, "in", 100, GK_INPUT, 1);
+    int32_t a = graph_add_tensor(g, "a", 1000, GK_ACTIVATION, 0);
+    int32_t b = graph_add_tensor(g, "b", 1000, GK_ACTIVATION, 0);
+    int32_t l = graph_add_tensor(g, "l", 10, GK_ACTIVATION, 0);
+    int32_t gb = graph_add_tensor(g, "gb", 1000, GK_GRADIENT, 0);
+    int32_t ga = graph_add_tensor(g, "ga", 1000, GK_GRADIENT, 0);
+    int32_t gw = graph_add_tensor(g, "gw", 100, GK_GRADIENT, 0);
+    int32_t i1[2] = {in, w}, i2[2] = {a, w}, i4[2] = {l, b}, i5[2] = {gb, a}, i6[2] = {ga, in};
+    graph_add_op(g, "f1", "linear", 1e-3, GP_FORWARD, i1, 2, &a, 1, NULL, 0, 0);
+    graph_add_op(g, "f2", "conv2d", 1e-3, GP_FORWARD, i2, 2, &b, 1, NULL, 0, 0);
+    graph_add_op(g, "f3", "loss", 1e-3, GP_FORWARD, &b, 1, &l, 1, NULL, 0, 0);
+    graph_add_op(g, "g3", "loss_backward", 1e-3, GP_BACKWARD, i4, 2, &gb, 1, NULL, 0, 0);
+    graph_add_op(g, "g2", "conv2d_backward", 1e-3, GP_BACKWARD, i5, 2, &ga, 1, NULL, 0, 0);
+    graph_add_op(g, "g1", "linear_backward", 1e-3, GP_BACKWARD, i6, 2, &gw, 1, NULL, 0, 0);
+    sw_err e;
+    if (graph_finish(g, &e, NULL, NULL)) {
+        printf("# %s\n", e.msg);
+        return NULL;
+    }
+    return g;
+}
+
+static int run(const char *name, const graph_profile *g, int64_t budget, const char *set,
+               plan **p, sw_err *e)
+{
+    const planner *pl = planner_find(name);
+    planner_opts o;
+    planner_opts_init(&o, pl);
+    o.memory_budget = budget;
+    int rc = set ? params_set_kv(&o.params, set, e) : 0;
+    if (!rc)
+        rc = planner_run(pl, g, &o, p, e);
+    planner_opts_free(&o);
+    return rc;
+}
+
+static int count(const plan *p, int kind, int32_t tensor)
+{
+    int n = 0;
+    for (int32_t i = 0; i < p->n_tasks; i++)
+        n += p->tasks[i].kind == kind && (tensor < 0 || p->tasks[i].tensor == tensor);
+    return n;
+}
+
+static void test_hand(void)
+{
+    graph_profile *g = hand();
+    sw_err e;
+    plan *p = NULL;
+    sim_result r;
+    /* vDNN (all): the forward layers' inputs read again backward: a (f2's
+       input, read by g2); b is read by g3 right after f3 (nothing to gain).
+       a leaves after f2 and returns one layer before g2 (before g3). */
+    int rc = run("vdnn", g, 1 << 20, NULL, &p, &e);
+    IS_INT(rc, 0, "vdnn plans (%s)", rc ? e.msg : "ok");
+    if (!rc) {
+        OK(plan_verify(p, NULL, &e) == 0, "vdnn plan verifies");
+        IS_INT(count(p, TASK_SWAP_OUT, 2), 1, "vdnn: a copied out once");
+        IS_INT(count(p, TASK_SWAP_IN, 2), 1, "vdnn: a back once");
+        IS_INT(count(p, TASK_SWAP_OUT, -1), 1, "vdnn: nothing else moves");
+        int32_t pos_in = -1, pos_g3 = -1;
+        for (int32_t i = 0; i < p->n_tasks; i++) {
+            if (p->tasks[i].kind == TASK_SWAP_IN)
+                pos_in = i;
+            if (p->tasks[i].kind == TASK_RUN && p->tasks[i].op == 3)
+                pos_g3 = i;
+        }
+        OK(pos_in >= 0 && pos_in < pos_g3, "vdnn: the swap-in is issued before g3 (one ahead)");
+        sim_plan(p, NULL, NULL, &r, &e);
+        /* best-fit puts l (f3's output) in a's hole: f3 waits for a's copy-out
+           (vDNN synchronises offloads with the layer); the swap-in is hidden */
+        IS_NUM(r.iteration_time_s, 6e-3 + g->device.copy_latency_s + 1000 / g->device.d2h_bw,
+               1e-12, "vdnn: 6 ms + one copy-out of a");
+        /* peak by hand: a is back before g3, the peak (w in l b a gb) */
+        IS_INT(r.peak_memory_bytes, 3210, "vdnn: peak 3210 B (worked out by hand)");
+        plan_free(p);
+    }
+    rc = run("vdnn", g, 1 << 20, "policy=conv", &p, &e);
+    if (!rc) {
+        IS_INT(count(p, TASK_SWAP_OUT, 2), 1, "vdnn conv: a is the input of the conv f2");
+        plan_free(p);
+    } else {
+        OK(0, "vdnn conv: %s", e.msg);
+    }
+    /* TFLMS (lb 1): activations made forward and read backward more than one
+       op after their last forward use: a only */
+    rc = run("tflms", g, 1 << 20, NULL, &p, &e);
+    IS_INT(rc, 0, "tflms plans (%s)", rc ? e.msg : "ok");
+    if (!rc) {
+        OK(plan_verify(p, NULL, &e) == 0, "tflms plan verifies");
+        IS_INT(count(p, TASK_SWAP_OUT, -1), 1, "tflms: one activation swapped (a)");
+        IS_INT(count(p, TASK_SWAP_OUT, 2), 1, "tflms: it is a");
+        plan_free(p);
+    }
+    rc = run("tflms", g, 3000, NULL, &p, &e);
+    IS_INT(rc, SW_ENOFIT, "tflms below parameters + working set: does not fit");
+    IS_STR_HAS(e.msg, "never swaps parameters", "tflms says why");
+    /* ODSwap, 3100 B, on demand only: before g3 (needs 1000 B more with
+       3210 B resident), LRU evicts 'in' (clean: dropped) then 'a' (copied
+       out); g2 brings a back, g1 brings 'in' back */
+    rc = run("odswap", g, 3100, "prefetch=false", &p, &e);
+    IS_INT(rc, 0, "odswap plans (%s)", rc ? e.msg : "ok");
+    if (!rc) {
+        OK(plan_verify(p, NULL, &e) == 0, "odswap plan verifies");
+        IS_INT(count(p, TASK_SWAP_OUT, 2), 1, "odswap: a copied out");
+        IS_INT(count(p, TASK_DROP, 1), 1, "odswap: 'in' dropped (its host copy is current)");
+        IS_INT(count(p, TASK_SWAP_IN, 2), 1, "odswap: a swapped back in");
+        IS_INT(count(p, TASK_SWAP_IN, 1), 1, "odswap: 'in' swapped back in");
+        IS_INT(p->n_tasks, 10, "odswap: 6 runs + 4 moves (worked out by hand)");
+        sim_plan(p, NULL, NULL, &r, &e);
+        OK(r.peak_memory_bytes <= 3100, "odswap within the budget");
+        plan_free(p);
+    }
+    rc = run("odswap", g, 2900, NULL, &p, &e);
+    IS_INT(rc, SW_ENOFIT, "odswap: g2 alone needs 3000 B");
+    IS_STR_HAS(e.msg, "op 4 'g2' alone needs", "odswap names the op");
+    graph_free(g);
+}
+
+static void test_random(void)
+{
+    static const struct {
+        const char *name, *set;
+    } cases[] = {{"odswap", NULL},
+                 {"odswap", "schedule=framework"},
+                 {"odswap", "prefetch_ops=2"},
+                 {"tflms", NULL},
+                 {"tflms", "n_tensors=3"},
+                 {"vdnn", NULL},
+                 {"vdnn", "policy=conv"},
+                 {"dtr-megengine", NULL},
+                 {"dtr-megengine", "fake_delete=always"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int runs = 0, safe = 0, within = 0, bad = 0;
+        for (int seed = 1; seed <= 10; seed++) {
+            graph_profile *g = random_profile(seed, 50, seed % 2 ? "sgd" : "momentum");
+            int64_t peak = graph_peak_memory(g, g->order);
+            for (int k = 0; k < 3; k++) {
+                int64_t budget = (int64_t)((0.6 + 0.25 * k) * (double)peak);
+                plan *p = NULL;
+                sw_err e;
+                int rc = run(cases[c].name, g, budget, cases[c].set, &p, &e);
+                if (rc) {
+                    if (rc != SW_ENOFIT && rc != SW_EEXCEEDED) {
+                        printf("# %s %s seed %d: %s\n", cases[c].name,
+                               cases[c].set ? cases[c].set : "", seed, e.msg);
+                        bad++;
+                    }
+                    continue;
+                }
+                runs++;
+                if (plan_verify(p, NULL, &e) == 0)
+                    safe++;
+                else
+                    printf("# %s seed %d unsafe: %s\n", cases[c].name, seed, e.msg);
+                sim_result r;
+                if (sim_plan(p, NULL, NULL, &r, &e) == 0 && r.peak_memory_bytes <= budget)
+                    within++;
+                plan_free(p);
+            }
+            graph_free(g);
+        }
+        OK(runs > 0, "%s %s: planned %d of 30 cases", cases[c].name,
+           cases[c].set ? cases[c].set : "", runs);
+        IS_INT(safe, runs, "%s %s: every plan verifies", cases[c].name,
+               cases[c].set ? cases[c].set : "");
+        IS_INT(within, runs, "%s %s: every plan stays within the budget", cases[c].name,
+               cases[c].set ? cases[c].set : "");
+        IS_INT(bad, 0, "%s %s: failures are only 'does not fit' / 'exceeded'", cases[c].name,
+               cases[c].set ? cases[c].set : "");
+    }
+}
+
+static void test_framework_order(void)
+{
+    graph_profile *g = random_profile(4, 60, "sgd");
+    int32_t bad = -1, pred = -1;
+    int32_t *o1 = swu_framework_order(g, 9), *o2 = swu_framework_order(g, 9);
+    OK(o1 && graph_is_topological(g, o1, &bad, &pred), "framework order is topological");
+    OK(o1 && o2 && !memcmp(o1, o2, (size_t)g->n_ops * sizeof *o1), "same seed, same order");
+    sw_free(o1);
+    sw_free(o2);
+    graph_free(g);
+}
+
+int main(void)
+{
+    test_hand();
+    test_random();
+    test_framework_order();
+    return tap_done();
+}
