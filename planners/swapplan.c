@@ -33,6 +33,8 @@ struct swapplan {
     double *t_at;              /* compute time before position i (n + 1) */
     int32_t *use_off, *use_pos;/* per storage: schedule positions using it (CSR) */
     int32_t *next_idx;         /* per storage: next use index in its list */
+    int32_t *hold_pos;         /* per storage: position of its held_until op, or -1 */
+    int32_t *hf_off, *hf;      /* per position: storages held past their last use, freed there */
     double *last_use_t;        /* per storage: time its last use ended */
     uint8_t *resident, *host_valid, *in_r, *used, *persist;
     int32_t *cls_of;           /* per storage: class, -1 for zero bytes or non-storage */
@@ -90,6 +92,9 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->use_off = sw_malloc((nt + 1) * sizeof(int32_t));
     sp->use_pos = sw_malloc(((size_t)g->acc_off[g->n_ops] + 1) * sizeof(int32_t));
     sp->next_idx = sw_malloc(nt * sizeof(int32_t));
+    sp->hold_pos = sw_malloc(nt * sizeof(int32_t));
+    sp->hf_off = sw_malloc((no + 1) * sizeof(int32_t));
+    sp->hf = sw_malloc(nt * sizeof(int32_t));
     sp->last_use_t = sw_malloc(nt * sizeof(double));
     sp->resident = sw_malloc(nt);
     sp->host_valid = sw_malloc(nt);
@@ -101,7 +106,7 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->list_idx = sw_malloc(nt * sizeof(int32_t));
     sp->rset = sw_malloc(nt * sizeof(int32_t));
     if (!sp->sz.size || !sp->sz.of || !sp->pos_of_op || !sp->t_at || !sp->use_off ||
-        !sp->use_pos || !sp->next_idx || !sp->last_use_t || !sp->resident || !sp->host_valid ||
+        !sp->use_pos || !sp->next_idx || !sp->hold_pos || !sp->hf_off || !sp->hf || !sp->last_use_t || !sp->resident || !sp->host_valid ||
         !sp->in_r || !sp->used || !sp->persist || !sp->cls_of || !sp->class_list ||
         !sp->list_idx || !sp->rset) {
         swapplan_free(sp);
@@ -143,6 +148,9 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->use_off);
     sw_free(sp->use_pos);
     sw_free(sp->next_idx);
+    sw_free(sp->hold_pos);
+    sw_free(sp->hf_off);
+    sw_free(sp->hf);
     sw_free(sp->last_use_t);
     sw_free(sp->resident);
     sw_free(sp->host_valid);
@@ -271,7 +279,10 @@ static int need(swapplan *sp, int32_t s, double now, double threshold, int recor
         sp->in_r[v] = 0;
         sp->host_valid[v] = 1;
     } else if (record) {
-        if (push_ev(sp, sp->host_valid[v] ? TASK_DROP : TASK_SWAP_OUT, v))
+        /* a non-persistent tensor with no use left (held by the framework)
+           is dead: dropped, never copied */
+        int dead = !sp->persist[v] && next_use(sp, v) == INT32_MAX;
+        if (push_ev(sp, sp->host_valid[v] || dead ? TASK_DROP : TASK_SWAP_OUT, v))
             return SW_ENOMEM;
         sp->host_valid[v] = 1;
     }
@@ -348,9 +359,9 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
             sp->last_use_t[s] = end;
             sp->used[s] = 1;
             sp->next_idx[s]++;
-            /* freed after its last use (the builder does the same) */
+            /* freed after its last use, or after the op holding it (as the builder) */
             if (!sp->persist[s] && sp->use_off[s] + sp->next_idx[s] == sp->use_off[s + 1] &&
-                sp->resident[s]) {
+                sp->hold_pos[s] <= i && sp->resident[s]) {
                 sp->resident[s] = 0;
                 if (sp->cls_of[s] >= 0) {
                     list_remove(sp, s);
@@ -360,6 +371,16 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
                 sp_ent *en = &sp->class_list[sp->list_idx[s]];
                 en->nu = next_use(sp, s);
                 en->last_t = end;
+            }
+        }
+        for (int32_t k = sp->hf_off[i]; k < sp->hf_off[i + 1]; k++) {
+            int32_t s = sp->hf[k];
+            if (sp->resident[s]) {
+                sp->resident[s] = 0;
+                if (sp->cls_of[s] >= 0) {
+                    list_remove(sp, s);
+                    sp->class_free[sp->cls_of[s]]++;
+                }
             }
         }
     }
@@ -394,6 +415,25 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
             sp->use_pos[sp->use_off[s] + sp->next_idx[s]++] = i;
         }
     }
+    /* storages the framework holds past their last use (held_until) */
+    memset(sp->hf_off, 0, ((size_t)no + 1) * sizeof(int32_t));
+    for (int32_t s = 0; s < nt; s++) {
+        int32_t h = g->tensors[s].held_until;
+        sp->hold_pos[s] = h >= 0 ? sp->pos_of_op[h] : -1;
+        int32_t last = sp->use_off[s + 1] > sp->use_off[s] ? sp->use_pos[sp->use_off[s + 1] - 1] : -1;
+        if (sp->hold_pos[s] > last && last >= 0 && !g->tensors[s].persistent)
+            sp->hf_off[sp->hold_pos[s] + 1]++;
+    }
+    for (int32_t i = 0; i < no; i++)
+        sp->hf_off[i + 1] += sp->hf_off[i];
+    for (int32_t s = 0; s < nt; s++) {
+        int32_t last = sp->use_off[s + 1] > sp->use_off[s] ? sp->use_pos[sp->use_off[s + 1] - 1] : -1;
+        if (sp->hold_pos[s] > last && last >= 0 && !g->tensors[s].persistent)
+            sp->hf[sp->hf_off[sp->hold_pos[s]]++] = s;
+    }
+    for (int32_t i = no; i > 0; i--) /* undo the fill shift */
+        sp->hf_off[i] = sp->hf_off[i - 1];
+    sp->hf_off[0] = 0;
     /* classes */
     if (al->n_classes > sp->n_classes_cap) {
         sw_free(sp->class_off);
