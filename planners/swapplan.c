@@ -17,10 +17,9 @@ typedef struct sp_ev {
 typedef struct sp_ent {
     double last_t; /* when its last use ended */
     int32_t s;     /* storage */
-    int32_t nu;    /* next use position (SP_PINNED while the current op uses it) */
+    int32_t nu;    /* next use position */
 } sp_ent;
 
-#define SP_PINNED (-2)
 
 struct swapplan {
     const graph_profile *g;
@@ -37,10 +36,13 @@ struct swapplan {
     int32_t *hf_off, *hf;      /* per position: storages held past their last use, freed there */
     double *last_use_t;        /* per storage: time its last use ended */
     uint8_t *resident, *host_valid, *in_r, *used, *persist;
+    uint32_t *pin;             /* per storage: the epoch of the op using it */
+    uint32_t epoch;            /* increases with every op walked */
     int32_t *cls_of;           /* per storage: class, -1 for zero bytes or non-storage */
     int32_t *class_off;        /* per class: start of its resident list */
     int32_t *class_n;          /* per class: resident storages */
     int32_t *class_free;       /* per class: free objects */
+    int32_t *cnt_eff;          /* per class: objects used (at most the class's storages) */
     sp_ent *class_list;        /* flat resident lists */
     int32_t *list_idx;         /* per storage: position in its class list */
     int32_t n_classes_cap;
@@ -101,13 +103,14 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->in_r = sw_malloc(nt);
     sp->used = sw_malloc(nt);
     sp->persist = sw_calloc(nt, 1);
+    sp->pin = sw_calloc(nt, sizeof(uint32_t));
     sp->cls_of = sw_malloc(nt * sizeof(int32_t));
     sp->class_list = sw_malloc(nt * sizeof(sp_ent));
     sp->list_idx = sw_malloc(nt * sizeof(int32_t));
     sp->rset = sw_malloc(nt * sizeof(int32_t));
     if (!sp->sz.size || !sp->sz.of || !sp->pos_of_op || !sp->t_at || !sp->use_off ||
         !sp->use_pos || !sp->next_idx || !sp->hold_pos || !sp->hf_off || !sp->hf || !sp->last_use_t || !sp->resident || !sp->host_valid ||
-        !sp->in_r || !sp->used || !sp->persist || !sp->cls_of || !sp->class_list ||
+        !sp->in_r || !sp->used || !sp->persist || !sp->pin || !sp->cls_of || !sp->class_list ||
         !sp->list_idx || !sp->rset) {
         swapplan_free(sp);
         return NULL;
@@ -157,10 +160,12 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->in_r);
     sw_free(sp->used);
     sw_free(sp->persist);
+    sw_free(sp->pin);
     sw_free(sp->cls_of);
     sw_free(sp->class_off);
     sw_free(sp->class_n);
     sw_free(sp->class_free);
+    sw_free(sp->cnt_eff);
     sw_free(sp->class_list);
     sw_free(sp->list_idx);
     sw_free(sp->ev);
@@ -209,22 +214,83 @@ static int push_ev(swapplan *sp, int kind, int32_t x)
     return 0;
 }
 
+/* Each class's resident storages form a max-heap on (next use, then lowest
+   id): Belady's victim is at the top, unless the threshold excludes it. */
+static int ent_before(const sp_ent *x, const sp_ent *y)
+{
+    return x->nu > y->nu || (x->nu == y->nu && x->s < y->s);
+}
+
+static void heap_put(swapplan *sp, int32_t at, sp_ent e)
+{
+    sp->class_list[at] = e;
+    sp->list_idx[e.s] = at;
+}
+
+static void heap_up(swapplan *sp, int32_t base, int32_t i)
+{
+    sp_ent e = sp->class_list[base + i];
+    while (i > 0) {
+        int32_t p = (i - 1) / 2;
+        if (!ent_before(&e, &sp->class_list[base + p]))
+            break;
+        heap_put(sp, base + i, sp->class_list[base + p]);
+        i = p;
+    }
+    heap_put(sp, base + i, e);
+}
+
+static void heap_down(swapplan *sp, int32_t base, int32_t n, int32_t i)
+{
+    sp_ent e = sp->class_list[base + i];
+    for (;;) {
+        int32_t l = 2 * i + 1, m = -1;
+        if (l >= n)
+            break;
+        m = l;
+        if (l + 1 < n && ent_before(&sp->class_list[base + l + 1], &sp->class_list[base + l]))
+            m = l + 1;
+        if (!ent_before(&sp->class_list[base + m], &e))
+            break;
+        heap_put(sp, base + i, sp->class_list[base + m]);
+        i = m;
+    }
+    heap_put(sp, base + i, e);
+}
+
+/* change the key of resident s */
+static void ent_update(swapplan *sp, int32_t s, int32_t nu, double last_t)
+{
+    int32_t c = sp->cls_of[s], base = sp->class_off[c];
+    int32_t i = sp->list_idx[s] - base;
+    sp_ent *e = &sp->class_list[base + i];
+    int up = nu > e->nu;
+    e->nu = nu;
+    e->last_t = last_t;
+    if (up)
+        heap_up(sp, base, i);
+    else
+        heap_down(sp, base, sp->class_n[c], i);
+}
+
 static void list_add(swapplan *sp, int32_t s, int32_t nu)
 {
-    int32_t c = sp->cls_of[s];
-    int32_t at = sp->class_off[c] + sp->class_n[c]++;
-    sp->class_list[at].s = s;
-    sp->class_list[at].nu = nu;
-    sp->class_list[at].last_t = sp->last_use_t[s];
-    sp->list_idx[s] = at;
+    int32_t c = sp->cls_of[s], base = sp->class_off[c];
+    int32_t i = sp->class_n[c]++;
+    sp_ent e = {sp->last_use_t[s], s, nu};
+    heap_put(sp, base + i, e);
+    heap_up(sp, base, i);
 }
 
 static void list_remove(swapplan *sp, int32_t s)
 {
-    int32_t c = sp->cls_of[s];
-    int32_t at = sp->list_idx[s], last = sp->class_off[c] + --sp->class_n[c];
-    sp->class_list[at] = sp->class_list[last];
-    sp->list_idx[sp->class_list[at].s] = at;
+    int32_t c = sp->cls_of[s], base = sp->class_off[c];
+    int32_t i = sp->list_idx[s] - base, last = --sp->class_n[c];
+    if (i == last)
+        return;
+    heap_put(sp, base + i, sp->class_list[base + last]);
+    heap_down(sp, base, last, i);
+    heap_up(sp, base, i);
 }
 
 /* next use position of s after the current one (persistent: wraps into the
@@ -240,33 +306,52 @@ static int32_t next_use(const swapplan *sp, int32_t s)
 }
 
 /* Make room for s in its class: evict by Belady. Returns 0, or SW_ENOFIT. */
-static int need(swapplan *sp, int32_t s, double now, double threshold, int record, int pass2)
+static int need(swapplan *sp, int32_t s, int32_t pos, double now, double threshold, int record,
+                int pass2)
 {
     int32_t c = sp->cls_of[s];
     if (c < 0)
         return 0;
     if (sp->class_free[c] > 0) {
         sp->class_free[c]--;
-        list_add(sp, s, SP_PINNED);
+        list_add(sp, s, pos);
         return 0;
     }
     double limit = now - threshold * (double)sp->g->bytes[s] / sp->h2d_bw;
-    int32_t best = -1, best_any = -1, bnu = -1, bnu_any = -1;
-    const sp_ent *e = sp->class_list + sp->class_off[c];
-    for (int32_t k = 0, n = sp->class_n[c]; k < n; k++) {
-        int32_t nu = e[k].nu, v = e[k].s;
-        if (nu > bnu_any || (nu == bnu_any && v < best_any)) {
-            bnu_any = nu;
-            best_any = v;
+    /* the top is Belady's choice; if it was used too recently, look deeper:
+       walk the heap in key order (best-first over a small frontier) until an
+       entry old enough appears. Pinned entries sort last. */
+    int32_t base = sp->class_off[c], n = sp->class_n[c];
+    const sp_ent *h = sp->class_list + base;
+    /* walk the heap in key order (best-first over a small frontier): the
+       first entry not used by the current op and old enough is the victim;
+       failing that, the first not used by the current op */
+    int32_t best = -1, any = -1;
+    int32_t fr[64], nf = 0;
+    if (n > 0)
+        fr[nf++] = 0;
+    for (int steps = 0; nf > 0 && steps < 8192; steps++) {
+        int32_t bi = 0;
+        for (int32_t k = 1; k < nf; k++)
+            if (ent_before(&h[fr[k]], &h[fr[bi]]))
+                bi = k;
+        int32_t i = fr[bi];
+        fr[bi] = fr[--nf];
+        if (sp->pin[h[i].s] != sp->epoch) {
+            if (any < 0)
+                any = h[i].s;
+            if (h[i].last_t <= limit) {
+                best = h[i].s;
+                break;
+            }
         }
-        if (e[k].last_t <= limit && (nu > bnu || (nu == bnu && v < best))) {
-            bnu = nu;
-            best = v;
-        }
+        for (int32_t ch = 2 * i + 1; ch <= 2 * i + 2 && ch < n; ch++)
+            if (nf < 64)
+                fr[nf++] = ch;
     }
     if (best < 0)
-        best = best_any;
-    if (best < 0 || bnu_any == SP_PINNED) {
+        best = any; /* none old enough: Belady's choice anyway */
+    if (best < 0) {
         snprintf(sp->why, sizeof sp->why, "size class %d has too few objects for one op's tensors",
                  c);
         return SW_ENOFIT;
@@ -286,7 +371,7 @@ static int need(swapplan *sp, int32_t s, double now, double threshold, int recor
             return SW_ENOMEM;
         sp->host_valid[v] = 1;
     }
-    list_add(sp, s, SP_PINNED);
+    list_add(sp, s, pos);
     return 0;
 }
 
@@ -297,7 +382,7 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
     int32_t nt = sp->nt;
     for (int32_t c = 0; c < al->n_classes; c++) {
         sp->class_n[c] = 0;
-        sp->class_free[c] = al->cnt[c];
+        sp->class_free[c] = sp->cnt_eff[c];
     }
     for (int32_t s = 0; s < nt; s++) {
         const graph_tensor *x = &g->tensors[s];
@@ -324,17 +409,18 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
         int32_t o = sched[i];
         double now = sp->t_at[i];
         int32_t a0 = g->acc_off[o], a1 = g->acc_off[o + 1];
-        for (int32_t k = a0; k < a1; k++) {
-            int32_t s = g->acc[k];
-            if (sp->resident[s] && sp->cls_of[s] >= 0)
-                sp->class_list[sp->list_idx[s]].nu = SP_PINNED;
+        if (++sp->epoch == 0) { /* wrapped: forget every old pin */
+            memset(sp->pin, 0, (size_t)nt * sizeof *sp->pin);
+            sp->epoch = 1;
         }
+        for (int32_t k = a0; k < a1; k++)
+            sp->pin[g->acc[k]] = sp->epoch;
         int rc = 0;
         for (int32_t k = a0; k < a1 && !rc; k++) {
             int32_t s = g->acc[k];
             if ((g->acc_flag[k] & GA_CREATE) || sp->resident[s])
                 continue;
-            rc = need(sp, s, now, threshold, pass2, pass2);
+            rc = need(sp, s, i, now, threshold, pass2, pass2);
             if (!rc && pass2)
                 rc = push_ev(sp, TASK_SWAP_IN, s);
             sp->resident[s] = 1;
@@ -343,7 +429,7 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
             int32_t s = g->acc[k];
             if (!(g->acc_flag[k] & GA_CREATE))
                 continue;
-            rc = need(sp, s, now, threshold, pass2, pass2);
+            rc = need(sp, s, i, now, threshold, pass2, pass2);
             sp->resident[s] = 1;
             sp->host_valid[s] = 0;
         }
@@ -368,9 +454,7 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
                     sp->class_free[sp->cls_of[s]]++;
                 }
             } else if (sp->resident[s] && sp->cls_of[s] >= 0) {
-                sp_ent *en = &sp->class_list[sp->list_idx[s]];
-                en->nu = next_use(sp, s);
-                en->last_t = end;
+                ent_update(sp, s, next_use(sp, s), end);
             }
         }
         for (int32_t k = sp->hf_off[i]; k < sp->hf_off[i + 1]; k++) {
@@ -439,10 +523,12 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         sw_free(sp->class_off);
         sw_free(sp->class_n);
         sw_free(sp->class_free);
+        sw_free(sp->cnt_eff);
+        sp->cnt_eff = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_off = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_n = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_free = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
-        if (!sp->class_off || !sp->class_n || !sp->class_free) {
+        if (!sp->class_off || !sp->class_n || !sp->class_free || !sp->cnt_eff) {
             sp->n_classes_cap = 0;
             return sw_fail(err, SW_ENOMEM, "out of memory");
         }
@@ -470,6 +556,8 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
     for (int32_t c = 0; c < al->n_classes; c++) {
         sp->class_off[c] = off;
         off += members[c];
+        /* objects beyond the class's number of tensors could never be used */
+        sp->cnt_eff[c] = al->cnt[c] < members[c] ? al->cnt[c] : members[c];
     }
     /* class object sizes: the largest size mapped to each */
     csize = sw_calloc((size_t)al->n_classes + 1, sizeof *csize);
@@ -479,7 +567,7 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         if (sp->sz.size[i] > csize[al->cls[i]])
             csize[al->cls[i]] = sp->sz.size[i];
     for (int32_t c = 0; c < al->n_classes; c++)
-        pool += csize[c] * al->cnt[c];
+        pool += csize[c] * sp->cnt_eff[c];
     if (pool > sp->pool_bytes) {
         sw_free(csize);
         return sw_fail(err, SW_ENOFIT, "does not fit: the pool needs %lld bytes, %lld available",
@@ -506,7 +594,7 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
     }
     /* record into the builder */
     int32_t *size_cls = (int32_t *)(uintptr_t)al->cls;
-    mem_model *m = mem_pool_new(sp->sz.size, size_cls, sp->sz.n, al->cnt, al->n_classes);
+    mem_model *m = mem_pool_new(sp->sz.size, size_cls, sp->sz.n, sp->cnt_eff, al->n_classes);
     sw_free(csize);
     if (!m)
         return sw_fail(err, SW_ENOMEM, "out of memory");
