@@ -200,10 +200,34 @@ int sim_compile(const plan *p, const dev_spec *dev, sim_prog **out, sw_err *err)
 
 typedef struct copy_state {
     int phase; /* 0 idle, 1 latency, 2 transfer */
+    int fresh; /* entered the transfer phase; its end is not computed yet */
     double lat_end, rem, start;
+    double end; /* transfer phase: when it ends at the current rates */
     int32_t task;
     int iter;
 } copy_state;
+
+/* Bring the transfer end times up to date after copies started, finished or
+   left their latency phase at time now: a copy whose rate changed (the
+   other direction started or stopped transferring) keeps its remaining
+   bytes; divisions happen only here, not per event. */
+static void rerate(const sim_prog *s, copy_state *cp, int *rated_both, double now)
+{
+    int both = cp[0].phase == 2 && cp[1].phase == 2;
+    for (int c = 0; c < 2; c++) {
+        if (cp[c].phase != 2)
+            continue;
+        double r = both ? s->rate_both[c] : s->rate_alone[c];
+        if (cp[c].fresh) {
+            cp[c].end = now + cp[c].rem / r;
+            cp[c].fresh = 0;
+        } else if (both != *rated_both) {
+            double r0 = *rated_both ? s->rate_both[c] : s->rate_alone[c];
+            cp[c].end = now + (cp[c].end - now) * r0 / r;
+        }
+    }
+    *rated_both = both;
+}
 
 int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
 {
@@ -236,6 +260,7 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
     int32_t comp_task = -1;
     copy_state cp[2];
     memset(cp, 0, sizeof cp);
+    int rated_both = 0;
     int64_t mem = s->base_mem, peak = mem;
     int64_t tasks = 0;
     int done_iters = 0, converged = 0, period = 1;
@@ -326,6 +351,7 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
                     c->rem = s->bytes[t];
                     c->lat_end = now + s->dur[t];
                     c->phase = s->dur[t] > 0 ? 1 : 2;
+                    c->fresh = c->phase == 2;
                     if (c->phase == 2 && c->rem <= 0) {
                         /* zero-time task (drop): completes at once */
                         c->phase = 0;
@@ -342,6 +368,7 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
                 }
             }
         } while (progress);
+        rerate(s, cp, &rated_both, now);
 
         if (!comp_busy && !cp[0].phase && !cp[1].phase) {
             if (converged || it[STREAM_COMPUTE] >= max_iters)
@@ -360,28 +387,15 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
             break;
         }
         /* next event */
-        double tn = INFINITY, rate[2];
-        int both = cp[0].phase == 2 && cp[1].phase == 2;
-        for (int c = 0; c < 2; c++)
-            rate[c] = both ? s->rate_both[c] : s->rate_alone[c];
+        double tn = INFINITY;
         if (comp_busy)
             tn = comp_end;
         for (int c = 0; c < 2; c++) {
             if (cp[c].phase == 1 && cp[c].lat_end < tn)
                 tn = cp[c].lat_end;
-            else if (cp[c].phase == 2) {
-                double te = now + cp[c].rem / rate[c];
-                if (te < tn)
-                    tn = te;
-            }
+            else if (cp[c].phase == 2 && cp[c].end < tn)
+                tn = cp[c].end;
         }
-        double dt = tn - now;
-        for (int c = 0; c < 2; c++)
-            if (cp[c].phase == 2) {
-                cp[c].rem -= rate[c] * dt;
-                if (cp[c].rem < 0)
-                    cp[c].rem = 0;
-            }
         now = tn;
         /* completions: compute first, then h2d, then d2h */
         if (comp_busy && comp_end <= now) {
@@ -424,9 +438,11 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
         }
         for (int c = 0; c < 2; c++) {
             copy_state *x = &cp[c];
-            if (x->phase == 1 && x->lat_end <= now)
+            if (x->phase == 1 && x->lat_end <= now) {
                 x->phase = 2;
-            if (x->phase == 2 && (x->rem <= 1e-6 || (x->rem / rate[c]) <= 1e-15 * (now + 1))) {
+                x->fresh = 1;
+            }
+            if (x->phase == 2 && !x->fresh && x->end <= now) {
                 int st = c + 1;
                 x->phase = 0;
                 FIN(x->iter, x->task) = now;
@@ -441,6 +457,7 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
                 }
             }
         }
+        rerate(s, cp, &rated_both, now);
     }
 #undef FIN
     if (!rc) {
