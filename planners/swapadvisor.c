@@ -560,8 +560,8 @@ static const param_def sa_params[] = {
      NULL, 0, 1e9},
     {"mutation", PT_FLOAT, "0.1", "per-element mutation probability P", NULL, 0, 1},
     {"selection", PT_CHOICE, "softmax", "survivor selection", "softmax|tournament", 1, 0},
-    {"temperature", PT_FLOAT, "1", "softmax over t_norm / temperature (1: the paper's rule)", NULL,
-     1e-6, 1e6},
+    {"temperature", PT_FLOAT, "0.05", "softmax over t_norm / temperature (1: the paper's formula "
+     "as written; see docs/swapadvisor.md)", NULL, 1e-6, 1e6},
     {"tournament", PT_INT, "3", "tournament size (selection=tournament)", NULL, 2, 1000},
     {"search", PT_CHOICE, "both", "what the GA searches; the other part stays at its default "
      "(the profile's order / one class per size)", "both|schedule|allocation", 1, 0},

@@ -260,7 +260,7 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
     int32_t comp_task = -1;
     copy_state cp[2];
     memset(cp, 0, sizeof cp);
-    int rated_both = 0;
+    int rated_both = 0, phases_changed = 0;
     int64_t mem = s->base_mem, peak = mem;
     int64_t tasks = 0;
     int done_iters = 0, converged = 0, period = 1;
@@ -352,6 +352,7 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
                     c->lat_end = now + s->dur[t];
                     c->phase = s->dur[t] > 0 ? 1 : 2;
                     c->fresh = c->phase == 2;
+                    phases_changed = 1;
                     if (c->phase == 2 && c->rem <= 0) {
                         /* zero-time task (drop): completes at once */
                         c->phase = 0;
@@ -368,7 +369,10 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
                 }
             }
         } while (progress);
-        rerate(s, cp, &rated_both, now);
+        if (phases_changed) {
+            rerate(s, cp, &rated_both, now);
+            phases_changed = 0;
+        }
 
         if (!comp_busy && !cp[0].phase && !cp[1].phase) {
             if (converged || it[STREAM_COMPUTE] >= max_iters)
@@ -441,10 +445,12 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
             if (x->phase == 1 && x->lat_end <= now) {
                 x->phase = 2;
                 x->fresh = 1;
+                phases_changed = 1;
             }
             if (x->phase == 2 && !x->fresh && x->end <= now) {
                 int st = c + 1;
                 x->phase = 0;
+                phases_changed = 1;
                 FIN(x->iter, x->task) = now;
                 mem -= s->freeb[x->task];
                 if (x->iter < max_iters)
@@ -457,7 +463,10 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
                 }
             }
         }
-        rerate(s, cp, &rated_both, now);
+        if (phases_changed) {
+            rerate(s, cp, &rated_both, now);
+            phases_changed = 0;
+        }
     }
 #undef FIN
     if (!rc) {

@@ -1,0 +1,97 @@
+/* bench_swapadvisor.c: `make bench` figures of SwapAdvisor: evaluations per
+   second per core (swap planning + simulation of one individual) on
+   NASNet-25 and RNN-8-8K, RNN-8-8K's throughput after a 60 s search on two
+   threads, and (with SWAPSIM_BENCH_LONG=1) the 60 s result against what 10
+   minutes find. One line per figure: "bench: NAME VALUE UNIT". */
+#include "../planners/planner.h"
+#include "../profiles/models.h"
+#include "../sim/simulate.h"
+#include "../sim/verify.h"
+#include "tap.h"
+
+static graph_profile *make(const char *model, const char *const *kv, int n)
+{
+    const model_def *m = model_find(model);
+    if (!m)
+        return NULL;
+    param_set ps;
+    params_init(&ps, m->params);
+    sw_err e;
+    for (int i = 0; i < n; i++)
+        params_set_kv(&ps, kv[i], &e);
+    graph_profile *g = NULL;
+    if (m->generate(&ps, dev_find("v100"), &g, &e))
+        fprintf(stderr, "bench_swapadvisor: %s: %s\n", model, e.msg);
+    params_free(&ps);
+    return g;
+}
+
+/* run SwapAdvisor; returns the simulated time of its plan, stats in notes */
+static double search(const graph_profile *g, double seconds, int threads, long *evals,
+                     double *elapsed)
+{
+    const planner *pl = planner_find("swapadvisor");
+    planner_opts o;
+    planner_opts_init(&o, pl);
+    o.memory_budget = dev_find("v100")->memory_bytes;
+    o.time_budget_s = seconds;
+    o.threads = threads;
+    o.seed = 1;
+    plan *p = NULL;
+    sw_err e;
+    double t0 = sw_now();
+    int rc = planner_run(pl, g, &o, &p, &e);
+    *elapsed = sw_now() - t0;
+    planner_opts_free(&o);
+    if (rc) {
+        fprintf(stderr, "bench_swapadvisor: %s\n", e.msg);
+        return -1;
+    }
+    *evals = 0;
+    const char *n = p->notes ? strstr(p->notes, "generations, ") : NULL;
+    if (n)
+        *evals = atol(n + 13);
+    sim_result r;
+    double t = -1;
+    if (plan_verify(p, NULL, &e) == 0 && sim_plan(p, NULL, NULL, &r, &e) == 0)
+        t = r.iteration_time_s;
+    else
+        fprintf(stderr, "bench_swapadvisor: the plan fails: %s\n", e.msg);
+    plan_free(p);
+    return t;
+}
+
+int main(void)
+{
+    const char *nas_kv[] = {"repeat=25", "batch=64"};
+    const char *rnn_kv[] = {"layers=8", "hidden=8192", "batch=256"};
+    graph_profile *nas = make("nasnet", nas_kv, 2), *rnn = make("rnn", rnn_kv, 3);
+    if (!nas || !rnn) {
+        printf("# the paper's models are not available: skipped\n");
+        return 0;
+    }
+    long ev;
+    double el;
+    search(nas, 20, 1, &ev, &el);
+    printf("# NASNet-25 batch 64, v100 16 GiB: %ld evaluations in %.1f s on one thread\n", ev, el);
+    printf("bench: sa_evals_per_s_core_nasnet25 %.0f evals/s\n", (double)ev / el);
+    search(rnn, 20, 1, &ev, &el);
+    printf("# RNN-8-8K batch 256, v100 16 GiB: %ld evaluations in %.1f s on one thread\n", ev, el);
+    printf("bench: sa_evals_per_s_core_rnn88k %.0f evals/s\n", (double)ev / el);
+    double t60 = search(rnn, 60, 2, &ev, &el);
+    printf("# RNN-8-8K, 60 s on 2 threads: %ld evaluations, %.4f s per iteration, ideal %.4f s\n",
+           ev, t60, rnn->total_compute_s);
+    printf("bench: sa_rnn88k_60s_normalized_throughput %.3f fraction\n", rnn->total_compute_s / t60);
+    if (getenv("SWAPSIM_BENCH_LONG")) {
+        double t600 = search(rnn, 600, 2, &ev, &el);
+        printf("# RNN-8-8K, 600 s on 2 threads: %ld evaluations, %.4f s per iteration\n", ev, t600);
+        printf("bench: sa_rnn88k_600s_normalized_throughput %.3f fraction\n",
+               rnn->total_compute_s / t600);
+        printf("bench: sa_rnn88k_60s_vs_600s_gap %.2f %%\n", 100 * (t60 - t600) / t600);
+    } else {
+        printf("# set SWAPSIM_BENCH_LONG=1 for the 10-minute convergence comparison\n");
+    }
+    graph_free(nas);
+    graph_free(rnn);
+    return 0;
+}
