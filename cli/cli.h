@@ -59,6 +59,8 @@ int cmd_verify(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);
+int cmd_table(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_table1(int argc, char **argv);
 int cmd_dtr_parity(int argc, char **argv);

@@ -155,6 +155,8 @@ static void usage(FILE *f)
           "  run PROFILE --planner NAME --memory SIZE\n"
           "                          plan, verify and simulate in one go\n"
           "  experiment FILE...      run experiment grids (experiments/*.json) into CSVs\n"
+          "  table CSV KEY=VALUE...  tabulate an experiment CSV (pivot, mean, 95% CI)\n"
+          "  report TEMPLATE         expand {{table ...}} directives (paper_results.md)\n"
           "  dtr-parity [--shared DIR] [-o PREFIX]\n"
           "                          the dtr planner beside the DTR authors' simulator\n"
           "\n"
@@ -186,6 +188,8 @@ int main(int argc, char **argv)
                 {"simulate", cmd_simulate}, {"verify", cmd_verify},   {"run", cmd_run},
                 {"import", cmd_import},
                 {"experiment", cmd_experiment},
+                {"table", cmd_table},
+                {"report", cmd_report},
                 {"calibrate", cmd_calibrate},
                 {"table1", cmd_table1},
                 {"dtr-parity", cmd_dtr_parity},
