@@ -676,6 +676,42 @@ int exp_run(const exp_opts *o, sw_err *err)
         rc = jr_field(&r, root, "vars", JSON_OBJECT, 1, &vars);
     if (!rc)
         rc = parse_vars(&x, &r, vars);
+    /* "requires": paths that must exist ({shared} expanded), else the
+       experiment is skipped with a message; "jobs": at most this many cells
+       at once (timing-sensitive experiments ask for 1) */
+    const json_value *req = NULL;
+    int64_t maxjobs = 0;
+    if (!rc)
+        rc = jr_field(&r, root, "requires", JSON_ARRAY, 0, &req);
+    if (!rc)
+        rc = jr_i64(&r, root, "jobs", 0, 0, 1, 256, &maxjobs);
+    for (uint32_t i = 0; !rc && req && i < req->n; i++) {
+        const json_value *v = &req->u.items[i];
+        if (v->type != JSON_STRING) {
+            size_t s1 = jr_push_key(&r, "requires");
+            rc = jr_error(&r, v, NULL, "expected a path");
+            jr_pop(&r, s1);
+            break;
+        }
+        char path[1200];
+        const char *in = v->u.str;
+        if (!strncmp(in, "{shared}", 8))
+            snprintf(path, sizeof path, "%s%s", o->shared, in + 8);
+        else
+            snprintf(path, sizeof path, "%s", in);
+        if (access(path, R_OK) != 0) {
+            fprintf(stderr, "[%s] skipped: %s is absent (give the recorded data with --shared DIR)\n",
+                    x.name, path);
+            free_exp(&x);
+            sw_free(text);
+            return 0;
+        }
+    }
+    exp_opts local = *o;
+    if (!rc && maxjobs > 0 && local.jobs > maxjobs) {
+        local.jobs = (int)maxjobs;
+        x.o = &local;
+    }
     char csvname[256];
     if (!rc && !x.csv) {
         snprintf(csvname, sizeof csvname, "%s.csv", x.name);

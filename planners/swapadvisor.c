@@ -443,12 +443,15 @@ static void op_init(void *user, void *wp, gsl_rng *r, void *gv, int index)
     sa_worker *w = wp;
     int32_t *x = gv;
     memset(x, 0, c->ints * sizeof(int32_t));
+    /* the first generation is random, as in the paper (plus the default
+       individual when seed_default is set); a part the search leaves alone
+       keeps each individual's initial value */
     int dflt = c->seed_default && index == 0;
-    if (c->search == SEARCH_ALLOCATION || dflt)
+    if (dflt)
         memcpy(G_SCHED(c, x), c->def_sched, (size_t)c->no * sizeof(int32_t));
     else
         sa_schedule_mutate(c->g, w->ss, c->def_sched, 1.0, r, G_SCHED(c, x));
-    if (c->search == SEARCH_SCHEDULE || dflt)
+    if (dflt)
         default_alloc(c, x);
     else
         random_alloc(c, w, r, x);
@@ -563,8 +566,8 @@ static const param_def sa_params[] = {
     {"temperature", PT_FLOAT, "0.05", "softmax over t_norm / temperature (1: the paper's formula "
      "as written; see docs/swapadvisor.md)", NULL, 1e-6, 1e6},
     {"tournament", PT_INT, "3", "tournament size (selection=tournament)", NULL, 2, 1000},
-    {"search", PT_CHOICE, "both", "what the GA searches; the other part stays at its default "
-     "(the profile's order / one class per size)", "both|schedule|allocation", 1, 0},
+    {"search", PT_CHOICE, "both", "what the GA searches; the other part keeps each individual's "
+     "initial (random, or default) value", "both|schedule|allocation", 1, 0},
     {"cls", PT_CHOICE, "monotone", "size-class encoding: monotone (the paper's restriction) or "
      "free (Figure 9c)", "monotone|free", 1, 0},
     {"threshold", PT_FLOAT, "1", "eviction threshold: victims last used at least this many "
