@@ -58,5 +58,7 @@ int cmd_simulate(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
 
 #endif

@@ -152,6 +152,10 @@ static void usage(FILE *f)
           "  simulate PLAN           time a plan (steady-state iteration)\n"
           "  run PROFILE --planner NAME --memory SIZE\n"
           "                          plan, verify and simulate in one go\n"
+          "  replay PLAN [--backend cpu|cuda]\n"
+          "                          run a plan for real; measured vs simulated time, canaries\n"
+          "  profile PROFILE --device-index N -o F\n"
+          "                          record op times on a GPU (CUDA, CUPTI)\n"
           "\n"
           "Each command takes --help. Exit status: 0 success, 1 error (one line on stderr),\n"
           "2 bad command line.\n",
@@ -179,7 +183,7 @@ int main(int argc, char **argv)
     } cmds[] = {{"devices", cmd_devices}, {"planners", cmd_planners}, {"models", cmd_models},
                 {"model", cmd_model},     {"stats", cmd_stats},       {"plan", cmd_plan},
                 {"simulate", cmd_simulate}, {"verify", cmd_verify},   {"run", cmd_run},
-                {"import", cmd_import}};
+                {"import", cmd_import}, {"replay", cmd_replay}, {"profile", cmd_profile}};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name))
             return cmds[i].fn(argc - 1, argv + 1);
