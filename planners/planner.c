@@ -9,6 +9,7 @@
 static const planner *const registry[] = {
     &planner_ideal,
     &planner_none,
+    &planner_random, /* test and validation only */
 };
 
 size_t planner_count(void) { return SW_ARRAY_LEN(registry); }

@@ -46,5 +46,7 @@ int planner_ideal_peak(const graph_profile *g, int64_t *peak, sw_err *err);
 /* Built-in planners. */
 extern const planner planner_ideal;
 extern const planner planner_none;
+/* A test and validation planner: random legal swap decisions (random.c). */
+extern const planner planner_random;
 
 #endif
