@@ -92,6 +92,7 @@ typedef struct val_backend_cfg {
     const double *op_bytes; /* open only) the bytes its canaries check and fill */
     const double *op_time;  /* and its time */
     double max_copy_rate;   /* largest copy rate, bytes/s */
+    double copy_bytes;      /* bytes copied per iteration, both ways */
 } val_backend_cfg;
 
 /* First canary mismatches, for the report. */

@@ -55,6 +55,7 @@ typedef struct cpu_stream {
     /* written by the stream's own thread, read after sync */
     int64_t checks, overruns, timed;
     double end_word_s; /* estimated cost of one word of end-of-op work (sampled checks, poison) */
+    double wake_late;  /* learnt lateness of a timed sleep */
 } cpu_stream;
 
 struct val_backend {
@@ -93,24 +94,28 @@ static void sleep_until(double t)
         ;
 }
 
-/* Wait until monotonic time t: sleep most of it, spin the rest (mode 0);
-   spin only (1); sleep only (2). */
-static void wait_until(double t, int mode)
+/* Wait until monotonic time t. Mode 0 sleeps until the thread's learnt
+   wake-up lateness before t (timers on a virtual machine wake some 50 us
+   late even with 1 ns of slack), then spins the rest: accurate, and
+   spinning only microseconds keeps three threads from fighting over two
+   cores. Mode 1 spins, mode 2 sleeps. */
+static void wait_until(double t, int mode, double *late)
 {
-    for (;;) {
-        double now = sw_now();
-        if (now >= t)
-            return;
-        if (mode == 2) {
-            sleep_until(t);
-            return;
-        }
-        if (mode == 0 && t - now > 300e-6) {
-            sleep_until(t - 150e-6);
-            continue;
-        }
-        /* spin */
+    double now = sw_now();
+    if (now >= t)
+        return;
+    if (mode == 2) {
+        sleep_until(t);
+        return;
     }
+    if (mode == 0 && t - now > *late + 20e-6) {
+        double target = t - *late;
+        sleep_until(target);
+        double o = sw_now() - target;
+        *late = SW_MIN(0.9 * *late + 0.1 * o, 1e-3);
+    }
+    while (sw_now() < t)
+        ; /* spin */
 }
 
 /* ---- queue ---- */
@@ -210,7 +215,7 @@ static void do_op(val_backend *b, cpu_stream *cs, const cpu_item *x)
     }
     int late = sw_now() > end;
     if (end_words) {
-        wait_until(end - (double)end_words * cs->end_word_s, b->cfg.wait_mode);
+        wait_until(end - (double)end_words * cs->end_word_s, b->cfg.wait_mode, &cs->wake_late);
         double e0 = sw_now();
         for (int32_t i = 0; i < x->n_reg; i++) {
             const val_region *r = &x->reg[i];
@@ -227,7 +232,7 @@ static void do_op(val_backend *b, cpu_stream *cs, const cpu_item *x)
         double per = (sw_now() - e0) / (double)end_words;
         cs->end_word_s = 0.7 * cs->end_word_s + 0.3 * per;
     }
-    wait_until(end, b->cfg.wait_mode);
+    wait_until(end, b->cfg.wait_mode, &cs->wake_late);
     cs->timed++;
     cs->overruns += late;
 }
@@ -237,7 +242,7 @@ static void do_copy(val_backend *b, cpu_stream *cs, const cpu_item *x)
     int d = x->dir;
     double t0 = sw_now();
     double t = t0 + b->cfg.copy_latency_s * b->scale;
-    wait_until(t, b->cfg.wait_mode);
+    wait_until(t, b->cfg.wait_mode, &cs->wake_late);
     unsigned char *dev = b->arena + x->dev_off, *host = b->host + x->host_off;
     unsigned char *dst = d == VAL_H2D ? dev : host;
     const unsigned char *src = d == VAL_H2D ? host : dev;
@@ -250,7 +255,7 @@ static void do_copy(val_backend *b, cpu_stream *cs, const cpu_item *x)
         int both = atomic_load(&b->xfer[1 - d]);
         t += (double)n / (both ? b->rate_both[d] : b->rate_alone[d]) * b->scale;
         late |= sw_now() > t;
-        wait_until(t, b->cfg.wait_mode);
+        wait_until(t, b->cfg.wait_mode, &cs->wake_late);
         done += n;
     }
     atomic_store(&b->xfer[d], 0);
@@ -352,12 +357,78 @@ static void host_rates(double *copy, double *touch)
     sw_free(c);
 }
 
+/* How long a thread blocked on a condition variable takes to run after
+   it is signalled (median of 15 round trips): what a cross-stream wait
+   costs beyond the modelled time. */
+typedef struct pingpong {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int turn, rounds;
+    double sent;
+    double lat[16];
+} pingpong;
+
+static void *pong_main(void *arg)
+{
+    pingpong *pp = arg;
+    pthread_mutex_lock(&pp->mu);
+    for (int i = 0; i < pp->rounds; i++) {
+        while (pp->turn != 1)
+            pthread_cond_wait(&pp->cv, &pp->mu);
+        pp->lat[i] = sw_now() - pp->sent;
+        pp->turn = 0;
+        pthread_cond_broadcast(&pp->cv);
+    }
+    pthread_mutex_unlock(&pp->mu);
+    return NULL;
+}
+
+static double wake_latency(void)
+{
+    pingpong pp;
+    memset(&pp, 0, sizeof pp);
+    pp.rounds = 15;
+    pthread_mutex_init(&pp.mu, NULL);
+    pthread_cond_init(&pp.cv, NULL);
+    pthread_t th;
+    double med = 50e-6;
+    if (pthread_create(&th, NULL, pong_main, &pp) == 0) {
+        for (int i = 0; i < pp.rounds; i++) {
+            /* let the other thread block first */
+            sleep_until(sw_now() + 200e-6);
+            pthread_mutex_lock(&pp.mu);
+            pp.sent = sw_now();
+            pp.turn = 1;
+            pthread_cond_broadcast(&pp.cv);
+            while (pp.turn != 0)
+                pthread_cond_wait(&pp.cv, &pp.mu);
+            pthread_mutex_unlock(&pp.mu);
+        }
+        pthread_join(th, NULL);
+        double v[16];
+        memcpy(v, pp.lat, sizeof v);
+        for (int i = 1; i < pp.rounds; i++)
+            for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+                double t = v[j];
+                v[j] = v[j - 1];
+                v[j - 1] = t;
+            }
+        med = v[pp.rounds / 2];
+    }
+    pthread_mutex_destroy(&pp.mu);
+    pthread_cond_destroy(&pp.cv);
+    return med;
+}
+
 /* Stretch time so that memcpy at the plan's PCIe rate takes at most half
    of this machine's memcpy bandwidth; the canary work of ops that cannot
    fit it into 60% of their time (tiny ops touching large tensors) adds up
-   to at most 1% of an iteration; and waking a thread for a cross-stream
-   wait (some 30 us) adds under 2% even if every wait blocks. Rounded up to
-   two digits. */
+   to at most 1% of an iteration; and waking threads for cross-stream waits
+   (measured here) adds at most 1% even if every wait blocks; and all the
+   real work of an iteration (canaries and memcpy of all three streams)
+   takes at most 30% of one core, since the three threads may have to
+   share one (the machine may be busy with other work). Rounded up to 0.1
+   (two digits above 100). */
 static double choose_scale(const val_backend_cfg *c)
 {
     double copy, touch;
@@ -365,8 +436,13 @@ static double choose_scale(const val_backend_cfg *c)
     double s = 1;
     if (c->max_copy_rate > 0)
         s = SW_MAX(s, 2 * c->max_copy_rate / copy);
-    if (c->ideal_s > 0)
-        s = SW_MAX(s, c->waits_per_iter * 30e-6 / (0.02 * c->ideal_s));
+    if (c->ideal_s > 0) {
+        s = SW_MAX(s, c->waits_per_iter * wake_latency() / (0.01 * c->ideal_s));
+        double work = c->copy_bytes / copy;
+        for (int32_t i = 0; c->canaries && i < c->n_ops; i++)
+            work += c->op_bytes[i] / touch;
+        s = SW_MAX(s, work / (0.3 * c->ideal_s));
+    }
     if (c->canaries && c->n_ops > 0 && c->ideal_s > 0) {
         /* overrun(x) = sum of max(0, work - 0.6 time x) falls as x grows, the allowance
            0.01 ideal x rises: bisect (in log scale) for where they meet */
@@ -453,6 +529,7 @@ static int cpu_open(const val_backend_cfg *cfg, val_backend **out, char *err, si
         b->st[s].b = b;
         b->st[s].s = s;
         b->st[s].end_word_s = 50e-9;
+        b->st[s].wake_late = 60e-6;
         if (pthread_create(&b->st[s].th, NULL, stream_main, &b->st[s]) != 0) {
             cpu_close(b);
             snprintf(err, errn, "cannot start a stream thread");

@@ -49,6 +49,7 @@ static int load_summary(const plan *p, const val_layout *L, val_backend_cfg *c, 
             (*times)[nr++] = g->ops[x->op].time_s;
         } else if (x->kind != TASK_DROP) {
             copies = 1;
+            c->copy_bytes += (double)L->task[t].bytes;
         }
     }
     c->n_ops = nr;
