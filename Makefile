@@ -7,6 +7,7 @@
 #   make test SANITIZE=1 the same under AddressSanitizer + UBSan
 #   make bench           performance figures, one "bench: NAME VALUE UNIT" line each
 #   make demo            the main job: generate, plan, verify, simulate, trace
+#   make fig11           the paper's Figure 11 on the CPU backend (out/fig11/)
 #   make install PREFIX=/usr/local
 #   make clean
 
@@ -79,7 +80,7 @@ endif
 
 DEB_PKGS := gcc make libc6-dev libgsl-dev libhwloc-dev zlib1g-dev gnuplot-nox perl
 
-.PHONY: all deps test bench demo clean install check-warnings cuda
+.PHONY: all deps test bench demo clean install check-warnings cuda fig11
 .DEFAULT_GOAL := all
 
 all: $(SWAPSIM) cuda
@@ -139,6 +140,9 @@ bench: deps
 
 demo: deps $(SWAPSIM)
 	./experiments/demo.sh $(SWAPSIM)
+
+fig11: deps $(SWAPSIM)
+	./experiments/fig11.sh $(SWAPSIM)
 
 install: $(SWAPSIM)
 	install -d $(DESTDIR)$(PREFIX)/bin

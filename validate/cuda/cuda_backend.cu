@@ -88,6 +88,16 @@ __device__ __forceinline__ unsigned char key_byte(unsigned long long key, long l
     return (unsigned char)(key >> (8 * (j & 7)));
 }
 
+/* The pattern word holding byte j of an unaligned region, for the report. */
+__device__ unsigned long long word_at(const unsigned char *base, long long bytes, long long j)
+{
+    unsigned long long v = 0;
+    long long w0 = j / 8 * 8;
+    for (int k = 0; k < 8 && w0 + k < bytes; k++)
+        v |= (unsigned long long)base[w0 + k] << (8 * k);
+    return v;
+}
+
 /* One region (blockIdx.y) per slice of the grid. Words are 8 bytes when the
    region is 8-byte aligned; otherwise the same pattern is handled byte by
    byte (the pattern is defined relative to the region's first byte). */
@@ -129,7 +139,7 @@ __global__ void k_regions(region_batch b)
                     if (!b.canaries)
                         sink += v;
                     else if (v != key_byte(expect, j) && !reported) {
-                        report(b, r, 0, j / 8, expect, 0);
+                        report(b, r, 0, j / 8, expect, word_at(base, r.bytes, j));
                         reported = 1;
                     }
                 }
@@ -140,7 +150,7 @@ __global__ void k_regions(region_batch b)
         if (tid == 0)
             for (long long j = nw * 8; j < r.bytes; j++) {
                 if (check && b.canaries && base[j] != key_byte(expect, j) && !reported) {
-                    report(b, r, 0, nw, expect, 0);
+                    report(b, r, 0, nw, expect, word_at(base, r.bytes, j));
                     reported = 1;
                 }
                 if (fill)
@@ -162,6 +172,7 @@ __global__ void k_regions(region_batch b)
                 } else {
                     for (int k = 0; k < 8; k++)
                         bad |= base[8 * i + k] != key_byte(expect, k);
+                    v = word_at(base, r.bytes, 8 * i);
                 }
                 if (bad && !reported) {
                     report(b, r, 1, i, expect, v);
