@@ -1,11 +1,13 @@
 # swapsim: one hand-written Makefile (see README.md for the targets).
 #
 #   make deps            install missing Debian packages (no-op when present)
-#   make / make all      build bin/swapsim
+#   make / make all      build bin/swapsim (and the CUDA backend where nvcc is present)
+#   make cuda            only the CUDA backend and profiler (libswapsim_cuda.so)
 #   make test            deps, build, run the TAP tests with prove
 #   make test SANITIZE=1 the same under AddressSanitizer + UBSan
 #   make bench           performance figures, one "bench: NAME VALUE UNIT" line each
 #   make demo            the main job: generate, plan, verify, simulate, trace
+#   make fig11           the paper's Figure 11 on the CPU backend (out/fig11/)
 #   make install PREFIX=/usr/local
 #   make clean
 
@@ -48,6 +50,28 @@ TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCH_SRC := $(wildcard tests/bench_*.c)
 BENCH_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(BENCH_SRC))
 
+# Optional part: the CUDA replay backend and CUPTI profiler (validate/cuda/*.cu),
+# a shared object bin/swapsim loads with dlopen only for --backend cuda and
+# 'swapsim profile', so the binary runs on machines without CUDA. Skipped,
+# with a message, where nvcc is missing. CUDA 13 compiles for Turing and
+# newer (all-major); set CUDA_ARCH for others.
+NVCC      ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_ARCH ?= -arch=all-major
+CU_SRC    := $(wildcard validate/cuda/*.cu)
+CU_OBJ    := $(patsubst %.cu,$(BUILD)/%.o,$(CU_SRC))
+CUDA_SO   := $(BUILD)/libswapsim_cuda.so
+NVFLAGS   := -std=c++17 -O2 $(CUDA_ARCH) -Xcompiler -fPIC,-Wall,-Wextra
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcublas -lcupti -Xlinker -rpath,$(CUDA_HOME)/lib64
+ifeq ($(WERROR),1)
+NVFLAGS   += -Werror all-warnings
+endif
+ifeq ($(wildcard $(CUDA_HOME)/include/cudnn.h),)
+NVFLAGS   += -DSWAPSIM_NO_CUDNN
+else
+CUDA_LIBS += -lcudnn
+endif
+
 ifeq ($(SANITIZE),1)
 SWAPSIM := $(BUILD)/bin/swapsim
 else
@@ -56,10 +80,24 @@ endif
 
 DEB_PKGS := gcc make libc6-dev libgsl-dev libhwloc-dev zlib1g-dev gnuplot-nox perl
 
-.PHONY: all deps test bench demo clean install check-warnings
+.PHONY: all deps test bench demo clean install check-warnings cuda fig11
 .DEFAULT_GOAL := all
 
-all: $(SWAPSIM)
+all: $(SWAPSIM) cuda
+
+ifeq ($(NVCC),)
+cuda:
+	@echo "cuda: nvcc not found: the CUDA backend and profiler are not built (set NVCC=/path/to/nvcc)"
+else
+cuda: $(CUDA_SO)
+
+$(BUILD)/validate/cuda/%.o: validate/cuda/%.cu validate/backend.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+$(CUDA_SO): $(CU_OBJ)
+	$(NVCC) -shared -o $@ $^ $(CUDA_LIBS)
+endif
 
 deps:
 	@missing=""; \
@@ -91,7 +129,7 @@ $(BUILD)/tests/%: tests/%.c tests/tap.h $(LIB)
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(LDFLAGS_ALL) $(LIBS)
 
 test: deps
-	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN)
+	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) cuda
 	SWAPSIM_BIN=$(abspath $(SWAPSIM)) SWAPSIM_SHARED=$(abspath ../shared) \
 	  prove --exec '' $(TEST_BIN)
 
@@ -103,9 +141,14 @@ bench: deps
 demo: deps $(SWAPSIM)
 	./experiments/demo.sh $(SWAPSIM)
 
+fig11: deps $(SWAPSIM)
+	./experiments/fig11.sh $(SWAPSIM)
+
 install: $(SWAPSIM)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(SWAPSIM) $(DESTDIR)$(PREFIX)/bin/swapsim
+	if [ -f $(CUDA_SO) ]; then install -d $(DESTDIR)$(PREFIX)/lib/swapsim && \
+	  install -m 755 $(CUDA_SO) $(DESTDIR)$(PREFIX)/lib/swapsim/; fi
 
 clean:
 	rm -rf build bin

@@ -64,5 +64,7 @@ int cmd_report(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_table1(int argc, char **argv);
 int cmd_dtr_parity(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
 
 #endif

@@ -159,6 +159,10 @@ static void usage(FILE *f)
           "  report TEMPLATE         expand {{table ...}} directives (paper_results.md)\n"
           "  dtr-parity [--shared DIR] [-o PREFIX]\n"
           "                          the dtr planner beside the DTR authors' simulator\n"
+          "  replay PLAN [--backend cpu|cuda]\n"
+          "                          run a plan for real; measured vs simulated time, canaries\n"
+          "  profile PROFILE --device-index N -o F\n"
+          "                          record op times on a GPU (CUDA, CUPTI)\n"
           "\n"
           "Each command takes --help. Exit status: 0 success, 1 error (one line on stderr),\n"
           "2 bad command line.\n",
@@ -193,6 +197,8 @@ int main(int argc, char **argv)
                 {"calibrate", cmd_calibrate},
                 {"table1", cmd_table1},
                 {"dtr-parity", cmd_dtr_parity},
+                {"replay", cmd_replay},
+                {"profile", cmd_profile},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name))

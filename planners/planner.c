@@ -15,6 +15,7 @@ static const planner *const registry[] = {
     &planner_odswap,
     &planner_tflms,
     &planner_vdnn,
+    &planner_random, /* test and validation only */
 };
 
 size_t planner_count(void) { return SW_ARRAY_LEN(registry); }

@@ -1,0 +1,166 @@
+/* backend.h: the replay backend interface (SQLite VFS style: a static method
+   table found by name) that the one executor (exec.c) drives: streams,
+   events, device arena and host buffers, copies, operators, timing marks.
+   The CUDA backend lives in a shared object built by nvcc, so this header
+   is plain C that C++ also compiles, and uses no other swapsim type. */
+#ifndef VAL_BACKEND_H
+#define VAL_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef __CUDACC__
+#define VAL_HD __host__ __device__
+#else
+#define VAL_HD
+#endif
+
+/* Bumped whenever a struct below or the method table changes; the CUDA
+   shared object must have been built with the same value. */
+#define VAL_ABI_VERSION 1
+
+enum { VAL_STREAM_COMPUTE = 0, VAL_STREAM_H2D = 1, VAL_STREAM_D2H = 2 };
+enum { VAL_DEVICE = 0, VAL_HOST = 1 };
+enum { VAL_H2D = 0, VAL_D2H = 1 };
+
+/* Canary words. Every 8 bytes of a live buffer hold its key (the byte
+   pattern is taken from the region's first byte, so a region at any
+   alignment is fine): tag byte, storage id + 1 (24 bits), state (32 bits).
+   Released memory holds VAL_POISON in sampled words. */
+#define VAL_KEY_TAG 0x5Au
+#define VAL_POISON 0xDEDEDEDEDEDEDEDEull
+#define VAL_ZERO_KEY 0ull
+
+static inline VAL_HD uint64_t val_key_make(int32_t storage, uint32_t state)
+{
+    return ((uint64_t)VAL_KEY_TAG << 56) | (((uint64_t)(uint32_t)(storage + 1) & 0xFFFFFFull) << 32) |
+           (uint64_t)state;
+}
+
+/* What an operator does to one region of the device arena. */
+enum {
+    VAL_R_CHECK = 1,   /* check key_in at the start (every word) and at the end (sampled) */
+    VAL_R_FILL = 2,    /* fill with key_out at the start, check it (sampled) at the end */
+    VAL_R_RELEASE = 4  /* released when the op ends: poisoned (sampled) after the end checks */
+};
+
+typedef struct val_region {
+    int64_t off, bytes;     /* arena byte range */
+    uint64_t key_in;        /* VAL_R_CHECK: expected contents */
+    uint64_t key_out;       /* VAL_R_FILL: contents written */
+    int32_t tensor;         /* storage id, for messages */
+    int32_t mode;           /* VAL_R_* bits */
+} val_region;
+
+/* One operator to run: its profiled time and the regions it touches. The
+   pointers are valid during the call only (backends copy what they keep). */
+typedef struct val_op_work {
+    int32_t task, op, iter; /* plan task, profile op, iteration (messages) */
+    double time_s;          /* profiled compute time */
+    int32_t n_region;
+    const val_region *region;
+    int64_t ws_off, ws_bytes;      /* workspace in the reserve region */
+    const char *name, *type;       /* op name and type */
+    int32_t n_attr;                /* numeric attributes (shapes) for library calls */
+    const char *const *attr_key;
+    const double *attr_val;
+} val_op_work;
+
+/* What a backend is opened with. */
+typedef struct val_backend_cfg {
+    int abi;                /* VAL_ABI_VERSION */
+    int64_t arena_bytes;    /* device arena: plan arena plus workspace reserve */
+    int64_t host_bytes;     /* every host buffer, one block */
+    int32_t n_events;       /* synchronisation events */
+    int32_t n_marks;        /* timing marks */
+    int device_index;       /* cuda: which GPU */
+    int canaries;           /* 0: touch buffers without checking */
+    int64_t sample_words;   /* stride of sampled checks and poison, in 8-byte words */
+    int ops_library;        /* cuda: cuBLAS/cuDNN for ops whose shapes are known */
+    /* cpu backend: time and copy model */
+    double time_scale;      /* real seconds per plan second; 0: choose */
+    int wait_mode;          /* 0 hybrid sleep+spin, 1 spin, 2 sleep */
+    double h2d_alone, d2h_alone, h2d_both, d2h_both; /* bytes/s as the simulator models PCIe */
+    double copy_latency_s;
+    double ideal_s;         /* sum of op times of one iteration */
+    double waits_per_iter;  /* cross-stream waits per iteration (event graph edges) */
+    int32_t n_ops;          /* compute tasks of one iteration, with for each (valid during */
+    const double *op_bytes; /* open only) the bytes its canaries check and fill */
+    const double *op_time;  /* and its time */
+    double max_copy_rate;   /* largest copy rate, bytes/s */
+    double copy_bytes;      /* bytes copied per iteration, both ways */
+} val_backend_cfg;
+
+/* First canary mismatches, for the report. */
+typedef struct val_fail {
+    int32_t task, op, iter, tensor;
+    int32_t where;          /* 0 start of op, 1 end of op */
+    int64_t word;           /* word index in the region */
+    uint64_t expected, found;
+} val_fail;
+
+#define VAL_MAX_FAILS 8
+typedef struct val_canary_report {
+    int64_t checks;         /* regions checked */
+    int64_t failures;       /* regions found wrong */
+    int32_t n_fail;
+    val_fail fail[VAL_MAX_FAILS];
+    int64_t overruns;       /* ops or copies whose real work ran past their modelled end */
+    int64_t timed;          /* ops and copies timed */
+} val_canary_report;
+
+typedef struct val_backend val_backend; /* an open instance */
+
+typedef struct val_backend_methods {
+    int version; /* VAL_ABI_VERSION */
+    const char *name;
+    /* Open an instance (streams, events, arena, host buffers). On error
+       returns a negative code with a one-line message in err. */
+    int (*open)(const val_backend_cfg *cfg, val_backend **out, char *err, size_t errn);
+    void (*close)(val_backend *b);
+    /* Device description ("CPU threads", "NVIDIA A100-SXM4-40GB") and the
+       time scale in use (real seconds per plan second; 1 on a GPU). */
+    const char *(*device_name)(val_backend *b);
+    double (*time_scale)(val_backend *b);
+    /* Synchronous initial contents: every word of [off, off+bytes) of the
+       arena (VAL_DEVICE) or host block (VAL_HOST) set to key. */
+    int (*init_fill)(val_backend *b, int where, int64_t off, int64_t bytes, uint64_t key);
+    /* Asynchronous stream work, in stream order. wait_event waits for the
+       latest record_event of ev enqueued before it (CUDA semantics). */
+    int (*wait_event)(val_backend *b, int stream, int32_t ev);
+    int (*record_event)(val_backend *b, int stream, int32_t ev);
+    int (*copy)(val_backend *b, int stream, int dir, int64_t dev_off, int64_t host_off,
+                int64_t bytes);
+    int (*run_op)(val_backend *b, int stream, const val_op_work *w);
+    int (*poison)(val_backend *b, int stream, int64_t off, int64_t bytes);
+    int (*mark)(val_backend *b, int stream, int32_t slot);
+    /* Wait for all streams; then read marks (seconds, any origin) and the
+       canary report. */
+    int (*sync)(val_backend *b, char *err, size_t errn);
+    int (*mark_times)(val_backend *b, double *t, int32_t n);
+    int (*report)(val_backend *b, val_canary_report *r);
+    /* Profiler (NULL where unsupported): time one operator, run on the
+       arena's regions, reps times; *seconds is the median of its kernels'
+       summed durations. unknown: 0 touch kernel, 1 calibrated kernel. */
+    int (*time_op)(val_backend *b, const val_op_work *w, int reps, int unknown, double *seconds,
+                   int *method, char *err, size_t errn);
+} val_backend_methods;
+
+/* Entry point the CUDA shared object exports (C linkage): returns its
+   method table if abi matches, else NULL. */
+typedef const val_backend_methods *(*val_cuda_entry_fn)(int abi);
+#define VAL_CUDA_ENTRY "swapsim_cuda_backend"
+
+/* Methods of time_op's *method. */
+enum { VAL_METHOD_TOUCH = 0, VAL_METHOD_CALIBRATED = 1, VAL_METHOD_CUBLAS = 2,
+       VAL_METHOD_CUDNN = 3 };
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,81 @@
+/* replay.h: replay a plan for real and measure it: one executor (exec.c)
+   over the backend interface of backend.h, with a CPU backend that runs
+   everywhere (cpu.c) and a CUDA backend in a shared object loaded on
+   demand (cuda_load.c, cuda/). docs/validate.md describes the harness. */
+#ifndef VAL_REPLAY_H
+#define VAL_REPLAY_H
+
+#include "../sim/plan.h"
+#include "backend.h"
+
+typedef struct val_opts {
+    int iterations;       /* measured iterations (default 10) */
+    int warmup;           /* iterations run before measuring (default 2, at least 1) */
+    int canaries;         /* fill and check canaries (default 1) */
+    int poison;           /* poison memory when the plan releases it (default 1) */
+    int64_t sample_words; /* stride of end-of-op checks and poison, 8-byte words (default
+                             512: one word per 4 KiB page) */
+    int lead;             /* run-ahead bound (default VAL_LEAD; -1 none) */
+    int device_index;     /* cuda: GPU (default 0) */
+    int ops_library;      /* cuda: cuBLAS/cuDNN for ops with known shapes (default 0) */
+    double time_scale;    /* cpu: real seconds per plan second; 0 chooses (default) */
+    int wait_mode;        /* cpu: 0 sleep then spin (default), 1 spin, 2 sleep */
+} val_opts;
+
+typedef struct val_result {
+    char backend[16];
+    char device[128];
+    double time_scale;       /* real seconds per plan second */
+    int iterations, warmup;
+    double iteration_time_s; /* measured mean, in plan seconds (real / time_scale) */
+    double iteration_min_s, iteration_max_s; /* fastest and slowest measured iteration */
+    double simulated_time_s; /* sim_plan's steady-state iteration time (val_replay) */
+    double ideal_time_s;     /* sum of op times */
+    double error;            /* iteration_time_s / simulated_time_s - 1 */
+    int64_t canary_checks;   /* regions checked */
+    int64_t canary_failures; /* mismatches (CPU: regions; CUDA: thread blocks) */
+    char first_failure[768]; /* the first mismatch, described */
+    int64_t overruns, timed; /* ops and copies that ran past their modelled end / all */
+    int32_t dangling;        /* accesses to storages the plan does not hold resident there */
+    int32_t tasks, edges, events;
+    double wall_s;           /* wall-clock time of the replay */
+} val_result;
+
+void val_opts_init(val_opts *o);
+
+/* The backend called name: "cpu" (built in) or "cuda" (loads
+   libswapsim_cuda.so: $SWAPSIM_CUDA_LIB, else next to the executable and
+   in ../lib/swapsim, ../build/rel, ..). NULL with SW_ENOTFOUND or
+   SW_EUNSUPPORTED (a one-line reason) otherwise. */
+const val_backend_methods *val_backend_find(const char *name, sw_err *err);
+extern const val_backend_methods val_cpu_backend;
+
+/* Execute p on backend m: lay out, build the event graph, enqueue warmup +
+   iterations iterations, measure. Canary mismatches are results, not
+   errors. Errors: SW_EINVAL (a plan that cannot be laid out), SW_EDEADLOCK,
+   SW_EUNSUPPORTED (the backend cannot open: no device, too large),
+   SW_ENOMEM. */
+int val_execute(const plan *p, const val_backend_methods *m, const val_opts *o, val_result *r,
+                sw_err *err);
+
+/* Find the backend, execute, simulate (sim_plan on the plan's device) and
+   fill simulated_time_s and error. */
+int val_replay(const plan *p, const char *backend, const val_opts *o, val_result *r,
+               sw_err *err);
+
+/* Record a profile on a GPU (`swapsim profile`): every op of g timed under
+   CUPTI (cuBLAS/cuDNN where its attrs give shapes, otherwise a kernel that
+   reads its inputs and writes its outputs, or the calibrated kernel), reps
+   times each, median. The copy *out has the measured times and provenance
+   "recorded with swapsim profile on <GPU>". unknown: 0 touch, 1
+   calibrated, 2 keep the profile's time. */
+typedef struct val_profile_opts {
+    int device_index;
+    int reps;    /* default 5 */
+    int unknown; /* default 0 */
+    const char *source_file; /* for provenance */
+} val_profile_opts;
+int val_profile(const graph_profile *g, const val_profile_opts *o, graph_profile **out,
+                sw_err *err);
+
+#endif
