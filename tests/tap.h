@@ -75,11 +75,20 @@ static inline int tap_done(void)
     return tap_failed ? 1 : 0;
 }
 
-/* Where the shared recorded data lives (set by the Makefile), or NULL. */
+/* Where the shared recorded data lives (set by the Makefile), or NULL when
+   unset or when DIR/data does not exist (tests that need it then skip). */
 static inline const char *tap_shared_dir(void)
 {
     const char *d = getenv("SWAPSIM_SHARED");
-    return d && *d ? d : NULL;
+    if (!d || !*d)
+        return NULL;
+    char p[4096];
+    snprintf(p, sizeof p, "%s/data", d);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return NULL;
+    fclose(f);
+    return d;
 }
 
 #endif
