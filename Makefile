@@ -7,6 +7,10 @@
 #   make test SANITIZE=1 the same under AddressSanitizer + UBSan
 #   make bench           performance figures, one "bench: NAME VALUE UNIT" line each
 #   make demo            the main job: generate, plan, verify, simulate, trace
+#   make experiments     the main job: every experiment (quick mode; FULL=1 for the
+#                        paper's budgets), the plots, paper_results.md (out/)
+#   make plots           redraw the plots from out/*.csv
+#   make paper_results.md regenerate paper_results.md from out/*.csv
 #   make fig11           the paper's Figure 11 on the CPU backend (out/fig11/)
 #   make install PREFIX=/usr/local
 #   make clean
@@ -80,7 +84,8 @@ endif
 
 DEB_PKGS := gcc make libc6-dev libgsl-dev libhwloc-dev zlib1g-dev gnuplot-nox perl
 
-.PHONY: all deps test bench demo clean install check-warnings cuda fig11
+.PHONY: all deps test bench demo clean install check-warnings cuda fig11 experiments plots \
+        paper_results.md
 .DEFAULT_GOAL := all
 
 all: $(SWAPSIM) cuda
@@ -142,7 +147,42 @@ demo: deps $(SWAPSIM)
 	./experiments/demo.sh $(SWAPSIM)
 
 fig11: deps $(SWAPSIM)
-	./experiments/fig11.sh $(SWAPSIM)
+	OUT=$(OUT)/fig11 ./experiments/fig11.sh $(SWAPSIM)
+
+# The main job: every experiment grid in quick mode (FULL=1: the paper's
+# budgets), the DTR parity table, Figure 11 on the CPU backend, the plots,
+# and paper_results.md regenerated from the CSVs. Results go to $(OUT)/;
+# cells already run with the same inputs and binary are reused.
+SHARED ?= $(abspath ../shared)
+OUT ?= out
+EXPERIMENTS := table1 fig6 fig7 table2 fig9 fig10 ablation planners planners-recorded dtr \
+               dtr-megengine
+
+experiments: deps $(SWAPSIM)
+	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets (hours),quick mode: short searches and two seeds (about 25 minutes on 2 cores); FULL=1 for the paper's budgets)"
+	@start=$$(date +%s); \
+	for e in $(EXPERIMENTS); do \
+	  $(SWAPSIM) experiment experiments/$$e.json $(if $(FULL),--full) --shared $(SHARED) \
+	    --out $(OUT) --progress || exit 1; \
+	done; \
+	if [ -d $(SHARED)/data/dtr-logs ]; then \
+	  $(SWAPSIM) dtr-parity --shared $(SHARED) -o $(OUT)/dtr-parity > /dev/null && \
+	  echo "[dtr-parity] wrote $(OUT)/dtr-parity.csv and .md"; \
+	else echo "[dtr-parity] skipped: $(SHARED)/data/dtr-logs is absent"; fi; \
+	OUT=$(OUT)/fig11 ./experiments/fig11.sh $(SWAPSIM) || exit 1; \
+	echo "These figures come from \`make experiments$(if $(FULL), FULL=1)\` in $(if $(FULL),full mode (the paper's search budgets),quick mode (short searches: 8-60 s per GA run instead of the paper's 30 minutes; two seeds for the ablation)), which took $$(( $$(date +%s) - start )) s on $$(nproc) cores on $$(date -u +%Y-%m-%d)." > $(OUT)/run-mode.txt; \
+	$(MAKE) --no-print-directory plots paper_results.md SWAPSIM=$(SWAPSIM) OUT=$(OUT) || exit 1; \
+	echo "experiments: done in $$(( $$(date +%s) - start )) s$(if $(FULL),, (quick mode))"
+
+plots: $(SWAPSIM)
+	@for p in plots/*.gp; do \
+	  case $$p in */common.gp|*/fig11.gp) continue;; esac; \
+	  gnuplot -e "data='$(OUT)'; swapsim='$(SWAPSIM)'" $$p 2>&1 | grep -v "^$$" | \
+	    sed "s|^|$$p: |"; \
+	done; echo "plots: PNG and SVG in $(OUT)/"
+
+paper_results.md: $(SWAPSIM)
+	$(SWAPSIM) report paper_results.md.in --data $(OUT) -o paper_results.md
 
 install: $(SWAPSIM)
 	install -d $(DESTDIR)$(PREFIX)/bin

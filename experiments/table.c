@@ -459,10 +459,63 @@ int report_expand(const char *template_path, const char *data_dir, sw_buf *out, 
     const char *p = text;
     int lineno = 1;
     while (*p) {
-        const char *open = strstr(p, "{{table ");
+        const char *open = strstr(p, "{{");
         if (!open) {
             sw_buf_puts(out, p);
             break;
+        }
+        if (!strncmp(open, "{{include ", 10)) {
+            /* {{include FILE}}: a file's text, FILE relative to the data
+               directory or, failing that, to the current directory */
+            for (const char *q = p; q < open; q++)
+                lineno += *q == '\n';
+            sw_buf_put(out, p, (size_t)(open - p));
+            const char *close = strstr(open, "}}");
+            if (!close) {
+                rc = sw_fail(err, SW_EINVAL, "%s:%d: unterminated {{include ...}}", template_path,
+                             lineno);
+                break;
+            }
+            char name[512], path[1200];
+            size_t n = (size_t)(close - open - 10);
+            if (n >= sizeof name)
+                n = sizeof name - 1;
+            memcpy(name, open + 10, n);
+            name[n] = 0;
+            /* FILE#Section: only the text under "## Section", up to the next "## " */
+            char *sect = strchr(name, '#');
+            if (sect)
+                *sect++ = 0;
+            char *inc = NULL;
+            size_t il;
+            sw_err e2;
+            snprintf(path, sizeof path, "%s/%s", data_dir, name);
+            if (sw_read_file(path, &inc, &il, &e2) && sw_read_file(name, &inc, &il, &e2)) {
+                sw_buf_printf(out, "*(not available: %s was not produced)*\n", name);
+            } else if (sect) {
+                char head[600];
+                snprintf(head, sizeof head, "\n## %s\n", sect);
+                const char *from = strstr(inc, head);
+                if (!from) {
+                    sw_buf_printf(out, "*(not available: no section '%s' in %s)*\n", sect, name);
+                } else {
+                    from += strlen(head);
+                    const char *to = strstr(from, "\n## ");
+                    sw_buf_put(out, from, to ? (size_t)(to - from) + 1 : strlen(from));
+                }
+            } else {
+                sw_buf_puts(out, inc);
+            }
+            sw_free(inc);
+            p = close + 2;
+            if (*p == '\n' && out->len && out->data[out->len - 1] == '\n')
+                p++;
+            continue;
+        }
+        if (strncmp(open, "{{table ", 8)) {
+            sw_buf_put(out, p, (size_t)(open + 2 - p));
+            p = open + 2;
+            continue;
         }
         for (const char *q = p; q < open; q++)
             lineno += *q == '\n';

@@ -1,0 +1,20 @@
+# fig6.gp: the paper's Figure 6: training throughput normalised to ideal on
+# a 16 GB V100, SwapAdvisor vs ODSwap, grouped bars with the value on each.
+load 'plots/common.gp'
+f = tab('fig6.csv', 'rows=label,batch cols=planner value=normalized_throughput fmt=%.3f')
+do for [t in 'png svg'] {
+    if (t eq 'png') { set terminal pngcairo size 1500,560 font 'Sans,11'; set output data . '/fig6.png' }
+    else { set terminal svg size 1500,560 font 'Sans,11' dynamic; set output data . '/fig6.svg' }
+    set title "Figure 6: training throughput normalised to ideal, 16 GB V100 (model and batch size)"
+    set ylabel 'throughput / ideal throughput'
+    set yrange [0:1.12]
+    set style data histograms
+    set style histogram clustered gap 1
+    set boxwidth 0.9
+    set xtics rotate by -25 scale 0 font ',10'
+    set key top right
+    plot f using 3:xtic(sprintf('%s b%s', strcol(1), strcol(2))) title 'SwapAdvisor', \
+         '' using 4 title 'ODSwap', \
+         '' using ($0 - 1/6.):3:(sprintf('%.2f', $3)) with labels offset 0,0.7 font ',8' notitle, \
+         '' using ($0 + 1/6.):4:(sprintf('%.2f', $4)) with labels offset 0,0.7 font ',8' notitle
+}
