@@ -48,6 +48,18 @@ int cli_device_opt(cli_args *a, cli_device *d);
 int cli_device_resolve(const cli_device *d, const dev_spec *base, dev_spec *out);
 int cli_device_any(const cli_device *d);
 
+/* Options of a generator or importer, given as --KEY VALUE, --KEY=VALUE or
+   --set KEY=VALUE (dashes in KEY read as underscores). */
+typedef struct cli_kv {
+    const char *key[64], *val[64]; /* val NULL: key holds "KEY=VALUE" */
+    int n;
+} cli_kv;
+/* Consume one such option at the cursor: 1 consumed, 0 not, -1 usage error.
+   A boolean option of defs (may be NULL) given alone ("--inference") is true. */
+int cli_kv_opt(cli_args *a, cli_kv *kv, const param_def *defs);
+/* Set them in ps; on error prints "WHAT: message" and returns EXIT_USER. */
+int cli_kv_apply(const cli_kv *kv, param_set *ps, const char *what);
+
 int cmd_devices(int argc, char **argv);
 int cmd_planners(int argc, char **argv);
 int cmd_models(int argc, char **argv);

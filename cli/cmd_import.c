@@ -11,8 +11,8 @@ int cmd_import(int argc, char **argv)
     cli_args a = {argc, argv, 1, "import", {0}, 0};
     const char *out = NULL, *v;
     cli_device dv = {0};
-    const char *kv[64][2];
-    int nkv = 0, r;
+    cli_kv kv = {{0}, {0}, 0};
+    int r;
     while (a.i < argc) {
         if (cli_flag(&a, "--help")) {
             printf("usage: swapsim import FORMAT FILE... [--KEY VALUE]... [--device NAME]\n"
@@ -44,22 +44,9 @@ int cmd_import(int argc, char **argv)
                 return EXIT_USAGE;
             continue;
         }
-        const char *s = argv[a.i];
-        if (s[0] == '-' && s[1] == '-' && s[2]) {
-            if (nkv >= 64)
-                return cli_usage("import", "too many options");
-            if (strchr(s, '=')) {
-                kv[nkv][0] = s + 2;
-                kv[nkv][1] = NULL;
-                a.i++;
-            } else {
-                if (a.i + 1 >= argc)
-                    return cli_usage("import", "option %s needs a value", s);
-                kv[nkv][0] = s + 2;
-                kv[nkv][1] = argv[a.i + 1];
-                a.i += 2;
-            }
-            nkv++;
+        if ((r = cli_kv_opt(&a, &kv, NULL)) != 0) {
+            if (r < 0)
+                return EXIT_USAGE;
             continue;
         }
         if ((r = cli_positional(&a)) != 0) {
@@ -90,25 +77,11 @@ int cmd_import(int argc, char **argv)
     if (params_init(&ps, im->params))
         return cli_fail(EXIT_USER, "out of memory");
     sw_err e;
-    for (int i = 0; i < nkv; i++) {
-        char key[64], val[256];
-        const char *k = kv[i][0], *val_s = kv[i][1];
-        const char *eq = val_s ? NULL : strchr(k, '=');
-        size_t kl = val_s ? strlen(k) : (size_t)(eq - k);
-        if (kl >= sizeof key) {
-            params_free(&ps);
-            return cli_usage("import", "option name too long");
-        }
-        memcpy(key, k, kl);
-        key[kl] = 0;
-        for (char *p = key; *p; p++)
-            if (*p == '-')
-                *p = '_';
-        snprintf(val, sizeof val, "%s", val_s ? val_s : eq + 1);
-        if (params_set(&ps, key, val, &e)) {
-            params_free(&ps);
-            return cli_fail(EXIT_USER, "import %s: %s", im->name, e.msg);
-        }
+    char what[96];
+    snprintf(what, sizeof what, "import %s", im->name);
+    if (cli_kv_apply(&kv, &ps, what)) {
+        params_free(&ps);
+        return EXIT_USER;
     }
     dev_spec dev;
     if (cli_device_resolve(&dv, dev_find("v100"), &dev)) {

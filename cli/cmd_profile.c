@@ -7,30 +7,6 @@
 #include "cli.h"
 
 /* Is --opt (dashes or underscores) a boolean option of model m? */
-static int bool_option(const model_def *m, const char *opt)
-{
-    if (!m)
-        return 0;
-    char key[64];
-    snprintf(key, sizeof key, "%s", opt);
-    for (char *p = key; *p; p++)
-        if (*p == '-')
-            *p = '_';
-    for (const param_def *d = m->params; d && d->key; d++)
-        if (!strcmp(d->key, key))
-            return d->type == PT_BOOL;
-    return 0;
-}
-
-static int bool_literal(const char *s)
-{
-    static const char *const v[] = {"true", "false", "1", "0", "yes", "no", "on", "off"};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        if (!strcmp(s, v[i]))
-            return 1;
-    return 0;
-}
-
 int cmd_model(int argc, char **argv)
 {
     cli_args a = {argc, argv, 1, "model", {0}, 0};
@@ -41,8 +17,8 @@ int cmd_model(int argc, char **argv)
         named = model_find(argv[i]);
     const char *out = NULL, *v;
     cli_device dv = {0};
-    const char *kv[64][2];
-    int nkv = 0, r;
+    cli_kv kv = {{0}, {0}, 0};
+    int r;
     while (a.i < argc) {
         if (cli_flag(&a, "--help")) {
             printf("usage: swapsim model NAME [--KEY VALUE]... [--set KEY=VALUE]...\n"
@@ -69,41 +45,10 @@ int cmd_model(int argc, char **argv)
                 return EXIT_USAGE;
             continue;
         }
-        if ((r = cli_opt(&a, "--set", &v)) != 0) {
+        if ((r = cli_kv_opt(&a, &kv, named ? named->params : NULL)) != 0) {
+            /* generator option --key VALUE (checked against the generator below) */
             if (r < 0)
                 return EXIT_USAGE;
-            const char *eq = strchr(v, '=');
-            if (!eq)
-                return cli_usage("model", "--set needs KEY=VALUE, got '%s'", v);
-            if (nkv >= 64)
-                return cli_usage("model", "too many options");
-            kv[nkv][0] = v;
-            kv[nkv][1] = NULL;
-            nkv++;
-            continue;
-        }
-        const char *s = argv[a.i];
-        if (s[0] == '-' && s[1] == '-' && s[2]) {
-            /* generator option --key VALUE (checked against the generator below) */
-            if (nkv >= 64)
-                return cli_usage("model", "too many options");
-            if (strchr(s, '=')) {
-                kv[nkv][0] = s + 2;
-                kv[nkv][1] = NULL;
-                a.i++;
-            } else if (bool_option(named, s + 2) &&
-                       (a.i + 1 >= argc || !bool_literal(argv[a.i + 1]))) {
-                kv[nkv][0] = s + 2;
-                kv[nkv][1] = "true";
-                a.i++;
-            } else {
-                if (a.i + 1 >= argc)
-                    return cli_usage("model", "option %s needs a value", s);
-                kv[nkv][0] = s + 2;
-                kv[nkv][1] = argv[a.i + 1];
-                a.i += 2;
-            }
-            nkv++;
             continue;
         }
         if ((r = cli_positional(&a)) != 0) {
@@ -130,25 +75,11 @@ int cmd_model(int argc, char **argv)
     if (params_init(&ps, m->params))
         return cli_fail(EXIT_USER, "out of memory");
     sw_err e;
-    for (int i = 0; i < nkv; i++) {
-        char key[64], val[256];
-        const char *k = kv[i][0], *val_s = kv[i][1];
-        const char *eq = val_s ? NULL : strchr(k, '=');
-        size_t kl = val_s ? strlen(k) : (size_t)(eq - k);
-        if (kl >= sizeof key) {
-            params_free(&ps);
-            return cli_usage("model", "option name too long");
-        }
-        memcpy(key, k, kl);
-        key[kl] = 0;
-        for (char *p = key; *p; p++)
-            if (*p == '-')
-                *p = '_';
-        snprintf(val, sizeof val, "%s", val_s ? val_s : eq + 1);
-        if (params_set(&ps, key, val, &e)) {
-            params_free(&ps);
-            return cli_fail(EXIT_USER, "model %s: %s", m->name, e.msg);
-        }
+    char what[96];
+    snprintf(what, sizeof what, "model %s", m->name);
+    if (cli_kv_apply(&kv, &ps, what)) {
+        params_free(&ps);
+        return EXIT_USER;
     }
     dev_spec dev;
     if (cli_device_resolve(&dv, dev_find("v100"), &dev)) {

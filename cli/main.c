@@ -132,6 +132,93 @@ int cli_device_resolve(const cli_device *d, const dev_spec *base, dev_spec *out)
     return 0;
 }
 
+static int bool_option(const param_def *defs, const char *opt)
+{
+    char key[64];
+    snprintf(key, sizeof key, "%s", opt);
+    for (char *p = key; *p; p++)
+        if (*p == '-')
+            *p = '_';
+    for (const param_def *d = defs; d && d->key; d++)
+        if (!strcmp(d->key, key))
+            return d->type == PT_BOOL;
+    return 0;
+}
+
+static int bool_literal(const char *s)
+{
+    static const char *const v[] = {"true", "false", "1", "0", "yes", "no", "on", "off"};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (!strcmp(s, v[i]))
+            return 1;
+    return 0;
+}
+
+int cli_kv_opt(cli_args *a, cli_kv *kv, const param_def *defs)
+{
+    const char *s = a->argv[a->i], *v;
+    int r;
+    if ((r = cli_opt(a, "--set", &v)) != 0) {
+        if (r < 0)
+            return r;
+        if (!strchr(v, '=')) {
+            cli_usage(a->cmd, "--set needs KEY=VALUE, got '%s'", v);
+            return -1;
+        }
+        s = NULL;
+    } else if (!(s[0] == '-' && s[1] == '-' && s[2])) {
+        return 0;
+    }
+    if (kv->n >= 64) {
+        cli_usage(a->cmd, "too many options");
+        return -1;
+    }
+    if (!s) {
+        kv->key[kv->n] = v;
+        kv->val[kv->n] = NULL;
+    } else if (strchr(s, '=')) {
+        kv->key[kv->n] = s + 2;
+        kv->val[kv->n] = NULL;
+        a->i++;
+    } else if (bool_option(defs, s + 2) && (a->i + 1 >= a->argc || !bool_literal(a->argv[a->i + 1]))) {
+        kv->key[kv->n] = s + 2;
+        kv->val[kv->n] = "true";
+        a->i++;
+    } else {
+        if (a->i + 1 >= a->argc) {
+            cli_usage(a->cmd, "option %s needs a value", s);
+            return -1;
+        }
+        kv->key[kv->n] = s + 2;
+        kv->val[kv->n] = a->argv[a->i + 1];
+        a->i += 2;
+    }
+    kv->n++;
+    return 1;
+}
+
+int cli_kv_apply(const cli_kv *kv, param_set *ps, const char *what)
+{
+    for (int i = 0; i < kv->n; i++) {
+        char key[64], val[256];
+        const char *k = kv->key[i], *v = kv->val[i];
+        const char *eq = v ? NULL : strchr(k, '=');
+        size_t kl = v ? strlen(k) : (size_t)(eq - k);
+        if (kl >= sizeof key)
+            return cli_fail(EXIT_USER, "%s: option name too long", what);
+        memcpy(key, k, kl);
+        key[kl] = 0;
+        for (char *p = key; *p; p++)
+            if (*p == '-')
+                *p = '_';
+        snprintf(val, sizeof val, "%s", v ? v : eq + 1);
+        sw_err e;
+        if (params_set(ps, key, val, &e))
+            return cli_fail(EXIT_USER, "%s: %s", what, e.msg);
+    }
+    return 0;
+}
+
 static void usage(FILE *f)
 {
     fputs("usage: swapsim COMMAND [options]\n"

@@ -1,52 +1,9 @@
 /* test_cli.c: the swapsim command line end to end: exit codes, one-line
    errors, the documented JSON fields, traces, determinism. */
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "../common/json.h"
+#include "cli_run.h"
 #include "tap.h"
 
-static char dir[256];
-static const char *bin;
-
-/* Run "swapsim ARGS", capture stdout and stderr; returns the exit code. */
-static int sh(const char *args, char **out, char **err)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s >%s/out 2>%s/err", bin, args, dir, dir);
-    int st = system(cmd);
-    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-    char path[512];
-    size_t len;
-    sw_err e;
-    snprintf(path, sizeof path, "%s/out", dir);
-    if (out && sw_read_file(path, out, &len, &e))
-        *out = NULL;
-    snprintf(path, sizeof path, "%s/err", dir);
-    if (err && sw_read_file(path, err, &len, &e))
-        *err = NULL;
-    return code;
-}
-
-static int lines(const char *s)
-{
-    int n = 0;
-    for (; s && *s; s++)
-        n += *s == '\n';
-    return n;
-}
-
-static void expect_fail(const char *args, int code, const char *needle, const char *what)
-{
-    char *o = NULL, *e = NULL;
-    int rc = sh(args, &o, &e);
-    IS_INT(rc, code, "%s: exit %d", what, code);
-    IS_INT(lines(e), 1, "%s: one line on stderr", what);
-    if (needle)
-        IS_STR_HAS(e, needle, "%s: message", what);
-    sw_free(o);
-    sw_free(e);
-}
 
 static const json_value *parse_json(json_doc *d, const char *text)
 {

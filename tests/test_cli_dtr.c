@@ -1,39 +1,9 @@
 /* test_cli_dtr.c: the command line of the DTR importer, the baselines and
    `swapsim dtr-parity`: exit codes, one-line errors, JSON fields. */
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "../common/json.h"
+#include "cli_run.h"
 #include "tap.h"
 
-static char dir[256];
-static const char *bin;
-
-static int sh(const char *args, char **out, char **err)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd %s && %s %s >%s/out 2>%s/err", dir, bin, args, dir, dir);
-    int st = system(cmd);
-    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-    char path[512];
-    size_t len;
-    sw_err e;
-    snprintf(path, sizeof path, "%s/out", dir);
-    if (out && sw_read_file(path, out, &len, &e))
-        *out = NULL;
-    snprintf(path, sizeof path, "%s/err", dir);
-    if (err && sw_read_file(path, err, &len, &e))
-        *err = NULL;
-    return code;
-}
-
-static int lines(const char *s)
-{
-    int n = 0;
-    for (; s && *s; s++)
-        n += *s == '\n';
-    return n;
-}
 
 static void put(const char *name, const char *text)
 {

@@ -1,0 +1,57 @@
+/* cli_run.h: running bin/swapsim from the command-line tests: capture its
+   exit status, standard output and standard error (one scratch directory
+   per test program, `dir`; the binary from SWAPSIM_BIN, `bin`). */
+#ifndef CLI_RUN_H
+#define CLI_RUN_H
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../common/sw.h"
+#include "tap.h"
+
+static char dir[256];
+static const char *bin;
+
+/* Run "swapsim ARGS" in dir; *out and *err (if not NULL) receive its
+   standard output and error (caller frees). Returns the exit status. */
+static inline int sh(const char *args, char **out, char **err)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s >%s/out 2>%s/err", dir, bin, args, dir, dir);
+    int st = system(cmd);
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    char path[512];
+    size_t len;
+    sw_err e;
+    snprintf(path, sizeof path, "%s/out", dir);
+    if (out && sw_read_file(path, out, &len, &e))
+        *out = NULL;
+    snprintf(path, sizeof path, "%s/err", dir);
+    if (err && sw_read_file(path, err, &len, &e))
+        *err = NULL;
+    return code;
+}
+
+static inline int lines(const char *s)
+{
+    int n = 0;
+    for (; s && *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* The command fails with exit code and exactly one line on stderr. */
+static inline void expect_fail(const char *args, int code, const char *needle, const char *what)
+{
+    char *o = NULL, *e = NULL;
+    int rc = sh(args, &o, &e);
+    IS_INT(rc, code, "%s: exit %d", what, code);
+    IS_INT(lines(e), 1, "%s: one line on stderr", what);
+    if (needle)
+        IS_STR_HAS(e, needle, "%s: message", what);
+    sw_free(o);
+    sw_free(e);
+}
+
+#endif
