@@ -83,10 +83,15 @@ static char *value_text(const json_value *v)
     switch (v->type) {
     case JSON_STRING: return sw_strdup(v->u.str);
     case JSON_NUMBER:
-        if (v->is_int)
+        if (v->is_int) {
             snprintf(buf, sizeof buf, "%lld", (long long)v->u.num.i);
-        else
-            snprintf(buf, sizeof buf, "%.17g", v->u.num.d);
+        } else { /* the shortest text that reads back the same number: 0.1, not 0.1000...01 */
+            for (int prec = 15; prec <= 17; prec++) {
+                snprintf(buf, sizeof buf, "%.*g", prec, v->u.num.d);
+                if (strtod(buf, NULL) == v->u.num.d)
+                    break;
+            }
+        }
         return sw_strdup(buf);
     case JSON_TRUE: return sw_strdup("true");
     case JSON_FALSE: return sw_strdup("false");

@@ -304,7 +304,10 @@ static void render_cell(const table_spec *t, const agg *a, sw_buf *b)
 
 static void put_text(const table_spec *t, sw_buf *b, const char *s)
 {
-    if (t->format == TF_DAT) {
+    double x;
+    if (t->format == TF_DAT && !sw_parse_f64(s, &x)) {
+        sw_buf_puts(b, s); /* numbers stay numbers for gnuplot */
+    } else if (t->format == TF_DAT) {
         sw_buf_putc(b, '"');
         sw_buf_puts(b, s);
         sw_buf_putc(b, '"');

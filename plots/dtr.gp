@@ -11,7 +11,7 @@ do for [t in 'png svg'] {
     set multiplot layout 2,3 title 'DTR: overhead vs memory budget on the DTR logs (budget on resident bytes; missing = gave up or out of memory)'
     do for [i = 1:5] {
         lg = system(sprintf("echo '%s' | cut -d'|' -f%d", logs, i))
-        f = tab('dtr.csv', sprintf("rows=ratio cols=heuristic value=normalized_throughput where=budget_on:bytes where=label:%s fmt=%%.5f", lg))
+        f = tab('dtr.csv', sprintf("rows=ratio cols=heuristic value=normalized_throughput where=budget_on:bytes 'where=label:%s' fmt=%%.5f", lg))
         set title lg
         set xlabel 'budget / ideal peak memory'
         set ylabel 'overhead (time / compute)'

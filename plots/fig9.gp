@@ -15,6 +15,9 @@ do for [t in 'png svg'] {
         set xlabel 'search time (s)'
         set ylabel 'simulated iteration time (s)'
         set key top right
+        set yrange [*:*]
+        stats f using 7 nooutput
+        set yrange [STATS_min * 0.97 : STATS_min * 1.6]
         plot f using 1:4:6 with filledcurves fc rgb '#cfe2f3' title 'best to worst', \
              '' using 1:6 with lines lt 4 title 'worst', \
              '' using 1:5 with lines lt 2 title 'mean', \
