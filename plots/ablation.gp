@@ -12,7 +12,9 @@ do for [t in 'png svg'] {
     set style fill solid 0.85
     set xtics rotate by -30 scale 0 font ',10'
     set bars 2
-    plot f using 0:3:xtic(sprintf('%s=%s', strcol(1), strcol(2))) with boxes lt 1 notitle, \
+    set rmargin 8
+    set bmargin 6
+    plot f using 0:3:xtic(strcol(2) eq '-' ? strcol(1) : sprintf('%s=%s', strcol(1), strcol(2))) with boxes lt 1 notitle, \
          '' using 0:3:4 with yerrorbars lt 8 pt 0 title '95% CI', \
          '' using 0:($3 + $4):(sprintf('%.3f', $3)) with labels offset 0,0.8 font ',8' notitle
 }

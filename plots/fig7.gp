@@ -12,7 +12,7 @@ do for [t in 'png svg'] {
     set style data histograms
     set style histogram clustered gap 1
     set boxwidth 0.9
-    set key top left
+    set key top right
     plot f using 2:xtic(1) title 'SwapAdvisor', '' using 3 title 'ODSwap', '' using 4 title 'TFLMS', \
          '' using ($0 - 0.25):2:(sprintf('%.1f', $2)) with labels offset 0,0.7 font ',9' notitle, \
          '' using ($0):3:(sprintf('%.1f', $3)) with labels offset 0,0.7 font ',9' notitle, \
