@@ -43,6 +43,8 @@ struct swapplan {
     int32_t *class_n;          /* per class: resident storages */
     int32_t *class_free;       /* per class: free objects */
     int32_t *cnt_eff;          /* per class: objects used (at most the class's storages) */
+    uint8_t *heaped;           /* per class: its list is a heap (kept lazily: only once an
+                                  eviction needs it; until then an unordered list) */
     sp_ent *class_list;        /* flat resident lists */
     int32_t *list_idx;         /* per storage: position in its class list */
     int32_t n_classes_cap;
@@ -166,6 +168,7 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->class_n);
     sw_free(sp->class_free);
     sw_free(sp->cnt_eff);
+    sw_free(sp->heaped);
     sw_free(sp->class_list);
     sw_free(sp->list_idx);
     sw_free(sp->ev);
@@ -267,6 +270,8 @@ static void ent_update(swapplan *sp, int32_t s, int32_t nu, double last_t)
     int up = nu > e->nu;
     e->nu = nu;
     e->last_t = last_t;
+    if (!sp->heaped[c])
+        return;
     if (up)
         heap_up(sp, base, i);
     else
@@ -279,7 +284,8 @@ static void list_add(swapplan *sp, int32_t s, int32_t nu)
     int32_t i = sp->class_n[c]++;
     sp_ent e = {sp->last_use_t[s], s, nu};
     heap_put(sp, base + i, e);
-    heap_up(sp, base, i);
+    if (sp->heaped[c])
+        heap_up(sp, base, i);
 }
 
 static void list_remove(swapplan *sp, int32_t s)
@@ -289,8 +295,19 @@ static void list_remove(swapplan *sp, int32_t s)
     if (i == last)
         return;
     heap_put(sp, base + i, sp->class_list[base + last]);
+    if (!sp->heaped[c])
+        return;
     heap_down(sp, base, last, i);
     heap_up(sp, base, i);
+}
+
+/* the first eviction from class c: make its list a heap (Floyd, O(n)) */
+static void heapify(swapplan *sp, int32_t c)
+{
+    int32_t base = sp->class_off[c], n = sp->class_n[c];
+    for (int32_t i = n / 2 - 1; i >= 0; i--)
+        heap_down(sp, base, n, i);
+    sp->heaped[c] = 1;
 }
 
 /* next use position of s after the current one (persistent: wraps into the
@@ -317,6 +334,8 @@ static int need(swapplan *sp, int32_t s, int32_t pos, double now, double thresho
         list_add(sp, s, pos);
         return 0;
     }
+    if (!sp->heaped[c])
+        heapify(sp, c);
     double limit = now - threshold * (double)sp->g->bytes[s] / sp->h2d_bw;
     /* the top is Belady's choice; if it was used too recently, look deeper:
        walk the heap in key order (best-first over a small frontier) until an
@@ -383,6 +402,7 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
     for (int32_t c = 0; c < al->n_classes; c++) {
         sp->class_n[c] = 0;
         sp->class_free[c] = sp->cnt_eff[c];
+        sp->heaped[c] = 0;
     }
     for (int32_t s = 0; s < nt; s++) {
         const graph_tensor *x = &g->tensors[s];
@@ -524,11 +544,13 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         sw_free(sp->class_n);
         sw_free(sp->class_free);
         sw_free(sp->cnt_eff);
+        sw_free(sp->heaped);
+        sp->heaped = sw_malloc((size_t)al->n_classes + 1);
         sp->cnt_eff = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_off = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_n = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_free = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
-        if (!sp->class_off || !sp->class_n || !sp->class_free || !sp->cnt_eff) {
+        if (!sp->class_off || !sp->class_n || !sp->class_free || !sp->cnt_eff || !sp->heaped) {
             sp->n_classes_cap = 0;
             return sw_fail(err, SW_ENOMEM, "out of memory");
         }

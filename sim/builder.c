@@ -287,6 +287,7 @@ typedef struct fin {
     int32_t *free_off, *free_s;     /* CSR: storages freed by each event (implicit) */
     int32_t *final_res;             /* per storage: residency open at the end, -1 */
     int32_t *cur_res;
+    int32_t *rix;                   /* per storage: its index in the resident set, -1 */
     int32_t *run_ev;                /* per op: the event running it, -1 */
     int64_t *place_ref, *user_ref, *copyout_ref;
     int32_t *stream_idx;
@@ -573,10 +574,7 @@ static int process_pass(fin *f, int p)
                 int rc;
                 if (f->final_res[s] == f->place_res[k] && b->in_r[s]) {
                     /* the residency kept into the next iteration returns home */
-                    const plan_place *home = NULL;
-                    for (int32_t i = 0; i < b->n_r; i++)
-                        if (b->rset[i] == s)
-                            home = &f->res[i].place;
+                    const plan_place *home = &f->res[f->rix[s]].place;
                     rc = mem_alloc_at(b->mem, s, bytes, home);
                     if (!rc) {
                         r->place = *home;
@@ -763,6 +761,7 @@ static int finish_once(plan_builder *b, plan **out, sw_err *err, int32_t **reloc
     f.free_off = sw_malloc(((size_t)E + 1) * sizeof(int32_t));
     f.final_res = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
     f.cur_res = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
+    f.rix = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
     f.run_ev = sw_malloc(((size_t)g->n_ops + 1) * sizeof(int32_t));
     f.place_ref = sw_malloc(((size_t)nt + 1) * sizeof(int64_t));
     f.user_ref = sw_malloc(((size_t)nt + 1) * sizeof(int64_t));
@@ -771,7 +770,7 @@ static int finish_once(plan_builder *b, plan **out, sw_err *err, int32_t **reloc
     f.vc = sw_malloc(((size_t)E * 6 + 1) * sizeof(int32_t));
     f.dep = sw_malloc(((size_t)E * 2 + 1) * sizeof(int32_t));
     f.pdep = sw_malloc(((size_t)E * 2 + 1) * sizeof(int32_t));
-    if (!f.p || !f.place_off || !f.free_off || !f.final_res || !f.cur_res || !f.run_ev || !f.place_ref ||
+    if (!f.p || !f.place_off || !f.free_off || !f.final_res || !f.cur_res || !f.rix || !f.run_ev || !f.place_ref ||
         !f.user_ref || !f.copyout_ref || !f.stream_idx || !f.vc || !f.dep || !f.pdep)
         goto oom;
     for (int32_t e = 0; e < E; e++) {
@@ -816,11 +815,12 @@ static int finish_once(plan_builder *b, plan **out, sw_err *err, int32_t **reloc
     }
     /* initial residents */
     for (int32_t s = 0; s < nt; s++) {
-        f.cur_res[s] = -1;
+        f.cur_res[s] = f.rix[s] = -1;
         f.place_ref[s] = f.user_ref[s] = f.copyout_ref[s] = REF_NONE;
     }
     for (int32_t i = 0; i < b->n_r; i++) {
         int32_t s = b->rset[i];
+        f.rix[s] = i;
         pb_res *r = &f.res[i];
         int64_t bytes = g->bytes[s];
         if (b->rexplicit[i]) {
@@ -881,6 +881,7 @@ done:
     sw_free(f.free_s);
     sw_free(f.final_res);
     sw_free(f.cur_res);
+    sw_free(f.rix);
     sw_free(f.run_ev);
     sw_free(f.place_ref);
     sw_free(f.user_ref);
