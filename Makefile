@@ -6,7 +6,7 @@
 #   make test            deps, build, run the TAP tests with prove
 #   make test SANITIZE=1 the same under AddressSanitizer + UBSan
 #   make bench           performance figures, one "bench: NAME VALUE UNIT" line each
-#   make demo            the main job: generate, plan, verify, simulate, trace
+#   make demo            a one-minute demonstration: generate, plan, verify, simulate, trace
 #   make experiments     the main job: every experiment (quick mode; FULL=1 for the
 #                        paper's budgets), the plots, paper_results.md (out/)
 #   make plots           redraw the plots from out/*.csv
@@ -159,7 +159,7 @@ EXPERIMENTS := table1 fig6 fig7 table2 fig9 fig10 ablation planners planners-rec
                dtr-megengine
 
 experiments: deps $(SWAPSIM)
-	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets (hours),quick mode: short searches and two seeds (about 25 minutes on 2 cores); FULL=1 for the paper's budgets)"
+	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets (hours),quick mode: short searches and two seeds (about 15 minutes on 2 cores); FULL=1 for the paper's budgets)"
 	@start=$$(date +%s); \
 	for e in $(EXPERIMENTS); do \
 	  $(SWAPSIM) experiment experiments/$$e.json $(if $(FULL),--full) --shared $(SHARED) \

@@ -10,6 +10,7 @@
 
 #include "../ga/ga.h"
 #include "planner.h"
+#include "swap_util.h"
 #include "swapplan.h"
 
 /* ------------------------------------------------------------------ */
@@ -286,17 +287,19 @@ int sa_cnt_repair(int32_t *cnt, const int64_t *csize, const int32_t *min_cnt,
 /* the chromosome                                                      */
 
 enum { SEARCH_BOTH, SEARCH_SCHEDULE, SEARCH_ALLOCATION };
+enum { UNSEARCHED_INITIAL, UNSEARCHED_DEFAULT, UNSEARCHED_FRAMEWORK };
 
 typedef struct sa_ctx {
     const graph_profile *g;
     int64_t budget, pool;
     int32_t no, ns;
     const int64_t *sizes;
-    int monotone, search, seed_default;
+    int monotone, search, seed_default, unsearched;
     double threshold;
     int32_t *size_members;  /* per distinct size: storages of that size */
     swapplan *sp0;          /* sizes and minimum counts (read-only use) */
     int32_t *def_sched, *def_cls, *def_cnt;
+    int32_t *fix_sched;     /* search=allocation: every individual's schedule, or NULL */
     int32_t def_nc;
     size_t ints;            /* genome length in int32 */
 } sa_ctx;
@@ -449,9 +452,11 @@ static void op_init(void *user, void *wp, gsl_rng *r, void *gv, int index)
     int dflt = c->seed_default && index == 0;
     if (dflt)
         memcpy(G_SCHED(c, x), c->def_sched, (size_t)c->no * sizeof(int32_t));
+    else if (c->search == SEARCH_ALLOCATION && c->fix_sched)
+        memcpy(G_SCHED(c, x), c->fix_sched, (size_t)c->no * sizeof(int32_t));
     else
         sa_schedule_mutate(c->g, w->ss, c->def_sched, 1.0, r, G_SCHED(c, x));
-    if (dflt)
+    if (dflt || (c->search == SEARCH_SCHEDULE && c->unsearched != UNSEARCHED_INITIAL))
         default_alloc(c, x);
     else
         random_alloc(c, w, r, x);
@@ -566,8 +571,13 @@ static const param_def sa_params[] = {
     {"temperature", PT_FLOAT, "0.05", "softmax over t_norm / temperature (1: the paper's formula "
      "as written; see docs/swapadvisor.md)", NULL, 1e-6, 1e6},
     {"tournament", PT_INT, "3", "tournament size (selection=tournament)", NULL, 2, 1000},
-    {"search", PT_CHOICE, "both", "what the GA searches; the other part keeps each individual's "
-     "initial (random, or default) value", "both|schedule|allocation", 1, 0},
+    {"search", PT_CHOICE, "both", "what the GA searches; the other part is fixed (see "
+     "unsearched)", "both|schedule|allocation", 1, 0},
+    {"unsearched", PT_CHOICE, "initial", "with search=schedule or allocation, what the part not "
+     "searched is: each individual's initial value (random, or the default individual's), "
+     "the default (profile order; one class per size), or the framework's (the dataflow "
+     "engine's order, as odswap schedule=framework; the default allocation)",
+     "initial|default|framework", 1, 0},
     {"cls", PT_CHOICE, "monotone", "size-class encoding: monotone (the paper's restriction) or "
      "free (Figure 9c)", "monotone|free", 1, 0},
     {"threshold", PT_FLOAT, "1", "eviction threshold: victims last used at least this many "
@@ -679,6 +689,9 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     c.monotone = !strcmp(params_str(ps, "cls"), "monotone");
     c.threshold = params_float(ps, "threshold");
     c.seed_default = params_bool(ps, "seed_default");
+    const char *uns = params_str(ps, "unsearched");
+    c.unsearched = !strcmp(uns, "default") ? UNSEARCHED_DEFAULT
+                   : !strcmp(uns, "framework") ? UNSEARCHED_FRAMEWORK : UNSEARCHED_INITIAL;
     if (c.pool <= 0)
         return sw_fail(err, SW_ENOFIT, "does not fit: the budget is smaller than the largest "
                        "workspace (%lld bytes)", (long long)g->max_workspace);
@@ -722,6 +735,16 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     FILE *log = NULL;
     if (rc)
         goto done;
+    if (c.search == SEARCH_ALLOCATION && c.unsearched != UNSEARCHED_INITIAL) {
+        c.fix_sched = c.unsearched == UNSEARCHED_FRAMEWORK ? swu_framework_order(g, o->seed)
+                                                          : sw_malloc(((size_t)c.no + 1) * sizeof(int32_t));
+        if (!c.fix_sched) {
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+            goto done;
+        }
+        if (c.unsearched == UNSEARCHED_DEFAULT)
+            memcpy(c.fix_sched, c.def_sched, (size_t)c.no * sizeof(int32_t));
+    }
     ga_params gp;
     ga_params_default(&gp);
     gp.population = (int)params_int(ps, "population");
@@ -782,6 +805,7 @@ done:
     ga_free(ga);
     swapplan_free(c.sp0);
     sw_free(c.def_sched);
+    sw_free(c.fix_sched);
     sw_free(c.def_cls);
     sw_free(c.def_cnt);
     sw_free(c.size_members);

@@ -14,6 +14,6 @@ do for [t in 'png svg'] {
     set boxwidth 0.9
     set key outside right
     set xtics scale 0 font ',10'
-    plot for [k = 2:9] f using k:xtic(1) title columnheader(k)
+    plot for [k = 2:8] f using k:xtic(1) title columnheader(k)
 }
 }

@@ -6,6 +6,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "../planners/swapadvisor.h"
+#include "../planners/swap_util.h"
 #include "../planners/swapplan.h"
 #include "../sim/plan_io.h"
 #include "../sim/verify.h"
@@ -282,6 +283,45 @@ int main(void)
         IS_NUM(t[0], t[1], 0, "and identical simulated times");
         sw_buf_free(&out[0]);
         sw_buf_free(&out[1]);
+        graph_free(rg);
+    }
+
+    /* ---- search=allocation: the schedule not searched is the one asked for ---- */
+    {
+        graph_profile *rg = random_profile(5, 40, "momentum");
+        int64_t peak;
+        planner_ideal_peak(rg, &peak, &e);
+        const planner *pl = planner_find("swapadvisor");
+        int32_t *fw = swu_framework_order(rg, 3);
+        const char *which[2] = {"unsearched=default", "unsearched=framework"};
+        const int32_t *want[2] = {rg->order, fw};
+        for (int k = 0; k < 2; k++) {
+            planner_opts o;
+            planner_opts_init(&o, pl);
+            o.memory_budget = peak * 7 / 10;
+            o.seed = 3;
+            params_set_kv(&o.params, "generations=3", &e);
+            params_set_kv(&o.params, "population=8", &e);
+            params_set_kv(&o.params, "search=allocation", &e);
+            params_set_kv(&o.params, "seed_default=false", &e);
+            params_set_kv(&o.params, which[k], &e);
+            plan *q = NULL;
+            rc = planner_run(pl, rg, &o, &q, &e);
+            OK(rc == 0, "search=allocation %s plans (%s)", which[k], rc ? e.msg : "ok");
+            int same = q != NULL && fw != NULL;
+            int32_t n = 0;
+            for (int32_t t = 0; q && t < q->n_tasks && same; t++)
+                if (q->tasks[t].kind == TASK_RUN)
+                    same = n < rg->n_ops && q->tasks[t].op == want[k][n++];
+            OK(same && n == rg->n_ops, "with %s the plan runs the ops in that order", which[k]);
+            if (q)
+                OK(plan_verify(q, NULL, &e) == 0, "and is safe (%s)", which[k]);
+            plan_free(q);
+            planner_opts_free(&o);
+        }
+        OK(fw && memcmp(fw, rg->order, (size_t)rg->n_ops * sizeof *fw) != 0,
+           "the framework order of this graph differs from the profile's (the check above can fail)");
+        sw_free(fw);
         graph_free(rg);
     }
     return tap_done();
