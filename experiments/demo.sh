@@ -35,7 +35,13 @@ echo "== under 60% of the peak with planners that free memory (10 s of GA search
     --trace "$OUT/swapadvisor.trace.json" -o "$OUT/swapadvisor.plan.json"
 "$S" verify "$OUT/swapadvisor.plan.json"
 "$S" run "$OUT/random.json" --planner odswap --memory 0.6x
-"$S" run "$OUT/random.json" --planner dtr --memory 0.6x
+echo
+echo "== rematerialisation (DTR): at 60% an op's tensors cannot be placed together, at 70% it runs"
+if "$S" run "$OUT/random.json" --planner dtr --memory 0.6x; then
+    echo "unexpected: dtr fit at 60%" >&2
+    exit 1
+fi
+"$S" run "$OUT/random.json" --planner dtr --memory 0.7x
 
 echo
 echo "demo done: profiles, plans and Chrome traces (open in https://ui.perfetto.dev) in $OUT/"

@@ -452,12 +452,15 @@ static int oom(eng *e, int64_t need, int frag)
     char h1[32], h2[32], h3[32];
     int32_t o = e->cur_op;
     if (frag) {
+        /* need: the bytes of the tensors that must be placed together */
         mem_stats ms;
         mem_get_stats(e->mem, &ms);
         return sw_fail(e->err, SW_ENOFIT, "does not fit: at op %d '%s' nothing is left to evict "
-                       "and no free block holds %s (largest %s; the allocator fragments "
-                       "memory)", o, o >= 0 ? opname(e, o) : "?", sw_fmt_bytes(need, h1, sizeof h1),
-                       sw_fmt_bytes(ms.largest_free, h2, sizeof h2));
+                       "and the free blocks (largest %s, %s free in all) cannot place the %s of "
+                       "tensors it needs at once (the allocator fragments memory)", o,
+                       o >= 0 ? opname(e, o) : "?", sw_fmt_bytes(ms.largest_free, h2, sizeof h2),
+                       sw_fmt_bytes(ms.free_bytes, h3, sizeof h3),
+                       sw_fmt_bytes(need, h1, sizeof h1));
     }
     return sw_fail(e->err, SW_ENOFIT, "does not fit: at op %d '%s' nothing is left to evict: %s "
                    "resident and locked, %s more needed, budget %s", o,
@@ -518,8 +521,13 @@ static int place_all(eng *e, const int32_t *list, int32_t n)
         int32_t v = e->cfg->frag_fit ? choose_opening(e, sbytes(e, fail)) : -1;
         if (v < 0)
             v = choose(e);
-        if (v < 0)
-            return oom(e, sbytes(e, fail), 1);
+        if (v < 0) {
+            int64_t all = 0;
+            for (int32_t j = 0; j < n; j++)
+                if (!e->material[list[j]])
+                    all += sbytes(e, list[j]);
+            return oom(e, all, 1);
+        }
         e->st->evictions++;
         e->st->frag_evictions++;
         int rc = evict(e, v, EV_DROP);
