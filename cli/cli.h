@@ -57,8 +57,13 @@ typedef struct cli_kv {
 /* Consume one such option at the cursor: 1 consumed, 0 not, -1 usage error.
    A boolean option of defs (may be NULL) given alone ("--inference") is true. */
 int cli_kv_opt(cli_args *a, cli_kv *kv, const param_def *defs);
-/* Set them in ps; on error prints "WHAT: message" and returns EXIT_USER. */
-int cli_kv_apply(const cli_kv *kv, param_set *ps, const char *what);
+/* A generator's or importer's parameters (defs, set from kv) and device (v100
+   unless dv says otherwise). On error prints "WHAT: message", leaves nothing
+   to free and returns EXIT_USER; on success the caller frees ps. */
+int cli_kv_prepare(const cli_kv *kv, const cli_device *dv, const param_def *defs,
+                   const char *what, param_set *ps, dev_spec *dev);
+/* The index of v among the '|'-separated choices, or -1. */
+int cli_choice(const char *v, const char *choices);
 
 int cmd_devices(int argc, char **argv);
 int cmd_planners(int argc, char **argv);

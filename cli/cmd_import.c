@@ -74,20 +74,12 @@ int cmd_import(int argc, char **argv)
     if (nfiles < im->min_files || nfiles > im->max_files)
         return cli_usage("import", "format %s expects %s", im->name, im->files);
     param_set ps;
-    if (params_init(&ps, im->params))
-        return cli_fail(EXIT_USER, "out of memory");
+    dev_spec dev;
     sw_err e;
     char what[96];
     snprintf(what, sizeof what, "import %s", im->name);
-    if (cli_kv_apply(&kv, &ps, what)) {
-        params_free(&ps);
+    if (cli_kv_prepare(&kv, &dv, im->params, what, &ps, &dev))
         return EXIT_USER;
-    }
-    dev_spec dev;
-    if (cli_device_resolve(&dv, dev_find("v100"), &dev)) {
-        params_free(&ps);
-        return EXIT_USER;
-    }
     graph_profile *g;
     int rc = im->import((const char *const *)(a.pos + 1), nfiles, &ps, &dev, &g, &e);
     params_free(&ps);

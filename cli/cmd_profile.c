@@ -72,20 +72,12 @@ int cmd_model(int argc, char **argv)
         return cli_fail(EXIT_USER, "unknown model '%s' (expected one of: %s)", a.pos[0], list);
     }
     param_set ps;
-    if (params_init(&ps, m->params))
-        return cli_fail(EXIT_USER, "out of memory");
+    dev_spec dev;
     sw_err e;
     char what[96];
     snprintf(what, sizeof what, "model %s", m->name);
-    if (cli_kv_apply(&kv, &ps, what)) {
-        params_free(&ps);
+    if (cli_kv_prepare(&kv, &dv, m->params, what, &ps, &dev))
         return EXIT_USER;
-    }
-    dev_spec dev;
-    if (cli_device_resolve(&dv, dev_find("v100"), &dev)) {
-        params_free(&ps);
-        return EXIT_USER;
-    }
     graph_profile *g;
     int rc = m->generate(&ps, &dev, &g, &e);
     params_free(&ps);

@@ -155,21 +155,14 @@ int cmd_replay(int argc, char **argv)
         if ((r = cli_opt(&a, "--ops", &v)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
-            if (strcmp(v, "kernel") && strcmp(v, "library"))
+            if ((o.ops_library = cli_choice(v, "kernel|library")) < 0)
                 return cli_usage("replay", "--ops %s: expected kernel or library", v);
-            o.ops_library = !strcmp(v, "library");
             continue;
         }
         if ((r = cli_opt(&a, "--wait", &v)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
-            if (!strcmp(v, "hybrid"))
-                o.wait_mode = 0;
-            else if (!strcmp(v, "spin"))
-                o.wait_mode = 1;
-            else if (!strcmp(v, "sleep"))
-                o.wait_mode = 2;
-            else
+            if ((o.wait_mode = cli_choice(v, "hybrid|spin|sleep")) < 0)
                 return cli_usage("replay", "--wait %s: expected hybrid, spin or sleep", v);
             continue;
         }
@@ -277,13 +270,7 @@ int cmd_profile(int argc, char **argv)
         if ((r = cli_opt(&a, "--unknown", &v)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
-            if (!strcmp(v, "touch"))
-                o.unknown = 0;
-            else if (!strcmp(v, "calibrated"))
-                o.unknown = 1;
-            else if (!strcmp(v, "keep"))
-                o.unknown = 2;
-            else
+            if ((o.unknown = cli_choice(v, "touch|calibrated|keep")) < 0)
                 return cli_usage("profile", "--unknown %s: expected touch, calibrated or keep", v);
             continue;
         }

@@ -197,7 +197,7 @@ int cli_kv_opt(cli_args *a, cli_kv *kv, const param_def *defs)
     return 1;
 }
 
-int cli_kv_apply(const cli_kv *kv, param_set *ps, const char *what)
+static int cli_kv_apply(const cli_kv *kv, param_set *ps, const char *what)
 {
     for (int i = 0; i < kv->n; i++) {
         char key[64], val[256];
@@ -217,6 +217,33 @@ int cli_kv_apply(const cli_kv *kv, param_set *ps, const char *what)
             return cli_fail(EXIT_USER, "%s: %s", what, e.msg);
     }
     return 0;
+}
+
+int cli_kv_prepare(const cli_kv *kv, const cli_device *dv, const param_def *defs,
+                   const char *what, param_set *ps, dev_spec *dev)
+{
+    if (params_init(ps, defs))
+        return cli_fail(EXIT_USER, "out of memory");
+    if (cli_kv_apply(kv, ps, what) || cli_device_resolve(dv, dev_find("v100"), dev)) {
+        params_free(ps);
+        return EXIT_USER;
+    }
+    return 0;
+}
+
+int cli_choice(const char *v, const char *choices)
+{
+    size_t n = strlen(v);
+    for (int i = 0; *choices; i++) {
+        const char *bar = strchr(choices, '|');
+        size_t len = bar ? (size_t)(bar - choices) : strlen(choices);
+        if (len == n && !strncmp(v, choices, n))
+            return i;
+        if (!bar)
+            break;
+        choices = bar + 1;
+    }
+    return -1;
 }
 
 static void usage(FILE *f)
