@@ -101,6 +101,9 @@ int cmd_replay(int argc, char **argv)
                 "  --time-scale X        cpu: real seconds per plan second (default: chosen\n"
                 "                        from this machine's memory bandwidth)\n"
                 "  --wait hybrid|spin|sleep  cpu: how ops wait out their time (default hybrid)\n"
+                "  --max-seconds S       refuse a replay longer than S simulated seconds, all\n"
+                "                        iterations and warm-up together (default 600; the\n"
+                "                        cpu backend's real time is this times its scale)\n"
                 "  --no-canaries         skip canary checks (timing only)\n"
                 "  --no-poison           do not poison memory the plan releases\n"
                 "  --unsafe              replay even if the verifier rejects the plan\n"
@@ -150,6 +153,14 @@ int cmd_replay(int argc, char **argv)
                 return EXIT_USAGE;
             if (sw_parse_f64(v, &o.time_scale) || !(o.time_scale > 0) || o.time_scale > 1e6)
                 return cli_fail(EXIT_USER, "--time-scale %s: expected a number > 0", v);
+            continue;
+        }
+        if ((r = cli_opt(&a, "--max-seconds", &v)) != 0) {
+            if (r < 0)
+                return EXIT_USAGE;
+            if (sw_parse_f64(v, &o.max_seconds) || !(o.max_seconds > 0) || o.max_seconds > 1e9)
+                return cli_fail(EXIT_USER, "--max-seconds %s: expected a number of seconds in "
+                                "(0, 1e9]", v);
             continue;
         }
         if ((r = cli_opt(&a, "--ops", &v)) != 0) {

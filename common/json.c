@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "json.h"
 
+#include <float.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -670,6 +671,12 @@ int jr_i64(jr *r, const json_value *obj, const char *key, int required, int64_t 
 int jr_f64(jr *r, const json_value *obj, const char *key, int required, double def, double min,
            double *out)
 {
+    return jr_f64_range(r, obj, key, required, def, min, DBL_MAX, out);
+}
+
+int jr_f64_range(jr *r, const json_value *obj, const char *key, int required, double def,
+                 double min, double max, double *out)
+{
     const json_value *v;
     int rc = jr_field(r, obj, key, JSON_NUMBER | (required ? 0 : JSON_NULL), required, &v);
     if (rc)
@@ -678,8 +685,10 @@ int jr_f64(jr *r, const json_value *obj, const char *key, int required, double d
         *out = def;
         return 0;
     }
-    if (v->u.num.d < min)
+    if (!(v->u.num.d >= min))
         return jr_error(r, v, key, "expected a number >= %g, got %.17g", min, v->u.num.d);
+    if (!(v->u.num.d <= max))
+        return jr_error(r, v, key, "expected a number <= %g, got %.17g", max, v->u.num.d);
     *out = v->u.num.d;
     return 0;
 }

@@ -89,6 +89,9 @@ int jr_i64(jr *r, const json_value *obj, const char *key, int required, int64_t 
            int64_t max, int64_t *out);
 int jr_f64(jr *r, const json_value *obj, const char *key, int required, double def, double min,
            double *out);
+/* As jr_f64, with an upper bound too (values outside [min, max], and infinities, are errors). */
+int jr_f64_range(jr *r, const json_value *obj, const char *key, int required, double def,
+                 double min, double max, double *out);
 int jr_bool(jr *r, const json_value *obj, const char *key, int required, int def, int *out);
 /* *out points into the document (or is def). */
 int jr_str(jr *r, const json_value *obj, const char *key, int required, const char *def,

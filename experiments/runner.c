@@ -136,8 +136,8 @@ static int parse_vars(exp *x, jr *r, const json_value *vars)
                     if (!ev->text[f])
                         return jr_error(r, &it->u.members[f].val, NULL, "expected a string, "
                                         "number or boolean");
+                    ev->n = (int)f + 1; /* what free_exp releases if a later field fails */
                 }
-                ev->n = (int)it->n;
             } else {
                 ev->key[0] = v->name;
                 ev->text[0] = value_text(it);
@@ -180,31 +180,35 @@ static uint64_t argv_hash(char **argv, int argc)
 static int expand(exp *x, exp_cell *c, const json_value *tmpl, char **argv, int *argc,
                   const char *profile_path, const char *cellid, jr *r)
 {
-    int n = 0;
+    int n = 0, rc = 0;
+    sw_buf b;
+    sw_buf_init(&b);
     argv[n++] = sw_strdup(x->o->swapsim);
-    for (uint32_t i = 0; i < tmpl->n; i++) {
+    for (uint32_t i = 0; i < tmpl->n && !rc; i++) {
         const json_value *a = &tmpl->u.items[i];
-        if (a->type != JSON_STRING)
-            return jr_error(r, a, NULL, "command arguments must be strings");
+        if (a->type != JSON_STRING) {
+            rc = jr_error(r, a, NULL, "command arguments must be strings");
+            break;
+        }
         const char *t = a->u.str;
-        sw_buf b;
+        sw_buf_free(&b);
         sw_buf_init(&b);
         int whole = t[0] == '{' && strchr(t, '}') == t + strlen(t) - 1;
-        for (const char *p = t; *p;) {
+        for (const char *p = t; *p && !rc;) {
             if (*p != '{') {
                 sw_buf_putc(&b, *p++);
                 continue;
             }
             const char *e = strchr(p, '}');
             if (!e) {
-                sw_buf_free(&b);
-                return jr_error(r, a, NULL, "unterminated placeholder in '%s'", t);
+                rc = jr_error(r, a, NULL, "unterminated placeholder in '%s'", t);
+                break;
             }
             char name[64];
             size_t l = (size_t)(e - p - 1);
             if (l >= sizeof name) {
-                sw_buf_free(&b);
-                return jr_error(r, a, NULL, "placeholder too long in '%s'", t);
+                rc = jr_error(r, a, NULL, "placeholder too long in '%s'", t);
+                break;
             }
             memcpy(name, p + 1, l);
             name[l] = 0;
@@ -214,20 +218,25 @@ static int expand(exp *x, exp_cell *c, const json_value *tmpl, char **argv, int 
                               : !strcmp(name, "cell") ? cellid
                               : lookup(x, c, name);
             if (!val) {
-                sw_buf_free(&b);
-                return jr_error(r, a, NULL, "unknown placeholder {%s} (not a variable, nor "
-                                "profile, shared, out or cell)", name);
+                rc = jr_error(r, a, NULL, "unknown placeholder {%s} (not a variable, nor "
+                              "profile, shared, out or cell)", name);
+                break;
             }
             sw_buf_puts(&b, val);
             p = e + 1;
         }
-        if (b.oom)
-            return sw_fail(x->err, SW_ENOMEM, "out of memory");
+        if (rc)
+            break;
+        if (b.oom) {
+            rc = sw_fail(x->err, SW_ENOMEM, "out of memory");
+            break;
+        }
         const char *s = b.data ? b.data : "";
         if (whole) {
             /* word-split a lone placeholder */
             char *copy = sw_strdup(s), *save = NULL;
-            for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+            for (char *w = copy ? strtok_r(copy, " ", &save) : NULL; w;
+                 w = strtok_r(NULL, " ", &save)) {
                 if (n >= MAX_ARGS - 1)
                     break;
                 argv[n++] = sw_strdup(w);
@@ -236,11 +245,15 @@ static int expand(exp *x, exp_cell *c, const json_value *tmpl, char **argv, int 
         } else if (n < MAX_ARGS - 1) {
             argv[n++] = sw_strdup(s);
         }
-        sw_buf_free(&b);
+    }
+    sw_buf_free(&b);
+    if (rc) { /* the caller owns nothing of a failed expansion */
+        while (n > 0)
+            sw_free(argv[--n]);
     }
     argv[n] = NULL;
     *argc = n;
-    return 0;
+    return rc;
 }
 
 /* ---- running commands ---- */

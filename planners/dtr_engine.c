@@ -25,6 +25,7 @@
    free (the builder frees after the last use or held_until) unless the
    storage is placed again later, then an explicit drop. */
 #include "dtr_engine.h"
+#include "../common/limits.h"
 
 #include <gsl/gsl_rng.h>
 #include <limits.h>
@@ -562,7 +563,7 @@ static int compute(eng *e, int32_t o, int remat, int32_t target)
                 continue;
             fr[nf++] = stor(e, u);
         }
-    e->clock += e->ticks[o];
+    e->clock = sw_add_sat(e->clock, e->ticks[o]); /* bounded inputs; saturate, never wrap */
     e->bytes += e->tsize[o];
     if (e->bytes > e->st->peak_bytes)
         e->st->peak_bytes = e->bytes;
@@ -1054,7 +1055,7 @@ static int run_ops(eng *e)
                 }
             }
             if (!rc) {
-                e->clock += e->ticks[o];
+                e->clock = sw_add_sat(e->clock, e->ticks[o]); /* bounded inputs; saturate, never wrap */
                 e->model_ticks += e->ticks[o];
                 e->ran[o] = 1;
                 rc = log_ev(e, EV_RUN, o);

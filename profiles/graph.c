@@ -1,5 +1,6 @@
 /* graph.c: building, validating and deriving the profile's dataflow graph. */
 #include "graph.h"
+#include "../common/limits.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,6 +321,47 @@ static void describe_cycle(const graph_profile *g, const int32_t *indeg, char *b
     sw_free(path);
 }
 
+/* The limits of common/limits.h, for profiles from every source (the JSON
+   loader, generators, importers): each tensor, workspace and op time within
+   its bound, and the profile's bytes and seconds in all within theirs. Each
+   addend is bounded first, so the running sums cannot overflow. */
+static int check_limits(const graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_tensor)
+{
+    int64_t bytes = 0;
+    double secs = 0;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const graph_tensor *x = &g->tensors[t];
+        if (x->bytes < 0 || x->bytes > SW_MAX_TENSOR_BYTES || x->bytes > SW_MAX_TOTAL_BYTES - bytes) {
+            if (bad_tensor)
+                *bad_tensor = t;
+            return sw_fail(err, SW_EINVAL, "tensor %d '%s': size %lld bytes is outside the "
+                           "limits (expected 0 to 2^50 bytes a tensor, 2^62 in all)", t, x->name,
+                           (long long)x->bytes);
+        }
+        bytes += x->bytes;
+    }
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        const graph_op *op = &g->ops[o];
+        if (op->workspace_bytes < 0 || op->workspace_bytes > SW_MAX_TENSOR_BYTES ||
+            op->workspace_bytes > SW_MAX_TOTAL_BYTES - bytes) {
+            char d[64];
+            snprintf(d, sizeof d, "%lld", (long long)op->workspace_bytes);
+            return fail_op(err, bad_op, o, g, "workspace of %s bytes is beyond the limits "
+                           "(expected 0 to 2^50 bytes, 2^62 in all with the tensors)", d);
+        }
+        bytes += op->workspace_bytes;
+        if (!(op->time_s >= 0 && op->time_s <= SW_MAX_OP_SECONDS) ||
+            op->time_s > SW_MAX_TOTAL_SECONDS - secs) {
+            char d[64];
+            snprintf(d, sizeof d, "%.17g", op->time_s);
+            return fail_op(err, bad_op, o, g, "time of %s s is beyond the limits (expected 0 to "
+                           "86400 s an op, 1e9 s in all)", d);
+        }
+        secs += op->time_s;
+    }
+    return 0;
+}
+
 int graph_finish(graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_tensor)
 {
     if (bad_op)
@@ -330,6 +372,9 @@ int graph_finish(graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_te
     int32_t nt = g->n_tensors, no = g->n_ops;
     if (no == 0)
         return sw_fail(err, SW_EINVAL, "the profile has no operators");
+    int lrc = check_limits(g, err, bad_op, bad_tensor);
+    if (lrc)
+        return lrc;
 
     /* tensors: sizes, views, storages */
     for (int32_t t = 0; t < nt; t++) {

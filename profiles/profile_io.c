@@ -1,5 +1,6 @@
 /* profile_io.c: the profile JSON reader and writer. */
 #include "profile_io.h"
+#include "../common/limits.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -60,15 +61,24 @@ int device_from_json(jr *r, const json_value *v, dev_spec *out)
     if ((rc = jr_str(r, v, "description", 0, base ? base->desc : "", &desc)))
         return rc;
     snprintf(d.desc, sizeof d.desc, "%s", desc);
-    if ((rc = jr_i64(r, v, "memory_bytes", req, d.memory_bytes, 1, INT64_MAX, &d.memory_bytes)) ||
-        (rc = jr_f64(r, v, "h2d_bytes_per_s", req, d.h2d_bw, 1e-300, &d.h2d_bw)) ||
-        (rc = jr_f64(r, v, "d2h_bytes_per_s", req, d.d2h_bw, 1e-300, &d.d2h_bw)) ||
-        (rc = jr_f64(r, v, "duplex_bytes_per_s", req, d.duplex_bw, 1e-300, &d.duplex_bw)) ||
-        (rc = jr_f64(r, v, "copy_latency_s", 0, d.copy_latency_s, 0, &d.copy_latency_s)) ||
-        (rc = jr_f64(r, v, "peak_flops_fp32", 0, d.peak_flops_fp32, 0, &d.peak_flops_fp32)) ||
-        (rc = jr_f64(r, v, "peak_flops_fp16", 0, d.peak_flops_fp16, 0, &d.peak_flops_fp16)) ||
-        (rc = jr_f64(r, v, "memory_bytes_per_s", 0, d.mem_bw, 0, &d.mem_bw)) ||
-        (rc = jr_f64(r, v, "launch_overhead_s", 0, d.launch_overhead_s, 0, &d.launch_overhead_s)))
+    if ((rc = jr_i64(r, v, "memory_bytes", req, d.memory_bytes, 1, SW_MAX_TENSOR_BYTES,
+                     &d.memory_bytes)) ||
+        (rc = jr_f64_range(r, v, "h2d_bytes_per_s", req, d.h2d_bw, SW_MIN_BANDWIDTH,
+                           SW_MAX_BANDWIDTH, &d.h2d_bw)) ||
+        (rc = jr_f64_range(r, v, "d2h_bytes_per_s", req, d.d2h_bw, SW_MIN_BANDWIDTH,
+                           SW_MAX_BANDWIDTH, &d.d2h_bw)) ||
+        (rc = jr_f64_range(r, v, "duplex_bytes_per_s", req, d.duplex_bw, SW_MIN_BANDWIDTH,
+                           SW_MAX_BANDWIDTH, &d.duplex_bw)) ||
+        (rc = jr_f64_range(r, v, "copy_latency_s", 0, d.copy_latency_s, 0, SW_MAX_OP_SECONDS,
+                           &d.copy_latency_s)) ||
+        (rc = jr_f64_range(r, v, "peak_flops_fp32", 0, d.peak_flops_fp32, 0, 1e21,
+                           &d.peak_flops_fp32)) ||
+        (rc = jr_f64_range(r, v, "peak_flops_fp16", 0, d.peak_flops_fp16, 0, 1e21,
+                           &d.peak_flops_fp16)) ||
+        (rc = jr_f64_range(r, v, "memory_bytes_per_s", 0, d.mem_bw, 0, SW_MAX_BANDWIDTH,
+                           &d.mem_bw)) ||
+        (rc = jr_f64_range(r, v, "launch_overhead_s", 0, d.launch_overhead_s, 0,
+                           SW_MAX_OP_SECONDS, &d.launch_overhead_s)))
         return rc;
     *out = d;
     return 0;
@@ -121,7 +131,7 @@ static int read_tensor(jr *r, graph_profile *g, const json_value *t, int32_t idx
         return jr_error(r, json_get(t, "id"), NULL, "expected id %d (ids are positions in the "
                         "tensors array), got %lld", idx, (long long)id);
     if ((rc = jr_str(r, t, "name", 0, NULL, &name)) ||
-        (rc = jr_i64(r, t, "bytes", 1, 0, 0, INT64_MAX, &bytes)) ||
+        (rc = jr_i64(r, t, "bytes", 1, 0, 0, SW_MAX_TENSOR_BYTES, &bytes)) ||
         (rc = jr_str(r, t, "kind", 1, NULL, &kind_s)))
         return rc;
     int kind = graph_kind_parse(kind_s);
@@ -182,8 +192,8 @@ static int read_op(jr *r, graph_profile *g, const json_value *o, int32_t idx)
                         "ops array), got %lld", idx, (long long)id);
     if ((rc = jr_str(r, o, "name", 0, NULL, &name)) ||
         (rc = jr_str(r, o, "type", 0, "op", &type)) ||
-        (rc = jr_f64(r, o, "time_s", 1, 0, 0, &time_s)) ||
-        (rc = jr_i64(r, o, "workspace_bytes", 0, 0, 0, INT64_MAX, &ws)) ||
+        (rc = jr_f64_range(r, o, "time_s", 1, 0, 0, SW_MAX_OP_SECONDS, &time_s)) ||
+        (rc = jr_i64(r, o, "workspace_bytes", 0, 0, 0, SW_MAX_TENSOR_BYTES, &ws)) ||
         (rc = jr_str(r, o, "phase", 0, "forward", &phase_s)))
         return rc;
     int phase = graph_phase_parse(phase_s);
@@ -251,7 +261,7 @@ int profile_from_json(jr *r, const json_value *root, graph_profile **out)
                         PROFILE_FORMAT, fmt);
     if ((rc = jr_i64(r, root, "version", 0, PROFILE_VERSION, 1, PROFILE_VERSION, &version)) ||
         (rc = jr_str(r, root, "name", 0, "unnamed", &name)) ||
-        (rc = jr_i64(r, root, "batch", 0, 1, 1, INT64_MAX, &batch)))
+        (rc = jr_i64(r, root, "batch", 0, 1, 1, INT32_MAX, &batch)))
         return rc;
     dev_spec dev = *dev_find("v100");
     const json_value *dv, *pv, *tv, *ov;

@@ -1,5 +1,6 @@
 /* plan_io.c: the plan JSON reader and writer. */
 #include "plan_io.h"
+#include "../common/limits.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -143,7 +144,7 @@ static int read_place(jr *r, const json_value *v, const plan *p, plan_place *pl)
         if ((rc = jr_i64(r, v, "class", 1, 0, 0, INT32_MAX, &c)) ||
             (rc = jr_i64(r, v, "object", 1, 0, 0, INT32_MAX, &o)))
             return rc;
-    } else if ((rc = jr_i64(r, v, "offset", 1, 0, 0, INT64_MAX, &off))) {
+    } else if ((rc = jr_i64(r, v, "offset", 1, 0, 0, SW_MAX_TOTAL_BYTES, &off))) {
         return rc;
     }
     pl->tensor = (int32_t)t;
@@ -287,8 +288,8 @@ static int read_plan(jr *r, const json_value *root, plan **out)
     s = jr_push_key(r, "memory");
     const char *model;
     if ((rc = jr_str(r, mv, "model", 1, NULL, &model)) ||
-        (rc = jr_i64(r, mv, "budget_bytes", 1, 0, 0, INT64_MAX, &p->budget)) ||
-        (rc = jr_i64(r, mv, "workspace_reserve_bytes", 0, 0, 0, INT64_MAX, &p->workspace_reserve)))
+        (rc = jr_i64(r, mv, "budget_bytes", 1, 0, 0, SW_MAX_TOTAL_BYTES, &p->budget)) ||
+        (rc = jr_i64(r, mv, "workspace_reserve_bytes", 0, 0, 0, SW_MAX_TENSOR_BYTES, &p->workspace_reserve)))
         goto fail;
     if (!strcmp(model, "pool")) {
         const json_value *cv;
@@ -303,12 +304,19 @@ static int read_plan(jr *r, const json_value *root, plan **out)
             goto fail;
         }
         size_t s1 = jr_push_key(r, "classes");
+        int64_t pool_bytes = 0;
         for (uint32_t i = 0; i < cv->n && !rc; i++) {
             size_t s2 = jr_push_idx(r, i);
-            int64_t c;
-            rc = jr_i64(r, &cv->u.items[i], "size", 1, 0, 1, INT64_MAX, &sizes[i]);
+            int64_t c = 0;
+            rc = jr_i64(r, &cv->u.items[i], "size", 1, 0, 1, SW_MAX_TENSOR_BYTES, &sizes[i]);
             if (!rc)
                 rc = jr_i64(r, &cv->u.items[i], "count", 1, 0, 0, INT32_MAX, &c);
+            /* sizes[i] <= 2^50 and the sum so far <= 2^62: compare by division */
+            if (!rc && c > (SW_MAX_TOTAL_BYTES - pool_bytes) / sizes[i])
+                rc = jr_error(r, &cv->u.items[i], NULL, "the classes declare over 2^62 bytes "
+                              "in all (the limit of a plan's memory)");
+            if (!rc)
+                pool_bytes += c * sizes[i];
             counts[i] = (int32_t)c;
             jr_pop(r, s2);
         }
@@ -322,7 +330,7 @@ static int read_plan(jr *r, const json_value *root, plan **out)
     } else if (!strcmp(model, "address")) {
         const char *policy;
         p->mem_kind = MEM_ADDRESS;
-        if ((rc = jr_i64(r, mv, "capacity_bytes", 1, 0, 0, INT64_MAX, &p->capacity)) ||
+        if ((rc = jr_i64(r, mv, "capacity_bytes", 1, 0, 0, SW_MAX_TOTAL_BYTES, &p->capacity)) ||
             (rc = jr_str(r, mv, "policy", 0, "first-fit", &policy)))
             goto fail;
         snprintf(p->policy, sizeof p->policy, "%s", policy);

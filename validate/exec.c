@@ -23,6 +23,7 @@ void val_opts_init(val_opts *o)
     o->poison = 1;
     o->sample_words = 512;
     o->lead = VAL_LEAD;
+    o->max_seconds = VAL_MAX_SECONDS;
 }
 
 /* Figures the CPU backend chooses its time scale from: per compute task
@@ -268,6 +269,12 @@ int val_replay(const plan *p, const char *backend, const val_opts *o, val_result
     int rc = sim_plan(p, NULL, NULL, &sr, err);
     if (rc)
         return rc;
+    double total = (double)(o->warmup + o->iterations) * sr.iteration_time_s;
+    if (o->max_seconds > 0 && total > o->max_seconds)
+        return sw_fail(err, SW_EINVAL, "the replay would take %.6g simulated seconds (%d "
+                       "iterations of %.6g s, warm-up included), over the limit of %g s "
+                       "(--max-seconds)", total, o->warmup + o->iterations, sr.iteration_time_s,
+                       o->max_seconds);
     rc = val_execute(p, m, o, r, err);
     if (rc)
         return rc;

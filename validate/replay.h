@@ -20,7 +20,11 @@ typedef struct val_opts {
     int ops_library;      /* cuda: cuBLAS/cuDNN for ops with known shapes (default 0) */
     double time_scale;    /* cpu: real seconds per plan second; 0 chooses (default) */
     int wait_mode;        /* cpu: 0 sleep then spin (default), 1 spin, 2 sleep */
+    double max_seconds;   /* longest replay accepted, in simulated seconds of all iterations
+                             (warm-up included; default VAL_MAX_SECONDS); longer: SW_EINVAL */
 } val_opts;
+
+#define VAL_MAX_SECONDS 600.0 /* default of val_opts.max_seconds */
 
 typedef struct val_result {
     char backend[16];
