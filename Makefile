@@ -18,6 +18,7 @@
 CC      ?= cc
 PREFIX  ?= /usr/local
 SANITIZE ?= 0
+DATA    ?= data
 WERROR  ?= 1
 
 WARN    := -Wall -Wextra -Wshadow -Wconversion -Wmissing-prototypes -Wstrict-prototypes
@@ -116,6 +117,9 @@ deps:
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
+# The recorded data's default location (sw_data_dir): this tree's data/.
+$(BUILD)/common/sw.o: CFLAGS_ALL += -DSW_DATA_DIR='"$(abspath data)"'
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
@@ -135,13 +139,13 @@ $(BUILD)/tests/%: tests/%.c tests/tap.h $(LIB)
 
 test: deps
 	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) cuda
-	SWAPSIM_BIN=$(abspath $(SWAPSIM)) SWAPSIM_SHARED=$(abspath ../shared) \
+	SWAPSIM_BIN=$(abspath $(SWAPSIM)) SWAPSIM_DATA=$(abspath $(DATA)) \
 	  prove --exec '' $(TEST_BIN)
 
 bench: deps
 	$(MAKE) --no-print-directory SANITIZE=0 bin/swapsim $(patsubst tests/%.c,build/rel/tests/%,$(BENCH_SRC))
 	@for b in $(patsubst tests/%.c,build/rel/tests/%,$(BENCH_SRC)); do \
-	  SWAPSIM_BIN=$(abspath bin/swapsim) SWAPSIM_SHARED=$(abspath ../shared) $$b || exit 1; done
+	  SWAPSIM_BIN=$(abspath bin/swapsim) SWAPSIM_DATA=$(abspath $(DATA)) $$b || exit 1; done
 
 demo: deps $(SWAPSIM)
 	./experiments/demo.sh $(SWAPSIM)
@@ -153,7 +157,6 @@ fig11: deps $(SWAPSIM)
 # budgets), the DTR parity table, Figure 11 on the CPU backend, the plots,
 # and paper_results.md regenerated from the CSVs. Results go to $(OUT)/;
 # cells already run with the same inputs and binary are reused.
-SHARED ?= $(abspath ../shared)
 OUT ?= out
 EXPERIMENTS := table1 fig6 fig7 table2 fig9 fig10 ablation planners planners-recorded dtr \
                dtr-megengine
@@ -162,13 +165,13 @@ experiments: deps $(SWAPSIM)
 	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets (hours),quick mode: short searches and two seeds (about 15 minutes on 2 cores); FULL=1 for the paper's budgets)"
 	@start=$$(date +%s); \
 	for e in $(EXPERIMENTS); do \
-	  $(SWAPSIM) experiment experiments/$$e.json $(if $(FULL),--full) --shared $(SHARED) \
+	  $(SWAPSIM) experiment experiments/$$e.json $(if $(FULL),--full) --data $(DATA) \
 	    --out $(OUT) --progress || exit 1; \
 	done; \
-	if [ -d $(SHARED)/data/dtr-logs ]; then \
-	  $(SWAPSIM) dtr-parity --shared $(SHARED) -o $(OUT)/dtr-parity > /dev/null && \
+	if [ -d $(DATA)/dtr-logs ]; then \
+	  $(SWAPSIM) dtr-parity --data $(DATA) -o $(OUT)/dtr-parity > /dev/null && \
 	  echo "[dtr-parity] wrote $(OUT)/dtr-parity.csv and .md"; \
-	else echo "[dtr-parity] skipped: $(SHARED)/data/dtr-logs is absent"; fi; \
+	else echo "[dtr-parity] skipped: $(DATA)/dtr-logs is absent"; fi; \
 	OUT=$(OUT)/fig11 ./experiments/fig11.sh $(SWAPSIM) || exit 1; \
 	echo "These figures come from \`make experiments$(if $(FULL), FULL=1)\` in $(if $(FULL),full mode (the paper's search budgets),quick mode (short searches: 8-60 s per GA run instead of the paper's 30 minutes; two seeds for the ablation)), which took $$(( $$(date +%s) - start )) s on $$(nproc) cores on $$(date -u +%Y-%m-%d)." > $(OUT)/run-mode.txt; \
 	$(MAKE) --no-print-directory plots paper_results.md SWAPSIM=$(SWAPSIM) OUT=$(OUT) || exit 1; \

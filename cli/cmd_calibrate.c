@@ -22,17 +22,17 @@ static int write_report(sw_buf *b, const char *out)
 int cmd_calibrate(int argc, char **argv)
 {
     cli_args a = {argc, argv, 1, "calibrate", {0}, 0};
-    const char *out = NULL, *shared = getenv("SWAPSIM_SHARED"), *v;
+    const char *out = NULL, *data = sw_data_dir(), *v;
     int r;
     while (a.i < argc) {
         if (cli_flag(&a, "--help")) {
-            printf("usage: swapsim calibrate [--shared DIR] [-o FILE]\n\n"
+            printf("usage: swapsim calibrate [--data DIR] [-o FILE]\n\n"
                    "Compare the cost model's generated profiles with recorded ones and write\n"
                    "the report (Markdown; docs/calibration.md is this command's output): DTR's\n"
                    "totals (Titan V: DenseNet-121, ResNet-32, Transformer, U-Net, LSTM) and\n"
                    "PipeDream's per-layer times (V100, batch 128: ResNet-50, Inception-v3,\n"
-                   "VGG-16). DIR holds data/pipedream/ (default $SWAPSIM_SHARED, else\n"
-                   "../shared); without it the PipeDream sections are skipped.\n");
+                   "VGG-16). DIR holds pipedream/ (default $SWAPSIM_DATA, else the data/\n"
+                   "folder of the source tree); without it the PipeDream sections are skipped.\n");
             return 0;
         }
         if ((r = cli_opt(&a, "-o", &v)) != 0 || (r = cli_opt(&a, "--output", &v)) != 0) {
@@ -41,22 +41,20 @@ int cmd_calibrate(int argc, char **argv)
             out = v;
             continue;
         }
-        if ((r = cli_opt(&a, "--shared", &v)) != 0) {
+        if ((r = cli_opt(&a, "--data", &v)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
-            shared = v;
+            data = v;
             continue;
         }
         if (cli_positional(&a) > 0)
             return cli_usage("calibrate", "unexpected argument '%s'", argv[a.i - 1]);
         return cli_unknown(&a);
     }
-    if (!shared)
-        shared = "../shared";
     sw_buf b;
     sw_buf_init(&b);
     sw_err e;
-    if (cal_calibration_report(shared, &b, &e)) {
+    if (cal_calibration_report(data, &b, &e)) {
         sw_buf_free(&b);
         return cli_error(&e);
     }

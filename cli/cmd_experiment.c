@@ -16,18 +16,19 @@ int cmd_experiment(int argc, char **argv)
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
     o.jobs = nproc > 0 ? (int)nproc : 1;
     o.out_dir = "out";
-    o.shared = "../shared";
+    o.data = sw_data_dir();
     o.progress = isatty(2);
     while (a.i < argc) {
         if (cli_flag(&a, "--help")) {
             printf("usage: swapsim experiment FILE... [--full] [--jobs N] [--out DIR]\n"
-                   "                         [--shared DIR] [--dry-run] [--progress]\n\n"
+                   "                         [--data DIR] [--dry-run] [--progress]\n\n"
                    "Run experiment files (experiments/*.json, format in docs/experiments.md): expand\n"
                    "each grid into cells, run every cell's swapsim command (N at a time, default:\n"
                    "one per core), reuse cells already run with the same inputs and binary (cache\n"
                    "in DIR/cache), and write DIR/<name>.csv with one row per cell. Quick mode by\n"
-                   "default; --full uses the paper's budgets. --shared is the recorded data\n"
-                   "directory experiments may read (default ../shared).\n");
+                   "default; --full uses the paper's budgets. --data is the recorded data\n"
+                   "directory experiments read as {data} (default $SWAPSIM_DATA, else the\n"
+                   "data/ folder of the source tree swapsim was built from).\n");
             return 0;
         }
         if (cli_flag(&a, "--full")) {
@@ -51,7 +52,7 @@ int cmd_experiment(int argc, char **argv)
             o.jobs = (int)n;
             continue;
         }
-        if ((r = cli_opt(&a, "--out", &o.out_dir)) != 0 || (r = cli_opt(&a, "--shared", &o.shared)) != 0) {
+        if ((r = cli_opt(&a, "--out", &o.out_dir)) != 0 || (r = cli_opt(&a, "--data", &o.data)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             continue;

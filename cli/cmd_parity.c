@@ -17,10 +17,10 @@ int cmd_dtr_parity(int argc, char **argv)
     int r;
     while (a.i < argc) {
         if (cli_flag(&a, "--help")) {
-            printf("usage: swapsim dtr-parity [--shared DIR] [-o PREFIX] [--only NAME]\n"
+            printf("usage: swapsim dtr-parity [--data DIR] [-o PREFIX] [--only NAME]\n"
                    "                          [--set KEY=VALUE]... [--no-verify]\n\n"
-                   "Import the five DTR logs (DIR/data/dtr-logs, DIR defaulting to\n"
-                   "$SWAPSIM_SHARED), run the dtr planner with heuristics dtr, dtr-eq and lru\n"
+                   "Import the five DTR logs (DIR/dtr-logs; DIR: $SWAPSIM_DATA, else the\n"
+                   "source tree's data/), run the dtr planner with heuristics dtr, dtr-eq and lru\n"
                    "at the ratios of the DTR authors' simulator's table (budget = floor(ratio x\n"
                    "the ideal peak)), verify and simulate every plan, and write the table\n"
                    "beside simrd's figures: verdict (ok / OOM / exceeded) and overhead =\n"
@@ -40,7 +40,7 @@ int cmd_dtr_parity(int argc, char **argv)
             o.verify = 0;
             continue;
         }
-        if ((r = cli_opt(&a, "--shared", &o.shared)) != 0 || (r = cli_opt(&a, "-o", &out)) != 0 ||
+        if ((r = cli_opt(&a, "--data", &o.data)) != 0 || (r = cli_opt(&a, "-o", &out)) != 0 ||
             (r = cli_opt(&a, "--only", &o.only)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
@@ -57,10 +57,8 @@ int cmd_dtr_parity(int argc, char **argv)
         return cli_unknown(&a);
     }
     o.sets = sets;
-    if (!o.shared)
-        o.shared = getenv("SWAPSIM_SHARED");
-    if (!o.shared)
-        return cli_usage("dtr-parity", "give --shared DIR (or set SWAPSIM_SHARED)");
+    if (!o.data)
+        o.data = sw_data_dir();
     sw_buf csv, md;
     sw_buf_init(&csv);
     sw_buf_init(&md);

@@ -271,7 +271,7 @@ static void usage(FILE *f)
           "  experiment FILE...      run experiment grids (experiments/*.json) into CSVs\n"
           "  table CSV KEY=VALUE...  tabulate an experiment CSV (pivot, mean, 95% CI)\n"
           "  report TEMPLATE         expand {{table ...}} directives (paper_results.md)\n"
-          "  dtr-parity [--shared DIR] [-o PREFIX]\n"
+          "  dtr-parity [--data DIR] [-o PREFIX]\n"
           "                          the dtr planner beside the DTR authors' simulator\n"
           "  replay PLAN [--backend cpu|cuda]\n"
           "                          run a plan for real; measured vs simulated time, canaries\n"

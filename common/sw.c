@@ -549,3 +549,13 @@ uint64_t sw_hash64(const void *data, size_t n, uint64_t seed)
     }
     return h;
 }
+
+#ifndef SW_DATA_DIR
+#define SW_DATA_DIR "data"
+#endif
+
+const char *sw_data_dir(void)
+{
+    const char *d = getenv("SWAPSIM_DATA");
+    return d && *d ? d : SW_DATA_DIR;
+}

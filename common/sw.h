@@ -34,6 +34,11 @@ void sw_err_prefix(sw_err *err, const char *fmt, ...) __attribute__((format(prin
 /* Short name of a status code ("invalid input", ...). */
 const char *sw_strerror(int code);
 
+/* The recorded data directory (holding dtr-logs/, pipedream/,
+   pytorch-traces/): $SWAPSIM_DATA when set, else the data/ folder of the
+   source tree the binary was built from (SW_DATA_DIR, set by the Makefile). */
+const char *sw_data_dir(void);
+
 /* Allocation hook (Lua style): one function for malloc, realloc and free.
    Tests install a counting or failing allocator with sw_set_allocator. */
 typedef void *(*sw_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);

@@ -17,9 +17,9 @@ int cal_generate(const char *model, const char *const *kv, int nkv, const char *
    sizes) into b. */
 int cal_table1_report(sw_buf *b, sw_err *err);
 
-/* Markdown calibration report into b. shared is the directory holding
-   data/pipedream (NULL or missing: those sections say the data is absent). */
-int cal_calibration_report(const char *shared, sw_buf *b, sw_err *err);
+/* Markdown calibration report into b. data is the recorded data directory
+   holding pipedream/ (NULL or missing: those sections say the data is absent). */
+int cal_calibration_report(const char *data, sw_buf *b, sw_err *err);
 
 /* One row of the calibration summary, for tests: model name, our figure and
    the recorded one, for compute (s) and peak memory (bytes; 0 if none). */
@@ -31,6 +31,6 @@ typedef struct cal_row {
     double ours_mem, rec_mem;
 } cal_row;
 /* Fill up to max rows (the totals of the report); returns the count or < 0. */
-int cal_rows(const char *shared, cal_row *rows, int max, sw_err *err);
+int cal_rows(const char *data, cal_row *rows, int max, sw_err *err);
 
 #endif

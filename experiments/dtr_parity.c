@@ -168,7 +168,7 @@ int parity_run(const parity_opts *o, sw_buf *csv, sw_buf *md, parity_summary *su
     if (!im)
         return sw_fail(err, SW_EINVAL, "the dtr importer is not registered");
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s/data/dtr-logs", o->shared);
+    snprintf(dir, sizeof dir, "%s/dtr-logs", o->data);
     sw_buf_puts(csv, "log,ratio,heuristic,budget_bytes,simrd_verdict,simrd_overhead,"
                      "swapsim_verdict,swapsim_overhead,engine_overhead,diff_pct,match,"
                      "reruns,drops,arena_bytes,seconds,"

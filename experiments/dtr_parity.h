@@ -6,7 +6,7 @@
 #include "../common/sw.h"
 
 typedef struct parity_opts {
-    const char *shared;        /* the shared folder (holds data/dtr-logs/) */
+    const char *data;          /* the recorded data folder (holds dtr-logs/) */
     const char *const *sets;   /* extra dtr planner options "key=value" */
     int nsets;
     int verify;                /* verify every plan (plan_verify) */

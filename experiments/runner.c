@@ -213,13 +213,13 @@ static int expand(exp *x, exp_cell *c, const json_value *tmpl, char **argv, int 
             memcpy(name, p + 1, l);
             name[l] = 0;
             const char *val = !strcmp(name, "profile") ? profile_path
-                              : !strcmp(name, "shared") ? x->o->shared
+                              : !strcmp(name, "data") ? x->o->data
                               : !strcmp(name, "out") ? x->dir
                               : !strcmp(name, "cell") ? cellid
                               : lookup(x, c, name);
             if (!val) {
                 rc = jr_error(r, a, NULL, "unknown placeholder {%s} (not a variable, nor "
-                              "profile, shared, out or cell)", name);
+                              "profile, data, out or cell)", name);
                 break;
             }
             sw_buf_puts(&b, val);
@@ -661,8 +661,12 @@ static void free_exp(exp *x)
     json_doc_free(x->doc);
 }
 
-int exp_run(const exp_opts *o, sw_err *err)
+int exp_run(const exp_opts *opts, sw_err *err)
 {
+    exp_opts oc = *opts; /* a copy, with the data directory's default filled in */
+    if (!oc.data)
+        oc.data = sw_data_dir();
+    const exp_opts *o = &oc;
     exp x;
     memset(&x, 0, sizeof x);
     x.o = o;
@@ -694,7 +698,7 @@ int exp_run(const exp_opts *o, sw_err *err)
         rc = jr_field(&r, root, "vars", JSON_OBJECT, 1, &vars);
     if (!rc)
         rc = parse_vars(&x, &r, vars);
-    /* "requires": paths that must exist ({shared} expanded), else the
+    /* "requires": paths that must exist ({data} expanded), else the
        experiment is skipped with a message; "jobs": at most this many cells
        at once (timing-sensitive experiments ask for 1) */
     const json_value *req = NULL;
@@ -713,12 +717,12 @@ int exp_run(const exp_opts *o, sw_err *err)
         }
         char path[1200];
         const char *in = v->u.str;
-        if (!strncmp(in, "{shared}", 8))
-            snprintf(path, sizeof path, "%s%s", o->shared, in + 8);
+        if (!strncmp(in, "{data}", 6))
+            snprintf(path, sizeof path, "%s%s", o->data, in + 6);
         else
             snprintf(path, sizeof path, "%s", in);
         if (access(path, R_OK) != 0) {
-            fprintf(stderr, "[%s] skipped: %s is absent (give the recorded data with --shared DIR)\n",
+            fprintf(stderr, "[%s] skipped: %s is absent (give the recorded data with --data DIR)\n",
                     x.name, path);
             free_exp(&x);
             sw_free(text);

@@ -13,7 +13,7 @@ typedef struct exp_opts {
     const char *file;     /* experiment file */
     const char *out_dir;  /* where CSVs, logs and the cache go (default out/) */
     const char *swapsim;  /* the swapsim binary to run */
-    const char *shared;   /* the shared data directory (for {shared}); NULL: ../shared */
+    const char *data;     /* the recorded data directory (for {data}); NULL: sw_data_dir() */
     int full;             /* 1: the paper's budgets; 0: quick mode */
     int jobs;             /* parallel cells (default: cores) */
     int progress;         /* progress line on stderr */

@@ -12,7 +12,7 @@
 
    Where they come from:
    - Convolutions: fitted to PipeDream's per-layer times of ResNet-50, VGG-16
-     and Inception-v3 (batch 128, fp32, V100; ../shared/data/pipedream/).
+     and Inception-v3 (batch 128, fp32, V100; data/pipedream/).
      Efficiency is counted against the direct algorithm's 2*n*k*c*r*s*ho*wo
      FLOPs and ramps with the narrowest GEMM dimension d = min(k, c*r*s)
      as d / (d + half_dim). 3x3 stride-1 layers reach up to ~2.5x the fp32

@@ -79,9 +79,9 @@ static double end_to_end(const char *path, const char *heur, double ratio, doubl
 
 int main(void)
 {
-    const char *sh = tap_shared_dir();
+    const char *sh = tap_data_dir();
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s/data/dtr-logs", sh ? sh : ".");
+    snprintf(dir, sizeof dir, "%s/dtr-logs", sh ? sh : ".");
     char *lstm = find_log(dir, "lstm-");
     if (!sh || !lstm) {
         printf("# bench_dtr: no DTR logs (set SWAPSIM_SHARED); skipped\n");

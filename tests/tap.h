@@ -75,15 +75,16 @@ static inline int tap_done(void)
     return tap_failed ? 1 : 0;
 }
 
-/* Where the shared recorded data lives (set by the Makefile), or NULL when
-   unset or when DIR/data does not exist (tests that need it then skip). */
-static inline const char *tap_shared_dir(void)
+/* Where the recorded data lives (data/ of the repository; SWAPSIM_DATA, set
+   by the Makefile, overrides it), or NULL when that directory is missing
+   (tests that need it then skip, and say so). */
+static inline const char *tap_data_dir(void)
 {
-    const char *d = getenv("SWAPSIM_SHARED");
+    const char *d = getenv("SWAPSIM_DATA");
     if (!d || !*d)
-        return NULL;
+        d = "data";
     char p[4096];
-    snprintf(p, sizeof p, "%s/data", d);
+    snprintf(p, sizeof p, "%s/dtr-logs", d);
     FILE *f = fopen(p, "r");
     if (!f)
         return NULL;

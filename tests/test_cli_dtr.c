@@ -101,13 +101,13 @@ int main(void)
     IS_INT(sh("dtr-parity --help", &o, NULL), 0, "dtr-parity --help");
     IS_STR_HAS(o, "usage: swapsim dtr-parity", "dtr-parity usage");
     sw_free(o);
-    IS_INT(sh("dtr-parity --shared /nonexistent", NULL, &e), 1, "no logs: exit 1");
+    IS_INT(sh("dtr-parity --data /nonexistent", NULL, &e), 1, "no logs: exit 1");
     IS_INT(lines(e), 1, "one line");
     sw_free(e);
-    const char *shd = tap_shared_dir();
+    const char *shd = tap_data_dir();
     if (shd) {
         char args[600];
-        snprintf(args, sizeof args, "dtr-parity --shared %s --only resnet32 -o par", shd);
+        snprintf(args, sizeof args, "dtr-parity --data %s --only resnet32 -o par", shd);
         IS_INT(sh(args, &o, &e), 0, "dtr-parity on ResNet-32 (%s)", e ? e : "");
         IS_STR_HAS(o, "15 of 15 cells match", "all ResNet-32 cells match simrd");
         sw_free(o);
@@ -127,7 +127,7 @@ int main(void)
         IS_STR_HAS(csv, "log,ratio,heuristic,budget_bytes", "CSV header");
         sw_free(csv);
     } else {
-        tap_skip(5, "no shared data");
+        tap_skip(5, "no recorded data");
     }
     snprintf(mk, sizeof mk, "rm -rf %s", dir);
     if (system(mk) != 0)

@@ -266,9 +266,9 @@ static void test_determinism(void)
 
 static void test_shared(void)
 {
-    const char *sh = tap_shared_dir();
+    const char *sh = tap_data_dir();
     char ddir[512], path[1024] = "";
-    snprintf(ddir, sizeof ddir, "%s/data/dtr-logs", sh ? sh : "");
+    snprintf(ddir, sizeof ddir, "%s/dtr-logs", sh ? sh : "");
     DIR *d = sh ? opendir(ddir) : NULL;
     struct dirent *de;
     while (d && (de = readdir(d)) != NULL)

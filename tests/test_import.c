@@ -317,7 +317,7 @@ static void shared_data(const char *d)
     graph_profile *g;
     sw_err e;
     /* PipeDream ResNet-50: the measured totals survive the import */
-    snprintf(p1, sizeof p1, "%s/data/pipedream/resnet50.txt", d);
+    snprintf(p1, sizeof p1, "%s/pipedream/resnet50.txt", d);
     int rc = import2("pipedream", p1, NULL, NULL, &g, &e);
     IS_INT(rc, 0, "pipedream resnet50 imports %s", rc ? e.msg : "");
     if (!rc) {
@@ -335,14 +335,14 @@ static void shared_data(const char *d)
     static const char *const others[] = {"resnet18", "resnet101", "inception_v3", "vgg16",
                                          "alexnet", "squeezenet1_0", "gnmt"};
     for (size_t i = 0; i < SW_ARRAY_LEN(others); i++) {
-        snprintf(p1, sizeof p1, "%s/data/pipedream/%s.txt", d, others[i]);
+        snprintf(p1, sizeof p1, "%s/pipedream/%s.txt", d, others[i]);
         rc = import2("pipedream", p1, NULL, NULL, &g, &e);
         IS_INT(rc, 0, "pipedream %s imports %s", others[i], rc ? e.msg : "");
         graph_free(g);
     }
     /* PyTorch: the linear pair links; its iteration's kernels sum to 8.849 ms */
-    snprintf(p1, sizeof p1, "%s/data/pytorch-traces/linear_et.json.gz", d);
-    snprintf(p2, sizeof p2, "%s/data/pytorch-traces/linear_kineto.json.gz", d);
+    snprintf(p1, sizeof p1, "%s/pytorch-traces/linear_et.json.gz", d);
+    snprintf(p2, sizeof p2, "%s/pytorch-traces/linear_kineto.json.gz", d);
     rc = import2("pytorch", p1, p2, NULL, &g, &e);
     IS_INT(rc, 0, "pytorch linear imports %s", rc ? e.msg : "");
     if (!rc) {
@@ -355,8 +355,8 @@ static void shared_data(const char *d)
     }
     /* the ResNet pair comes from different runs (ResNet-50 DDP ET, ResNet-18
        Kineto): refused with one line */
-    snprintf(p1, sizeof p1, "%s/data/pytorch-traces/resnet_et.json.gz", d);
-    snprintf(p2, sizeof p2, "%s/data/pytorch-traces/resnet_kineto.json.gz", d);
+    snprintf(p1, sizeof p1, "%s/pytorch-traces/resnet_et.json.gz", d);
+    snprintf(p2, sizeof p2, "%s/pytorch-traces/resnet_kineto.json.gz", d);
     expect_fail("pytorch", p1, p2, "does not match", "pytorch resnet pair");
     /* the ResNet ET alone: ResNet-50's parameters, like the generator's */
     rc = import2("pytorch", p1, NULL, NULL, &g, &e);
@@ -385,13 +385,13 @@ int main(void)
         tap_skip_all("cannot create a scratch directory");
     pipedream_fixtures();
     pytorch_fixtures();
-    const char *d = tap_shared_dir();
+    const char *d = tap_data_dir();
     char probe[1024];
-    snprintf(probe, sizeof probe, "%s/data/pipedream/resnet50.txt", d ? d : "");
+    snprintf(probe, sizeof probe, "%s/pipedream/resnet50.txt", d ? d : "");
     if (d && access(probe, R_OK) == 0)
         shared_data(d);
     else
-        tap_skip(1, "shared data not found ($SWAPSIM_SHARED/data)");
+        tap_skip(1, "recorded data not found ($SWAPSIM_DATA)");
     /* the command line */
     char *err = NULL, args[1200];
     if (getenv("SWAPSIM_BIN")) {

@@ -186,7 +186,7 @@ int main(void)
         IS_STR_HAS(b.data, "| NasNet-25 |", "table1 has NasNet-25");
         sw_buf_free(&b);
     }
-    const char *sh = tap_shared_dir();
+    const char *sh = tap_data_dir();
     cal_row rows[16];
     sw_err e;
     int n = cal_rows(sh, rows, 16, &e);

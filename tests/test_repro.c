@@ -69,10 +69,10 @@ static void test_experiment_errors_free_everything(void)
     char args[1024];
     /* the experiments' data directories, empty: the grids are expanded, not skipped */
     char mk[1024];
-    snprintf(mk, sizeof mk, "mkdir -p %s/sh/data/dtr-logs %s/sh/data/pipedream "
-             "%s/sh/data/pytorch-traces", dir, dir, dir);
+    snprintf(mk, sizeof mk, "mkdir -p %s/sh/dtr-logs %s/sh/pipedream %s/sh/pytorch-traces",
+             dir, dir, dir);
     OK(system(mk) == 0, "make an empty data directory");
-    snprintf(args, sizeof args, "experiment %%s --dry-run --shared %s/sh --out %s/o", dir, dir);
+    snprintf(args, sizeof args, "experiment %%s --dry-run --data %s/sh --out %s/o", dir, dir);
     for (int i = 0; i < 4; i++)
         expect_refused(files[i], args, needles[i]);
 }
