@@ -499,6 +499,9 @@ typedef struct ctx {
     int nrd, ncr, nmu;
     tref *tin, *tout; /* tensors of the node being read */
     size_t tinc, toutc;
+    double gpu_span_s;  /* first charged kernel's start to the last one's end, s */
+    double gpu_busy_s;  /* time at least one charged kernel ran (union over streams), s */
+    double gpu_sum_s;   /* kernel times added up (exceeds busy where streams overlap), s */
 } ctx;
 
 static int push_unique(int32_t **arr, size_t *cap, int *n, int32_t v)
@@ -686,9 +689,12 @@ static int link(ctx *c, int32_t lo, int32_t hi, int64_t which, const char *etf, 
 {
     et *t = &c->t;
     kineto *k = &c->k;
+    /* Record function ids link the traces only when the execution trace
+       observer ran in the profiler's session; without it PyTorch 2.x writes
+       "Record function id": 0 on every event, which links nothing. */
     int has_rf = 0;
     for (int32_t i = 0; i < k->ncpu && !has_rf; i++)
-        has_rf = k->cpu[i].rf >= 0;
+        has_rf = k->cpu[i].rf > 0;
     if (has_rf) {
         hmap byrf = {0};
         for (int32_t i = lo; i < hi; i++)
@@ -764,7 +770,14 @@ static int link(ctx *c, int32_t lo, int32_t hi, int64_t which, const char *etf, 
     return 0;
 }
 
-/* charge every kernel launched inside the linked iteration to an operator */
+static int cmp_interval(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* charge every kernel launched inside the linked iteration to an operator,
+   and measure the GPU's busy time and span over them */
 static int charge_kernels(ctx *c, const char *kf, sw_err *err)
 {
     kineto *k = &c->k;
@@ -786,6 +799,13 @@ static int charge_kernels(ctx *c, const char *kf, sw_err *err)
     for (int32_t i = 0; i < k->ncpu; i++)
         if (k->cpu[i].node >= 0)
             lk[m++] = &k->cpu[i];
+    /* charged kernels' intervals, for the GPU's busy and idle time */
+    double (*iv)[2] = sw_malloc(((size_t)k->ngpu + 1) * sizeof *iv);
+    int32_t niv = 0;
+    if (!iv) {
+        sw_free(lk);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
     for (int32_t gi = 0; gi < k->ngpu; gi++) {
         const kev *gk = &k->gpu[gi];
         const kev *launch = rt_find(k, gk->corr);
@@ -821,6 +841,7 @@ static int charge_kernels(ctx *c, const char *kf, sw_err *err)
         int32_t top = in ? t->n[in->node].top : -1;
         if (top < 0) {
             sw_free(lk);
+            sw_free(iv);
             return sw_fail(err, SW_EINVAL, "%s: at $.traceEvents[%u]: %s '%.80s' (correlation "
                            "%lld) was launched by no operator of the execution trace%s%s%s", kf,
                            gk->idx, "kernel", gk->name, (long long)gk->corr,
@@ -828,8 +849,25 @@ static int charge_kernels(ctx *c, const char *kf, sw_err *err)
                            in ? "', an annotation)" : "");
         }
         t->n[top].gpu_s += gk->dur * 1e-6;
+        iv[niv][0] = gk->ts;
+        iv[niv][1] = gk->ts + gk->dur;
+        niv++;
     }
     sw_free(lk);
+    qsort(iv, (size_t)niv, sizeof *iv, cmp_interval);
+    double busy = 0, sum = 0, end = -1e300;
+    for (int32_t i = 0; i < niv; i++) {
+        sum += iv[i][1] - iv[i][0];
+        if (iv[i][0] >= end)
+            busy += iv[i][1] - iv[i][0];
+        else if (iv[i][1] > end)
+            busy += iv[i][1] - end;
+        end = SW_MAX(end, iv[i][1]);
+    }
+    c->gpu_span_s = niv ? (end - iv[0][0]) * 1e-6 : 0;
+    c->gpu_busy_s = busy * 1e-6;
+    c->gpu_sum_s = sum * 1e-6;
+    sw_free(iv);
     return 0;
 }
 
@@ -1066,14 +1104,21 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
                  use_dev->name);
     else
         snprintf(dv, sizeof dv, "%s (assumed: the traces do not name the GPU)", use_dev->name);
+    char notes[512];
+    if (kf)
+        snprintf(notes, sizeof notes, "operator time = GPU time of the kernels, copies and "
+                 "memsets each top-level operator launched; kernels %.6f s in all, the GPU busy "
+                 "%.6f s of a %.6f s span from the first kernel to the last (idle between "
+                 "kernels %.6f s)", c.gpu_sum_s, c.gpu_busy_s, c.gpu_span_s,
+                 c.gpu_span_s - c.gpu_busy_s);
+    else
+        snprintf(notes, sizeof notes, "no Kineto trace: operator times are zero");
     if (graph_set_str(&c.g->prov.source, "recorded") ||
         graph_set_str(&c.g->prov.tool, kf ? "swapsim import pytorch (PyTorch execution trace + "
                                             "Kineto trace)"
                                           : "swapsim import pytorch (PyTorch execution trace)") ||
         graph_set_str(&c.g->prov.file, files_s) || graph_set_str(&c.g->prov.device, dv) ||
-        graph_set_str(&c.g->prov.notes, kf ? "operator time = GPU time of the kernels, copies "
-                      "and memsets each top-level operator launched"
-                                           : "no Kineto trace: operator times are zero")) {
+        graph_set_str(&c.g->prov.notes, notes)) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
     }
