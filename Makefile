@@ -86,7 +86,7 @@ endif
 DEB_PKGS := gcc make libc6-dev libgsl-dev libhwloc-dev zlib1g-dev gnuplot-nox perl
 
 .PHONY: all deps test bench demo clean install check-warnings cuda fig11 experiments plots \
-        paper_results.md
+        paper_results.md docs-check
 .DEFAULT_GOAL := all
 
 all: $(SWAPSIM) cuda
@@ -186,6 +186,26 @@ plots: $(SWAPSIM)
 
 paper_results.md: $(SWAPSIM)
 	$(SWAPSIM) report paper_results.md.in --data $(OUT) -o paper_results.md
+
+# Generated documents must not go stale: regenerate each into a temporary
+# directory and fail on any difference from the committed copy (the parity
+# CSV's two planning-time columns, seconds and arena_seconds, are measured
+# and left out of the comparison).
+docs-check: deps $(SWAPSIM)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && fail=0 && \
+	$(SWAPSIM) table1 -o $$tmp/table1.md && \
+	$(SWAPSIM) calibrate --data $(DATA) -o $$tmp/calibration.md && \
+	$(SWAPSIM) dtr-parity --data $(DATA) -o $$tmp/dtr-parity > /dev/null && \
+	for f in table1.md calibration.md dtr-parity.md dtr-parity.csv; do \
+	  if [ $$f = dtr-parity.csv ]; then \
+	    cut -d, -f1-14,16-20 docs/$$f > $$tmp/old.$$f; cut -d, -f1-14,16-20 $$tmp/$$f > $$tmp/new.$$f; \
+	  else cp docs/$$f $$tmp/old.$$f; cp $$tmp/$$f $$tmp/new.$$f; fi; \
+	  if ! diff -u $$tmp/old.$$f $$tmp/new.$$f > $$tmp/$$f.diff; then \
+	    echo "docs-check: docs/$$f is stale (regenerate it; the difference:)"; \
+	    head -20 $$tmp/$$f.diff; fail=1; fi; \
+	done; \
+	if [ $$fail = 0 ]; then echo "docs-check: every generated document is current"; fi; \
+	exit $$fail
 
 install: $(SWAPSIM)
 	install -d $(DESTDIR)$(PREFIX)/bin

@@ -88,25 +88,9 @@ static int make_plan(const char *profile_path, plan_args *pa, plan **out)
     }
     int rc = 0;
     int64_t v64;
-    double frac = 0;
-    o.memory_budget = g->device.memory_bytes;
-    if (pa->memory) {
-        if (sw_parse_size(pa->memory, &o.memory_budget, &frac, &e)) {
-            rc = cli_fail(EXIT_USER, "--memory: %s", e.msg);
-            goto done;
-        }
-        if (frac > 0) {
-            int64_t peak;
-            if (planner_ideal_peak(g, &peak, &e)) {
-                rc = cli_error(&e);
-                goto done;
-            }
-            o.memory_budget = (int64_t)((double)peak * frac);
-        }
-        if (o.memory_budget <= 0) {
-            rc = cli_fail(EXIT_USER, "--memory %s: the budget must be positive", pa->memory);
-            goto done;
-        }
+    if (planner_resolve_budget(g, pa->memory, &o.memory_budget, &e)) {
+        rc = e.code == SW_EINVAL ? cli_fail(EXIT_USER, "--memory: %s", e.msg) : cli_error(&e);
+        goto done;
     }
     if (pa->seed) {
         if (sw_parse_i64(pa->seed, &v64) || v64 < 0) {
@@ -279,19 +263,29 @@ int cmd_verify(int argc, char **argv)
 {
     cli_args a = {argc, argv, 1, "verify", {0}, 0};
     int r, quiet = 0;
+    const char *memory = NULL;
     while (a.i < argc) {
         if (cli_flag(&a, "--help")) {
-            printf("usage: swapsim verify PLAN [--quiet]\n\n"
+            printf("usage: swapsim verify PLAN [--memory SIZE] [--quiet]\n\n"
                    "Check that PLAN is safe under every execution order its streams and edges\n"
                    "allow: inputs resident and current when an op runs, no two residencies\n"
                    "sharing memory unless ordered, capacity kept, nothing needed dropped unless\n"
                    "its host copy is current or it is recomputed, host copies read only when\n"
                    "current, and the same persistent set resident at iteration start and end.\n"
-                   "Exit 0 if safe; otherwise exit 1 naming the first violation.\n");
+                   "Exit 0 if safe; otherwise exit 1 naming the first violation.\n\n"
+                   "  --memory SIZE  check capacity against this budget (16GiB, 16G, 16GB,\n"
+                   "                 bytes, or 0.4x of the ideal plan's peak) instead of the\n"
+                   "                 budget the plan itself declares\n"
+                   "  --quiet, -q    print nothing when the plan is safe\n");
             return 0;
         }
         if (cli_flag(&a, "--quiet") || cli_flag(&a, "-q")) {
             quiet = 1;
+            continue;
+        }
+        if ((r = cli_opt(&a, "--memory", &memory)) != 0) {
+            if (r < 0)
+                return EXIT_USAGE;
             continue;
         }
         if ((r = cli_positional(&a)) != 0) {
@@ -307,6 +301,14 @@ int cmd_verify(int argc, char **argv)
     sw_err e;
     if (plan_read_file(a.pos[0], &p, &e))
         return cli_error(&e);
+    if (memory) { /* the budget from outside replaces the one the plan declares */
+        int64_t budget;
+        if (planner_resolve_budget(p->prof, memory, &budget, &e)) {
+            plan_free(p);
+            return cli_fail(EXIT_USER, "--memory: %s", e.msg);
+        }
+        p->budget = budget;
+    }
     int rc = plan_verify(p, NULL, &e);
     if (rc) {
         plan_free(p);

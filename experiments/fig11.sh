@@ -11,10 +11,10 @@
 # ITERATIONS (measured iterations per replay, default 8), DEVICE_INDEX (cuda).
 #
 # The paper replayed 20 random GA individuals (Inception-4 and
-# WResNet-152-10 at batch 32 and 64, 5 each) on a V100. The GA is not built
-# here yet, so the random individuals come from the `random` planner
-# (random legal swap decisions within a budget); `none` (everything
-# resident) is added to each group. The models are small synthetic ones so
+# WResNet-152-10 at batch 32 and 64, 5 each) on a V100. This script does
+# not take them from the GA: its varied plans come from the `random`
+# planner (random legal swap decisions within a budget), and `none`
+# (everything resident) is added to each group. The models are small synthetic ones so
 # that the CPU backend replays a plan in seconds: a chain of 8 layers and a
 # random 10-op DAG, each at batch 32 and 64 (activations and op times grow
 # with the batch). With BACKEND=cpu the results validate the executor and

@@ -87,3 +87,25 @@ int planner_ideal_peak(const graph_profile *g, int64_t *peak, sw_err *err)
         *peak = r.peak_memory_bytes;
     return rc;
 }
+
+int planner_resolve_budget(const graph_profile *g, const char *text, int64_t *budget,
+                           sw_err *err)
+{
+    double frac = 0;
+    int64_t b = g->device.memory_bytes;
+    if (text) {
+        if (sw_parse_size(text, &b, &frac, err))
+            return SW_EINVAL;
+        if (frac > 0) {
+            int64_t peak;
+            int rc = planner_ideal_peak(g, &peak, err);
+            if (rc)
+                return rc;
+            b = (int64_t)((double)peak * frac);
+        }
+    }
+    if (b <= 0)
+        return sw_fail(err, SW_EINVAL, "%s: the budget must be positive", text ? text : "memory");
+    *budget = b;
+    return 0;
+}

@@ -43,6 +43,13 @@ int planner_run(const planner *pl, const graph_profile *g, const planner_opts *o
    fraction ("0.4x"). */
 int planner_ideal_peak(const graph_profile *g, int64_t *peak, sw_err *err);
 
+/* A memory budget for profile g from text: a size (16GiB, 16G, 16GB, bytes)
+   or a fraction of the ideal plan's peak (0.4x); NULL means the device's
+   memory. Returns 0 with *budget > 0, or SW_EINVAL with a message naming the
+   text (what `--memory` takes everywhere). */
+int planner_resolve_budget(const graph_profile *g, const char *text, int64_t *budget,
+                           sw_err *err);
+
 /* Built-in planners. */
 extern const planner planner_ideal;
 extern const planner planner_none;

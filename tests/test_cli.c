@@ -145,6 +145,38 @@ int main(void)
     IS_INT(sh(args, &o, NULL), 0, "verify accepts it");
     IS_STR_HAS(o, "safe", "verify says safe");
     sw_free(o);
+    /* a budget from outside replaces the plan's own: the plan was made for 2x
+       the ideal peak; its arena holds at least the peak, so it cannot fit 0.5x */
+    snprintf(args, sizeof args, "verify %s/p.json --memory 2x", dir);
+    IS_INT(sh(args, NULL, NULL), 0, "verify --memory at the plan's own budget accepts it");
+    snprintf(args, sizeof args, "verify %s/p.json --memory 0.5x", dir);
+    expect_fail(args, 1, "capacity exceeded", "verify --memory 0.5x rejects a plan made for 2x");
+    snprintf(args, sizeof args, "verify %s/p.json --memory 12parsecs", dir);
+    expect_fail(args, 1, "--memory", "verify --memory with a bad size");
+    /* the plan's budget and arena both raised by hand: it still verifies on its
+       own word, but not against the budget given from outside */
+    snprintf(path, sizeof path, "%s/p.json", dir);
+    sw_read_file(path, &text, &len, &er);
+    snprintf(path, sizeof path, "%s/raised.json", dir);
+    FILE *rf = fopen(path, "w");
+    char *bud = text ? strstr(text, "\"budget_bytes\":") : NULL;
+    char *capb = text ? strstr(text, "\"capacity_bytes\":") : NULL;
+    if (rf && bud && capb && bud < capb) {
+        fwrite(text, 1, (size_t)(bud - text), rf);
+        fputs("\"budget_bytes\":1000000000000", rf);
+        char *r1 = bud + strcspn(bud, ",}");
+        fwrite(r1, 1, (size_t)(capb - r1), rf);
+        fputs("\"capacity_bytes\":900000000000", rf);
+        fputs(capb + strcspn(capb, ",}"), rf);
+    }
+    if (rf)
+        fclose(rf);
+    sw_free(text);
+    text = NULL;
+    snprintf(args, sizeof args, "verify %s/raised.json", dir);
+    IS_INT(sh(args, NULL, NULL), 0, "a plan with budget and arena raised passes on its own word");
+    snprintf(args, sizeof args, "verify %s/raised.json --memory 2x", dir);
+    expect_fail(args, 1, "capacity exceeded", "verify --memory catches the raised plan");
     snprintf(args, sizeof args, "simulate %s/p.json --json", dir);
     char *o1 = NULL, *o2 = NULL;
     sh(args, &o1, NULL);
