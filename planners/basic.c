@@ -92,6 +92,7 @@ static int plan_none(const graph_profile *g, const planner_opts *o, plan **out, 
 }
 
 const planner planner_ideal = {1, "ideal", "unbounded memory, everything resident: the upper "
-                               "bound results are normalised to", basic_params, plan_ideal};
+                               "bound results are normalised to", basic_params, plan_ideal,
+                               PLANNER_UNBOUNDED};
 const planner planner_none = {1, "none", "everything resident within the budget, or \"does not "
-                              "fit: needs X, budget Y\"", basic_params, plan_none};
+                              "fit: needs X, budget Y\"", basic_params, plan_none, 0};

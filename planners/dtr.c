@@ -76,4 +76,4 @@ static int plan_dtr(const graph_profile *g, const planner_opts *o, plan **out, s
 
 const planner planner_dtr = {1, "dtr", "Dynamic Tensor Rematerialization: online eviction by "
                              "h_DTR and other heuristics, evicted tensors recomputed on demand "
-                             "(the DTR authors' simulator's semantics)", dtr_params, plan_dtr};
+                             "(the DTR authors' simulator's semantics)", dtr_params, plan_dtr, 0};

@@ -66,4 +66,4 @@ static int plan_meg(const graph_profile *g, const planner_opts *o, plan **out, s
 const planner planner_dtr_megengine = {
     1, "dtr-megengine", "MegEngine's DTR: fragmentation-aware eviction score on an address "
     "allocator, real deletes after the forward pass; reports its fragmentation",
-    meg_params, plan_meg};
+    meg_params, plan_meg, 0};

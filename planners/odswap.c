@@ -187,4 +187,4 @@ done:
 const planner planner_odswap = {1, "odswap", "on-demand swapping (SwapAdvisor's baseline): LRU "
                                 "eviction in the first iteration, prefetching by the recorded "
                                 "access sequence after it; the steady state is reported",
-                                odswap_params, plan_odswap};
+                                odswap_params, plan_odswap, 0};

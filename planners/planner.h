@@ -24,7 +24,13 @@ typedef struct planner {
     /* Produce a plan for g within o->memory_budget. The plan borrows g.
        Errors: SW_ENOFIT ("does not fit: ..."), SW_EINVAL, SW_ENOMEM. */
     int (*plan)(const graph_profile *g, const planner_opts *o, plan **out, sw_err *err);
+    int flags; /* PLANNER_* below; 0 for a planner that keeps within its budget */
 } planner;
+
+/* The planner ignores the memory budget by design (`ideal`: everything
+   resident, the reference results are normalised to); the conformance test
+   checks its plans but not against the budget. */
+#define PLANNER_UNBOUNDED 1
 
 size_t planner_count(void);
 const planner *planner_at(size_t i);

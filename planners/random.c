@@ -262,4 +262,4 @@ done:
 
 const planner planner_random = {1, "random", "random legal swap decisions within the budget (a "
                                 "test and validation planner, not an optimiser)", random_params,
-                                plan_random};
+                                plan_random, 0};

@@ -814,4 +814,4 @@ done:
 
 const planner planner_swapadvisor = {1, "swapadvisor", "SwapAdvisor: genetic search over "
                                      "schedules and size-class pools, Belady swap planning",
-                                     sa_params, plan_swapadvisor};
+                                     sa_params, plan_swapadvisor, 0};

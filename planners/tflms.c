@@ -86,4 +86,4 @@ done:
 const planner planner_tflms = {1, "tflms", "TensorFlow Large Model Support: swap activations "
                                "only (chosen in topological order, n_tensors and lb knobs), "
                                "prefetch ahead in the backward pass; parameters never swapped",
-                               tflms_params, plan_tflms};
+                               tflms_params, plan_tflms, 0};

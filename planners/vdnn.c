@@ -76,4 +76,4 @@ static int plan_vdnn(const graph_profile *g, const planner_opts *o, plan **out, 
 
 const planner planner_vdnn = {1, "vdnn", "vDNN: offload layers' input activations (all or "
                               "convolutions only) in the forward pass, prefetch one layer ahead "
-                              "in the backward pass", vdnn_params, plan_vdnn};
+                              "in the backward pass", vdnn_params, plan_vdnn, 0};

@@ -199,7 +199,7 @@ int main(void)
            rows[i].model, 100 * net, 100 * err);
     }
     if (!sh)
-        tap_skip(1, "SWAPSIM_SHARED not set: PipeDream rows not checked");
+        tap_skip(1, "no recorded data (SWAPSIM_DATA): PipeDream rows not checked");
     else
         OK(n == 8, "PipeDream rows present with the shared data");
     return tap_done();
