@@ -30,7 +30,13 @@ ifeq ($(WERROR),1)
 WARN    += -Werror
 endif
 
-ifeq ($(SANITIZE),1)
+ifeq ($(FUZZ),1)
+# AFL++'s instrumenting compiler, for `make fuzz` (its own build directory)
+CC      := afl-cc
+BUILD   := build/fuzz
+OPT     := -O1 -g
+LDSAN   :=
+else ifeq ($(SANITIZE),1)
 BUILD   := build/san
 OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDSAN   := -fsanitize=address,undefined
@@ -86,7 +92,7 @@ endif
 DEB_PKGS := gcc make libc6-dev libgsl-dev libhwloc-dev zlib1g-dev gnuplot-nox perl
 
 .PHONY: all deps test bench demo clean install check-warnings cuda fig11 experiments plots \
-        paper_results.md docs-check
+        paper_results.md docs-check fuzz
 .DEFAULT_GOAL := all
 
 all: $(SWAPSIM) cuda
@@ -206,6 +212,37 @@ docs-check: deps $(SWAPSIM)
 	done; \
 	if [ $$fail = 0 ]; then echo "docs-check: every generated document is current"; fi; \
 	exit $$fail
+
+# Fuzzing (AFL++): one harness, fuzz/fuzz_parse.c, per parser; each runs
+# FUZZ_S seconds from its seed corpus (fuzz/corpus/PARSER/) and the target
+# fails if AFL++ saved any crash or hang. Findings stay in $(FUZZ_OUT)/.
+FUZZ_S ?= 60
+FUZZ_OUT ?= out/fuzz
+FUZZ_PARSERS := profile plan dtr pipedream pytorch experiment
+
+$(BUILD)/fuzz/fuzz_parse: fuzz/fuzz_parse.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $< -o $@ $(LIB) $(LDFLAGS_ALL) $(LIBS)
+
+fuzz: deps
+	@command -v afl-fuzz >/dev/null 2>&1 || $(MAKE) --no-print-directory deps DEB_PKGS="afl++ clang"
+	AFL_USE_ASAN=1 AFL_USE_UBSAN=1 $(MAKE) --no-print-directory FUZZ=1 WERROR=0 build/fuzz/fuzz/fuzz_parse
+	@fail=0; for p in $(FUZZ_PARSERS); do \
+	  rm -rf $(FUZZ_OUT)/$$p; mkdir -p $(FUZZ_OUT); \
+	  AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_AFFINITY=1 \
+	  AFL_NO_UI=1 AFL_QUIET=1 AFL_SKIP_CRASHES=1 \
+	    timeout $$(( $(FUZZ_S) + 60 )) afl-fuzz -V $(FUZZ_S) -t 2000 -m none \
+	    -i fuzz/corpus/$$p -o $(FUZZ_OUT)/$$p -- build/fuzz/fuzz/fuzz_parse $$p @@ \
+	    > $(FUZZ_OUT)/$$p.log 2>&1; \
+	  st=$(FUZZ_OUT)/$$p/default/fuzzer_stats; \
+	  execs=$$(awk '/^execs_done/ {print $$3}' $$st 2>/dev/null); \
+	  crashes=$$(ls $(FUZZ_OUT)/$$p/default/crashes 2>/dev/null | grep -c '^id:'); \
+	  hangs=$$(ls $(FUZZ_OUT)/$$p/default/hangs 2>/dev/null | grep -c '^id:'); \
+	  echo "fuzz: $$p: $${execs:-0} executions in $(FUZZ_S) s, $$crashes crashes, $$hangs hangs"; \
+	  if [ -z "$$execs" ]; then echo "fuzz: $$p: afl-fuzz did not run (see $(FUZZ_OUT)/$$p.log)"; \
+	    tail -5 $(FUZZ_OUT)/$$p.log; fail=1; fi; \
+	  if [ "$$crashes" != 0 ] || [ "$$hangs" != 0 ]; then fail=1; fi; \
+	done; exit $$fail
 
 install: $(SWAPSIM)
 	install -d $(DESTDIR)$(PREFIX)/bin
