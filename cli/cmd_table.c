@@ -46,8 +46,14 @@ int cmd_report(int argc, char **argv)
             printf("usage: swapsim report TEMPLATE [--data DIR] [-o FILE]\n\n"
                    "Copy TEMPLATE, replacing every {{table FILE KEY=VALUE...}} with the table\n"
                    "'swapsim table DIR/FILE KEY=VALUE...' renders (markdown). A table whose CSV is\n"
-                   "missing becomes a note saying so. paper_results.md is made this way from\n"
-                   "paper_results.md.in (make paper_results.md).\n");
+                   "missing becomes a note saying so. {{include FILE}} copies a file (DIR/FILE,\n"
+                   "else FILE; FILE#Section: only that section). {{compare FILE rows=... cols=COL\n"
+                   "value=V a=A b=B [names=NameA,NameB]}} writes a sentence computed from that\n"
+                   "table: in how many cells A is ahead of B by more than 1%%, level within 1%%,\n"
+                   "or behind (naming those cells), and the range of A's lead; commentary that\n"
+                   "states a comparison uses it, so it cannot contradict the table.\n"
+                   "paper_results.md is made this way from paper_results.md.in\n"
+                   "(make paper_results.md).\n");
             return 0;
         }
         if ((r = cli_opt(&a, "--data", &data)) != 0 || (r = cli_opt(&a, "-o", &out)) != 0) {

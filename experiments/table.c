@@ -452,6 +452,99 @@ int table_render(const table_spec *t, sw_buf *b, sw_err *err)
     return b->oom ? sw_fail(err, SW_ENOMEM, "out of memory") : 0;
 }
 
+/* {{compare FILE rows=... cols=COL value=V a=A b=B [names=NameA,NameB] ...}}:
+   a sentence computed from the table, comparing column A with column B
+   cell by cell (mean of repeated runs): in how many cells A is ahead by more
+   than 1%, level within 1%, or behind, naming the level and behind cells,
+   and the range of A's lead. Commentary that states a comparison is written
+   this way, so that it cannot contradict the table beside it. */
+static int compare_render(table_spec *t, const char *a, const char *bname, const char *na,
+                          const char *nb, sw_buf *out, sw_err *err)
+{
+    t->format = TF_CSV;
+    t->stat = TS_MEAN;
+    t->fmt = "%.17g";
+    t->na = "";
+    sw_buf tb;
+    sw_buf_init(&tb);
+    int rc = table_render(t, &tb, err);
+    if (rc || tb.oom || !tb.data) {
+        sw_buf_free(&tb);
+        return rc ? rc : sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    /* header: row keys, then one column per pivot value */
+    char *save = NULL, *line = strtok_r(tb.data, "\n", &save);
+    int ca = -1, cb = -1, nf = 0;
+    for (char *f = line, *e; f; f = e ? e + 1 : NULL, nf++) {
+        e = strchr(f, ',');
+        size_t l = e ? (size_t)(e - f) : strlen(f);
+        if (strlen(a) == l && !strncmp(f, a, l))
+            ca = nf;
+        if (strlen(bname) == l && !strncmp(f, bname, l))
+            cb = nf;
+    }
+    if (ca < 0 || cb < 0) {
+        sw_buf_free(&tb);
+        return sw_fail(err, SW_EINVAL, "%s: no column '%s' in the pivot", t->file,
+                       ca < 0 ? a : bname);
+    }
+    int ahead = 0, level = 0, behind = 0;
+    double lo = 1e300, hi = -1e300;
+    sw_buf lv, bh;
+    sw_buf_init(&lv);
+    sw_buf_init(&bh);
+    for (line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char key[256] = "", *f = line;
+        double va = NAN, vb = NAN;
+        for (int i = 0; f; i++) {
+            char *e = strchr(f, ',');
+            if (e)
+                *e = 0;
+            if (i < t->nrows)
+                snprintf(key + strlen(key), sizeof key - strlen(key), "%s%s", i ? " " : "", f);
+            if (i == ca && *f)
+                va = strtod(f, NULL);
+            if (i == cb && *f)
+                vb = strtod(f, NULL);
+            f = e ? e + 1 : NULL;
+        }
+        if (!(va == va) || !(vb == vb) || vb <= 0)
+            continue;
+        double lead = va / vb - 1;
+        lo = SW_MIN(lo, lead);
+        hi = SW_MAX(hi, lead);
+        sw_buf *into = NULL;
+        if (lead > 0.01)
+            ahead++;
+        else if (lead >= -0.01) {
+            level++;
+            into = &lv;
+        } else {
+            behind++;
+            into = &bh;
+        }
+        if (into)
+            sw_buf_printf(into, "%s%s", into->len ? ", " : "", key);
+    }
+    int n = ahead + level + behind;
+    if (n == 0)
+        sw_buf_printf(out, "*(no cell where both %s and %s ran)*", na, nb);
+    else {
+        sw_buf_printf(out, "%s is ahead of %s (by more than 1%%) in %d of the %d cells where both "
+                      "ran", na, nb, ahead, n);
+        if (level)
+            sw_buf_printf(out, ", level within 1%% in %d (%s)", level, lv.data);
+        if (behind)
+            sw_buf_printf(out, ", behind in %d (%s)", behind, bh.data);
+        sw_buf_printf(out, "; %s's throughput relative to %s ranges from %+.0f%% to %+.0f%%", na,
+                      nb, 100 * lo, 100 * hi);
+    }
+    sw_buf_free(&lv);
+    sw_buf_free(&bh);
+    sw_buf_free(&tb);
+    return 0;
+}
+
 int report_expand(const char *template_path, const char *data_dir, sw_buf *out, sw_err *err)
 {
     char *text;
@@ -513,6 +606,54 @@ int report_expand(const char *template_path, const char *data_dir, sw_buf *out, 
             p = close + 2;
             if (*p == '\n' && out->len && out->data[out->len - 1] == '\n')
                 p++;
+            continue;
+        }
+        if (!strncmp(open, "{{compare ", 10)) {
+            for (const char *q = p; q < open; q++)
+                lineno += *q == '\n';
+            sw_buf_put(out, p, (size_t)(open - p));
+            const char *close = strstr(open, "}}");
+            char args[1024];
+            size_t n = close ? (size_t)(close - open - 10) : 0;
+            if (!close || n >= sizeof args) {
+                rc = sw_fail(err, SW_EINVAL, "%s:%d: unterminated or too long {{compare ...}}",
+                             template_path, lineno);
+                break;
+            }
+            memcpy(args, open + 10, n);
+            args[n] = 0;
+            table_spec t;
+            table_spec_init(&t);
+            char *save = NULL, path[1200], names[256] = "";
+            const char *ca = NULL, *cb = NULL;
+            for (char *w = strtok_r(args, " \t\n", &save); w && !rc;
+                 w = strtok_r(NULL, " \t\n", &save)) {
+                if (!t.file) {
+                    snprintf(path, sizeof path, "%s/%s", data_dir, w);
+                    t.file = path;
+                } else if (!strncmp(w, "a=", 2))
+                    ca = w + 2;
+                else if (!strncmp(w, "b=", 2))
+                    cb = w + 2;
+                else if (!strncmp(w, "names=", 6))
+                    snprintf(names, sizeof names, "%s", w + 6);
+                else
+                    rc = table_spec_set(&t, w, err);
+            }
+            if (!rc && (!t.file || !ca || !cb || !t.cols))
+                rc = sw_fail(err, SW_EINVAL, "{{compare}} needs a CSV file, cols=, a= and b=");
+            if (rc) {
+                sw_err_prefix(err, "%s:%d: ", template_path, lineno);
+                break;
+            }
+            char *comma = strchr(names, ',');
+            if (comma)
+                *comma = 0;
+            sw_err e2;
+            if (compare_render(&t, ca, cb, names[0] ? names : ca, comma ? comma + 1 : cb, out,
+                               &e2))
+                sw_buf_printf(out, "*(comparison not available: %s)*", e2.msg);
+            p = close + 2;
             continue;
         }
         if (strncmp(open, "{{table ", 8)) {

@@ -217,6 +217,32 @@ int main(void)
     snprintf(args, sizeof args, "stats %s/nothing.json", dir);
     expect_fail(args, 1, "cannot open", "missing profile file");
 
+    /* report: {{compare}} computes the comparison a sentence states, so that
+       commentary cannot contradict its table (here: one cell ahead, one
+       level, one behind, by hand) */
+    snprintf(path, sizeof path, "%s/cmp.csv", dir);
+    f = fopen(path, "w");
+    if (f) {
+        fputs("label,batch,planner,normalized_throughput,status\n"
+              "W,16,sa,0.97,ok\nW,16,od,0.64,ok\nI,16,sa,1.00,ok\nI,16,od,1.00,ok\n"
+              "N,64,sa,0.40,ok\nN,64,od,0.50,ok\nR,8,sa,0.90,ok\nR,8,od,0.10,failed\n", f);
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/cmp.in", dir);
+    f = fopen(path, "w");
+    if (f) {
+        fputs("{{compare cmp.csv rows=label,batch cols=planner value=normalized_throughput "
+              "a=sa b=od names=SA,OD}}.\n", f);
+        fclose(f);
+    }
+    snprintf(args, sizeof args, "report %s/cmp.in --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "report with {{compare}}");
+    IS_STR_HAS(o, "SA is ahead of OD (by more than 1%) in 1 of the 3 cells where both ran, "
+               "level within 1% in 1 (I 16), behind in 1 (N 64); SA's throughput relative to OD "
+               "ranges from -20% to +52%.", "compare: counts, cells and range from the CSV");
+    sw_free(o);
+
     snprintf(mk, sizeof mk, "rm -rf %s", dir);
     if (system(mk) != 0)
         printf("# could not remove %s\n", dir);
