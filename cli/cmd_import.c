@@ -13,6 +13,11 @@ int cmd_import(int argc, char **argv)
     cli_device dv = {0};
     cli_kv kv = {{0}, {0}, 0};
     int r;
+    /* the format (the first importer name among the arguments) tells which
+       options are flags: "--partial" alone means "--partial true" */
+    const importer *named = NULL;
+    for (int i = 1; i < argc && !named; i++)
+        named = importer_find(argv[i]);
     while (a.i < argc) {
         if (cli_flag(&a, "--help")) {
             printf("usage: swapsim import FORMAT FILE... [--KEY VALUE]... [--device NAME]\n"
@@ -44,7 +49,7 @@ int cmd_import(int argc, char **argv)
                 return EXIT_USAGE;
             continue;
         }
-        if ((r = cli_kv_opt(&a, &kv, NULL)) != 0) {
+        if ((r = cli_kv_opt(&a, &kv, named ? named->params : NULL)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             continue;
@@ -85,6 +90,12 @@ int cmd_import(int argc, char **argv)
     params_free(&ps);
     if (rc)
         return cli_error(&e);
+    /* an importer that took an incomplete recording (--partial) says so first
+       in the notes; the user is told, not only the file */
+    const char *notes = g->prov.notes;
+    if (notes && !strncmp(notes, "partial iteration:", 18))
+        fprintf(stderr, "swapsim: warning: %s: %.*s\n", a.pos[1], (int)strcspn(notes, ";"),
+                notes);
     rc = profile_write_file(g, out, &e);
     graph_free(g);
     return rc ? cli_error(&e) : 0;

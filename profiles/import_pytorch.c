@@ -476,6 +476,9 @@ static const param_def pt_params[] = {
      "the last), and which of several matching iterations of the Kineto trace (0: the last)",
      NULL, 0, 1e9},
     {"batch", PT_INT, "1", "samples per iteration (the traces do not say)", NULL, 1, 1e9},
+    {"partial", PT_BOOL, "false", "import an incomplete iteration (no backward pass or no "
+     "optimizer step: a trace cut off, or an inference run) instead of refusing it; the "
+     "profile's provenance notes say what is missing", NULL, 0, 0},
     PARAM_END};
 
 typedef struct binding {
@@ -1086,6 +1089,22 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
                      "iteration", etf);
         goto done;
     }
+    /* a complete training iteration has a backward pass and an optimizer step;
+       a trace cut short must not pass for a small model */
+    int nph[GP__COUNT] = {0};
+    for (int32_t o = 0; o < c.g->n_ops; o++)
+        nph[c.g->ops[o].phase]++;
+    char missing[160] = "";
+    if (!nph[GP_BACKWARD] || !nph[GP_UPDATE])
+        snprintf(missing, sizeof missing, "%s%s%s", !nph[GP_BACKWARD] ? "no backward pass" : "",
+                 !nph[GP_BACKWARD] && !nph[GP_UPDATE] ? " and " : "",
+                 !nph[GP_UPDATE] ? "no optimizer step" : "");
+    if (missing[0] && !params_bool(ps, "partial")) {
+        rc = sw_fail(err, SW_EINVAL, "%s: the iteration is incomplete: %d forward operators but "
+                     "%s (a trace cut off, or not a training step); --partial imports it anyway",
+                     etf, nph[GP_FORWARD], missing);
+        goto done;
+    }
     /* kinds of the storages that exist before the iteration */
     for (int32_t i = 0; i < c.nb; i++) {
         binding *b = &c.b[i];
@@ -1104,15 +1123,19 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
                  use_dev->name);
     else
         snprintf(dv, sizeof dv, "%s (assumed: the traces do not name the GPU)", use_dev->name);
-    char notes[512];
+    char notes[700];
+    size_t nn = 0;
+    if (missing[0])
+        nn = (size_t)snprintf(notes, sizeof notes, "partial iteration: %s (imported with "
+                              "--partial); ", missing);
     if (kf)
-        snprintf(notes, sizeof notes, "operator time = GPU time of the kernels, copies and "
+        snprintf(notes + nn, sizeof notes - nn, "operator time = GPU time of the kernels, copies and "
                  "memsets each top-level operator launched; kernels %.6f s in all, the GPU busy "
                  "%.6f s of a %.6f s span from the first kernel to the last (idle between "
                  "kernels %.6f s)", c.gpu_sum_s, c.gpu_busy_s, c.gpu_span_s,
                  c.gpu_span_s - c.gpu_busy_s);
     else
-        snprintf(notes, sizeof notes, "no Kineto trace: operator times are zero");
+        snprintf(notes + nn, sizeof notes - nn, "no Kineto trace: operator times are zero");
     if (graph_set_str(&c.g->prov.source, "recorded") ||
         graph_set_str(&c.g->prov.tool, kf ? "swapsim import pytorch (PyTorch execution trace + "
                                             "Kineto trace)"

@@ -231,8 +231,17 @@ static void pytorch_fixtures(void)
     graph_profile *g;
     sw_err e;
     const char *et = put("et.json", ET_GOOD), *k = put("kineto.json", K_GOOD);
+    /* the fixture is a forward pass alone: refused as incomplete, unless --partial */
     int rc = import2("pytorch", et, k, NULL, &g, &e);
-    IS_INT(rc, 0, "pytorch: good fixture imports %s", rc ? e.msg : "");
+    IS_INT(rc, SW_EINVAL, "pytorch: a forward pass alone is refused");
+    IS_STR_HAS(e.msg, "the iteration is incomplete: 4 forward operators but no backward pass and "
+               "no optimizer step", "pytorch: the refusal says what is missing");
+    OK(!strchr(e.msg, '\n'), "pytorch: the refusal is one line");
+    rc = import2("pytorch", et, k, "partial=true", &g, &e);
+    IS_INT(rc, 0, "pytorch: good fixture imports with partial=true %s", rc ? e.msg : "");
+    if (!rc)
+        IS_STR_HAS(g->prov.notes, "partial iteration: no backward pass and no optimizer step",
+                   "pytorch: the partial profile's notes say what is missing");
     if (!rc) {
         IS_INT(g->n_ops, 4, "pytorch: four top-level operators");
         IS_NUM(g->total_compute_s, 110e-6, 1e-12, "pytorch: kernel times summed");
@@ -263,7 +272,7 @@ static void pytorch_fixtures(void)
         "\"inputs\": [" T(10, 100) ", " T(11, 101) "], \"input_types\": [\"Tensor(float)\", "
         "\"Tensor(float)\"], \"outputs\": [" T(12, 102) "], \"output_types\": "
         "[\"Tensor(float)\"]}\n]}\n");
-    rc = import2("pytorch", et10, NULL, NULL, &g, &e);
+    rc = import2("pytorch", et10, NULL, "partial=true", &g, &e);
     IS_INT(rc, 0, "pytorch: schema 1.0 imports %s", rc ? e.msg : "");
     if (!rc) {
         IS_INT(g->n_ops, 1, "pytorch: schema 1.0: one operator");
@@ -277,7 +286,7 @@ static void pytorch_fixtures(void)
         "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 7, \"tid\": 7, "
         "\"ts\": 0, \"dur\": 10, \"args\": {\"Record function id\": 1}},\n" K_RT(2, 1)
         ",\n" K_KER(50, 42, 1) "\n]}\n");
-    rc = import2("pytorch", et, krf, NULL, &g, &e);
+    rc = import2("pytorch", et, krf, "partial=true", &g, &e);
     IS_INT(rc, 0, "pytorch: linked by Record function id %s", rc ? e.msg : "");
     if (!rc) {
         IS_NUM(g->total_compute_s, 42e-6, 1e-12, "pytorch: rf-linked kernel time");
@@ -448,7 +457,16 @@ int main(void)
         sw_free(err);
         snprintf(args, sizeof args, "import pytorch %s/et.json %s/kineto.json -o %s/t.json", dir,
                  dir, dir);
-        IS_INT(sh(args, NULL), 0, "cli: import pytorch exits 0");
+        IS_INT(sh(args, &err), 1, "cli: import pytorch of a forward pass alone exits 1");
+        IS_STR_HAS(err, "--partial imports it anyway", "cli: the refusal names --partial");
+        sw_free(err);
+        snprintf(args, sizeof args, "import pytorch %s/et.json %s/kineto.json --partial -o "
+                 "%s/t.json", dir, dir, dir);
+        IS_INT(sh(args, &err), 0, "cli: import pytorch --partial exits 0");
+        IS_STR_HAS(err, "warning", "cli: --partial warns");
+        IS_STR_HAS(err, "no backward pass and no optimizer step", "cli: the warning says what "
+                   "is missing");
+        sw_free(err);
         snprintf(args, sizeof args, "%s/t.json", dir);
         graph_profile *g = NULL;
         sw_err e;
