@@ -143,7 +143,13 @@ $(BUILD)/tests/%: tests/%.c tests/tap.h $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(LDFLAGS_ALL) $(LIBS)
 
+# tests/test_record_pytorch needs PyTorch (CPU is enough): installed when it
+# can be; where it cannot, that test skips with one line.
+TEST_PY_PKGS := python3-torch python3-torchvision
+
 test: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PY_PKGS)" || \
+	  echo "test: could not install $(TEST_PY_PKGS): tests/test_record_pytorch will skip"
 	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) cuda
 	SWAPSIM_BIN=$(abspath $(SWAPSIM)) SWAPSIM_DATA=$(abspath $(DATA)) \
 	  prove --exec '' $(TEST_BIN)

@@ -101,10 +101,12 @@ static int hm_put(hmap *m, int64_t k, int32_t v)
 
 typedef struct etn {
     int64_t id, parent_id, rf_id, tid;
+    int64_t seq_id;                         /* autograd sequence number, -1: none */
     const char *name;
     const json_value *node;                 /* the node object */
     const json_value *ins, *outs;           /* value arrays (NULL if none) */
     const json_value *in_types, *out_types; /* type strings (NULL if none) */
+    const json_value *in_geo, *out_geo;     /* 1.1.x {"shapes", "strides"} (NULL if none) */
     uint32_t idx;                           /* position in $.nodes */
     int32_t parent;                         /* sorted index, -1 for roots */
     int32_t top;                            /* sorted index of its operator, -1 */
@@ -179,14 +181,14 @@ static int node_int(jr *r, const json_value *node, const char *key, int required
 /* inputs/outputs: 1.0.x has arrays "inputs" + "input_types"; 1.1.x objects
    {"values", "shapes", "types"} */
 static int node_io(jr *r, const json_value *node, int out, const json_value **vals,
-                   const json_value **types)
+                   const json_value **types, const json_value **strides)
 {
     const char *key = out ? "outputs" : "inputs";
     const json_value *v = json_get(node, key);
-    *vals = *types = NULL;
+    *vals = *types = *strides = NULL;
     if (!v)
         return 0;
-    if (v->type == JSON_ARRAY) {
+    if (v->type == JSON_ARRAY) { /* 1.0.x: no strides */
         *vals = v;
         const json_value *t = json_get(node, out ? "output_types" : "input_types");
         *types = t && t->type == JSON_ARRAY ? t : NULL;
@@ -204,6 +206,10 @@ static int node_io(jr *r, const json_value *node, int out, const json_value **va
     *vals = vv;
     const json_value *t = json_get(v, "types");
     *types = t && t->type == JSON_ARRAY ? t : NULL;
+    const json_value *sh = json_get(v, "shapes"), *st = json_get(v, "strides");
+    if (sh && st && sh->type == JSON_ARRAY && st->type == JSON_ARRAY && vv && sh->n == vv->n &&
+        st->n == vv->n)
+        *strides = v; /* the object: span() reads its "shapes" and "strides" */
     return 0;
 }
 
@@ -235,7 +241,9 @@ static int et_load(const json_value *root, jr *r, et *t)
             return jr_error(r, nd, NULL, "missing the parent (\"ctrl_deps\" or \"parent\")");
         if (jr_as_i64(r, pv, 0, INT64_MAX, &e->parent_id) ||
             node_int(r, nd, "rf_id", 0, -1, &e->rf_id) || node_int(r, nd, "tid", 0, -1, &e->tid) ||
-            node_io(r, nd, 0, &e->ins, &e->in_types) || node_io(r, nd, 1, &e->outs, &e->out_types))
+            node_int(r, nd, "seq_id", 0, -1, &e->seq_id) ||
+            node_io(r, nd, 0, &e->ins, &e->in_types, &e->in_geo) ||
+            node_io(r, nd, 1, &e->outs, &e->out_types, &e->out_geo))
             return SW_EINVAL;
         jr_pop(r, s1);
     }
@@ -267,6 +275,8 @@ static int et_load(const json_value *root, jr *r, et *t)
 
 typedef struct tref {
     int64_t tensor, storage, offset, numel, itemsize;
+    int64_t span; /* elements of the storage it reaches from offset: numel, or less for a
+                     broadcast (stride 0) view */
     int gpu;
     int arg; /* argument position (the tensors of a list share it) */
 } tref;
@@ -282,7 +292,9 @@ static int is_tensor(const json_value *v)
     return 1;
 }
 
-static int get_tref(jr *r, const json_value *v, tref *t)
+/* The model's tensors are those on the device whose name starts with dev
+   ("cuda", or "cpu" for a recording made on the CPU). */
+static int get_tref(jr *r, const json_value *v, const char *dev, tref *t)
 {
     int64_t x[5];
     static const int64_t lo[5] = {0, 0, 0, 0, 0}, hi[5] = {INT64_MAX, INT64_MAX, INT64_MAX,
@@ -301,8 +313,54 @@ static int get_tref(jr *r, const json_value *v, tref *t)
     t->offset = x[2];
     t->numel = x[3];
     t->itemsize = x[4];
-    t->gpu = starts(v->u.items[5].u.str, "cuda");
+    t->gpu = starts(v->u.items[5].u.str, dev);
+    t->span = t->numel;
     return 0;
+}
+
+/* The elements a tensor of shape sh and strides st reaches: 1 + sum of
+   (size - 1) * stride (0 for an empty tensor), or -1 when the two are not
+   integer arrays of one length. A broadcast view (stride 0) reaches less than
+   its numel. */
+static int64_t span_of(const json_value *sh, const json_value *st)
+{
+    if (!sh || !st || sh->type != JSON_ARRAY || st->type != JSON_ARRAY || sh->n != st->n)
+        return -1;
+    int64_t reach = 0;
+    for (uint32_t d = 0; d < sh->n; d++) {
+        const json_value *a = &sh->u.items[d], *b = &st->u.items[d];
+        if (a->type != JSON_NUMBER || !a->is_int || b->type != JSON_NUMBER || !b->is_int ||
+            a->u.num.i < 0 || b->u.num.i < 0 || a->u.num.i > ((int64_t)1 << 50) ||
+            b->u.num.i > ((int64_t)1 << 50))
+            return -1;
+        if (a->u.num.i == 0)
+            return 0;
+        int64_t add = (a->u.num.i - 1) * b->u.num.i;
+        if (add > ((int64_t)1 << 50) - reach)
+            return -1;
+        reach += add;
+    }
+    return reach + 1;
+}
+
+/* geo: the 1.1.x value object with "shapes" and "strides" (or NULL); i, j:
+   the value and, for a list of tensors, the element (-1: a tensor) */
+static void set_span(tref *t, const json_value *geo, uint32_t i, int j)
+{
+    if (!geo)
+        return;
+    const json_value *sh = &json_get(geo, "shapes")->u.items[i];
+    const json_value *st = &json_get(geo, "strides")->u.items[i];
+    if (j >= 0) {
+        if (sh->type != JSON_ARRAY || st->type != JSON_ARRAY || (uint32_t)j >= sh->n ||
+            (uint32_t)j >= st->n)
+            return;
+        sh = &sh->u.items[j];
+        st = &st->u.items[j];
+    }
+    int64_t sp = span_of(sh, st);
+    if (sp >= 0 && sp < t->span)
+        t->span = sp;
 }
 
 /* ---- kineto ---- */
@@ -505,6 +563,11 @@ typedef struct ctx {
     double gpu_span_s;  /* first charged kernel's start to the last one's end, s */
     double gpu_busy_s;  /* time at least one charged kernel ran (union over streams), s */
     double gpu_sum_s;   /* kernel times added up (exceeds busy where streams overlap), s */
+    const char *dev;    /* prefix of the model's tensors' device: "cuda", or "cpu" */
+    hmap bcast;         /* 1.0.x: tensor id -> index in bc of a broadcast view */
+    int64_t (*bc)[2];   /* its storage id and numel (a recycled tensor id differs) */
+    size_t bccap;
+    int32_t nbc;
 } ctx;
 
 static int push_unique(int32_t **arr, size_t *cap, int *n, int32_t v)
@@ -536,8 +599,27 @@ static int push_tref(tref **arr, size_t *cap, int *n, const tref *t)
 }
 
 /* collect the GPU tensors of a value array (tensors and lists of tensors) */
-static int collect(ctx *c, const json_value *vals, const json_value *types, tref **out,
-                   size_t *cap, int *n, const char *what)
+/* Without strides (1.0.x), the outputs of a broadcast (expand) are marked,
+   and any later use of such a tensor reaches none of its storage beyond
+   what its other uses show. */
+static int broadcast_view(ctx *c, tref *t, int mark)
+{
+    int32_t k = hm_get(&c->bcast, t->tensor);
+    if (mark && k < 0) {
+        if (SW_GROW(c->bc, c->bccap, (size_t)c->nbc + 1) || hm_put(&c->bcast, t->tensor, c->nbc))
+            return SW_ENOMEM;
+        k = c->nbc++;
+        c->bc[k][0] = t->storage;
+        c->bc[k][1] = t->numel;
+    }
+    if (k >= 0 && c->bc[k][0] == t->storage && c->bc[k][1] == t->numel)
+        t->span = 0;
+    return 0;
+}
+
+static int collect(ctx *c, const json_value *vals, const json_value *types,
+                   const json_value *geo, int broadcast, tref **out, size_t *cap, int *n,
+                   const char *what)
 {
     *n = 0;
     if (!vals)
@@ -551,8 +633,11 @@ static int collect(ctx *c, const json_value *vals, const json_value *types, tref
         size_t s1 = jr_push_idx(c->r, i);
         if (is_tensor(v)) {
             tref t;
-            if (get_tref(c->r, v, &t))
+            if (get_tref(c->r, v, c->dev, &t))
                 return SW_EINVAL;
+            set_span(&t, geo, i, -1);
+            if (!geo && broadcast_view(c, &t, broadcast))
+                return sw_fail(c->r->err, SW_ENOMEM, "out of memory");
             t.arg = (int)i;
             if (t.gpu && push_tref(out, cap, n, &t))
                 return sw_fail(c->r->err, SW_ENOMEM, "out of memory");
@@ -564,8 +649,11 @@ static int collect(ctx *c, const json_value *vals, const json_value *types, tref
                                     "offset, numel, itemsize, device] in a list of tensors");
                 }
                 tref t;
-                if (get_tref(c->r, &v->u.items[j], &t))
+                if (get_tref(c->r, &v->u.items[j], c->dev, &t))
                     return SW_EINVAL;
+                set_span(&t, geo, i, (int)j);
+                if (!geo && broadcast_view(c, &t, broadcast))
+                    return sw_fail(c->r->err, SW_ENOMEM, "out of memory");
                 t.arg = (int)i;
                 if (t.gpu && push_tref(out, cap, n, &t))
                     return sw_fail(c->r->err, SW_ENOMEM, "out of memory");
@@ -582,7 +670,15 @@ static int collect(ctx *c, const json_value *vals, const json_value *types, tref
     return 0;
 }
 
-static int64_t extent(const tref *t) { return (t->offset + t->numel) * t->itemsize; }
+static int64_t extent(const tref *t) { return (t->offset + t->span) * t->itemsize; }
+
+/* An operator whose output is a broadcast view of its input: without strides
+   (schema 1.0.x) its output's numel overstates the storage. */
+static int is_broadcast(const char *name)
+{
+    return !strcmp(name, "aten::expand") || !strcmp(name, "aten::expand_as") ||
+           !strcmp(name, "aten::broadcast_to");
+}
 
 static int new_binding(ctx *c, int64_t sid, int64_t bytes, int creator, int32_t *out)
 {
@@ -617,9 +713,10 @@ static int node_accesses(ctx *c, const etn *e, int phase)
     int nin = 0, nout = 0;
     size_t s0 = jr_push_key(c->r, "nodes");
     size_t s1 = jr_push_idx(c->r, e->idx);
-    int rc = collect(c, e->ins, e->in_types, &c->tin, &c->tinc, &nin, "inputs");
+    int rc = collect(c, e->ins, e->in_types, e->in_geo, 0, &c->tin, &c->tinc, &nin, "inputs");
     if (!rc)
-        rc = collect(c, e->outs, e->out_types, &c->tout, &c->toutc, &nout, "outputs");
+        rc = collect(c, e->outs, e->out_types, e->out_geo, is_broadcast(e->name),
+                     &c->tout, &c->toutc, &nout, "outputs");
     jr_pop(c->r, s1);
     jr_pop(c->r, s0);
     if (rc)
@@ -874,6 +971,36 @@ static int charge_kernels(ctx *c, const char *kf, sw_err *err)
     return 0;
 }
 
+/* Does any node of [lo, hi) have a tensor on a CUDA device? */
+static int any_cuda(const et *t, int32_t lo, int32_t hi)
+{
+    for (int32_t i = lo; i < hi; i++)
+        for (int w = 0; w < 2; w++) {
+            const json_value *v = w ? t->n[i].outs : t->n[i].ins;
+            for (uint32_t j = 0; v && j < v->n; j++) {
+                const json_value *x = &v->u.items[j];
+                if (x->type == JSON_ARRAY && x->n > 0 && !is_tensor(x) && is_tensor(&x->u.items[0]))
+                    x = &x->u.items[0];
+                if (is_tensor(x) && starts(x->u.items[5].u.str, "cuda"))
+                    return 1;
+            }
+        }
+    return 0;
+}
+
+/* The prefix of the module records tools/record_pytorch.py writes (a
+   record_function around each module's forward): "nn.Module: layer3.2.conv1". */
+#define MODULE_REC "nn.Module: "
+
+/* The qualified name of the innermost module record above node i, or NULL. */
+static const char *module_of(const et *t, int32_t i)
+{
+    for (int32_t p = t->n[i].parent; p >= 0; p = t->n[p].parent)
+        if (starts(t->n[p].name, MODULE_REC))
+            return t->n[p].name + strlen(MODULE_REC);
+    return NULL;
+}
+
 static const dev_spec *device_of(const char *kname, const dev_spec *def, dev_spec *buf)
 {
     static const struct {
@@ -964,11 +1091,17 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
         e->in_iter = 1;
         if (e->top != i)
             continue;
-        e->phase = e->tid != main_tid ? GP_BACKWARD : GP_FORWARD;
+        /* the autograd engine runs backward on its own thread on a GPU, and
+           on the caller's thread on the CPU */
+        e->phase = e->tid != main_tid || starts(e->name, "autograd::engine::evaluate_function")
+                       ? GP_BACKWARD
+                       : GP_FORWARD;
         for (int32_t p = e->parent; p >= 0; p = t->n[p].parent)
             if (starts(t->n[p].name, "Optimizer.step") || !strcmp(t->n[p].name, "## optimizer ##"))
                 e->phase = GP_UPDATE;
     }
+    /* a recording made on the CPU has no CUDA tensor: its model is on the CPU */
+    c.dev = any_cuda(t, lo, hi) ? "cuda" : "cpu";
     /* Kineto: times */
     dev_spec kdev;
     const dev_spec *use_dev = dev;
@@ -1027,6 +1160,15 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
             next[tail[top]] = i;
         tail[top] = i;
     }
+    /* autograd sequence number -> the forward operator that has it, so a
+       backward operator takes the name of its forward operator's module */
+    hmap fwd_of_seq = {0};
+    for (int32_t i = lo; i < hi && !rc; i++) {
+        const etn *e = &t->n[i];
+        if (e->top >= 0 && e->seq_id >= 0 && t->n[e->top].phase == GP_FORWARD &&
+            hm_get(&fwd_of_seq, e->seq_id) < 0 && hm_put(&fwd_of_seq, e->seq_id, e->top))
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+    }
     int32_t nops = 0;
     for (int32_t i = lo; i < hi && !rc; i++) {
         etn *e = &t->n[i];
@@ -1065,8 +1207,22 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
         const char *type = e->name;
         if (starts(type, "autograd::engine::evaluate_function: "))
             type += strlen("autograd::engine::evaluate_function: ");
-        char opn[96];
-        snprintf(opn, sizeof opn, "n%lld:%.60s", (long long)e->id, type);
+        /* named after the user's module where the trace has module records
+           (layer3.2.conv1:aten::convolution, layer3.2.conv1:ConvolutionBackward0),
+           else after the node (n1734:aten::convolution) */
+        const char *mod = module_of(t, i);
+        for (int32_t j = first[i]; j >= 0 && !mod && e->phase == GP_BACKWARD; j = next[j])
+            if (t->n[j].seq_id >= 0) {
+                int32_t f = hm_get(&fwd_of_seq, t->n[j].seq_id);
+                if (f >= 0)
+                    mod = module_of(t, f);
+                break;
+            }
+        char opn[192];
+        if (mod)
+            snprintf(opn, sizeof opn, "%.120s:%.60s", mod, type);
+        else
+            snprintf(opn, sizeof opn, "n%lld:%.60s", (long long)e->id, type);
         int32_t op = graph_add_op(c.g, opn, type, e->gpu_s, e->phase, rd, nr, cr, c.ncr, mu,
                                   c.nmu, 0);
         sw_free(rd);
@@ -1082,6 +1238,7 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
     sw_free(first);
     sw_free(next);
     sw_free(tail);
+    hm_free(&fwd_of_seq);
     if (rc)
         goto done;
     if (nops == 0) {
@@ -1128,6 +1285,10 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
     if (missing[0])
         nn = (size_t)snprintf(notes, sizeof notes, "partial iteration: %s (imported with "
                               "--partial); ", missing);
+    if (!strcmp(c.dev, "cpu"))
+        nn += (size_t)snprintf(notes + nn, sizeof notes - nn, "recorded on the CPU (no CUDA "
+                               "tensor): the CPU's tensors are the model's, and there are no "
+                               "GPU times; ");
     if (kf)
         snprintf(notes + nn, sizeof notes - nn, "operator time = GPU time of the kernels, copies and "
                  "memsets each top-level operator launched; kernels %.6f s in all, the GPU busy "
@@ -1154,6 +1315,8 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
 done:
     graph_free(c.g);
     hm_free(&c.live);
+    hm_free(&c.bcast);
+    sw_free(c.bc);
     sw_free(c.b);
     sw_free(c.rd);
     sw_free(c.cr);

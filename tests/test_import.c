@@ -279,6 +279,49 @@ static void pytorch_fixtures(void)
         IS_NUM(g->total_compute_s, 0, 0, "pytorch: no Kineto trace: zero times");
         graph_free(g);
     }
+    /* a broadcast view (expand: stride 0) reaches no more of its storage than
+       the tensor it expands: a 64-element bias expanded to 8 x 64 = 512
+       elements is 256 bytes, not 2048. Schema 1.1 says so with strides;
+       schema 1.0 has none, and the expand's output is recognised instead. */
+    const char *bc11 = put(
+        "bc11.json",
+        ET_HEAD "{\"id\": 3, \"name\": \"aten::expand\", \"ctrl_deps\": 2, \"inputs\": "
+        "{\"values\": [[10, 100, 0, 64, 4, \"cuda:0\"]], \"shapes\": [[64]], \"strides\": [[1]], "
+        "\"types\": [\"Tensor(float)\"]}, \"outputs\": {\"values\": [[11, 100, 0, 512, 4, "
+        "\"cuda:0\"]], \"shapes\": [[8, 64]], \"strides\": [[0, 1]], \"types\": "
+        "[\"Tensor(float)\"]}}\n]}\n");
+    rc = import2("pytorch", bc11, NULL, "partial=true", &g, &e);
+    IS_INT(rc, 0, "pytorch: expand (1.1, strides) imports %s", rc ? e.msg : "");
+    if (!rc) {
+        IS_INT(g->tensors[0].bytes, 256, "pytorch: 1.1: an expanded storage keeps its size");
+        graph_free(g);
+    }
+    const char *bc10 = put(
+        "bc10.json",
+        "{\"schema\": \"1.0.1\", \"nodes\": [\n"
+        "{\"id\": 1, \"name\": \"[pytorch|profiler|execution_graph|process]\", \"parent\": 1},\n"
+        "{\"id\": 2, \"name\": \"[pytorch|profiler|execution_graph|thread]\", \"parent\": 1, "
+        "\"tid\": 1},\n"
+        "{\"id\": 3, \"name\": \"aten::addmm\", \"parent\": 2, \"tid\": 1, \"inputs\": "
+        "[[10, 100, 0, 64, 4, \"cpu\"]], \"input_types\": [\"Tensor(float)\"], \"outputs\": "
+        "[[12, 102, 0, 512, 4, \"cpu\"]], \"output_types\": [\"Tensor(float)\"]},\n"
+        "{\"id\": 4, \"name\": \"aten::expand\", \"parent\": 3, \"tid\": 1, \"inputs\": "
+        "[[10, 100, 0, 64, 4, \"cpu\"]], \"input_types\": [\"Tensor(float)\"], \"outputs\": "
+        "[[11, 100, 0, 512, 4, \"cpu\"]], \"output_types\": [\"Tensor(float)\"]},\n"
+        "{\"id\": 5, \"name\": \"aten::copy_\", \"parent\": 3, \"tid\": 1, \"inputs\": "
+        "[[12, 102, 0, 512, 4, \"cpu\"], [11, 100, 0, 512, 4, \"cpu\"]], \"input_types\": "
+        "[\"Tensor(float)\", \"Tensor(float)\"], \"outputs\": [], \"output_types\": []}\n]}\n");
+    rc = import2("pytorch", bc10, NULL, "partial=true", &g, &e);
+    IS_INT(rc, 0, "pytorch: expand (1.0, no strides, CPU tensors) imports %s", rc ? e.msg : "");
+    if (!rc) {
+        IS_INT(g->n_tensors, 2, "pytorch: 1.0: two storages (bias and result)");
+        IS_INT(g->tensors[0].bytes, 256, "pytorch: 1.0: the expanded bias keeps its size, also "
+               "where a later op reads the expanded tensor");
+        IS_INT(g->tensors[1].bytes, 2048, "pytorch: 1.0: the result is 512 floats");
+        IS_STR_HAS(g->prov.notes, "recorded on the CPU", "pytorch: CPU tensors are the model's "
+                   "when no tensor is on a GPU");
+        graph_free(g);
+    }
     /* Record function ids link directly */
     const char *krf = put(
         "kineto_rf.json",
