@@ -53,7 +53,8 @@ void dtr_config_from(const planner_opts *o, dtr_config *cfg)
     cfg->fit = MEM_BEST_FIT;
     mem_fit_parse(params_str(ps, "allocator"), &cfg->fit);
     cfg->align = params_size(ps, "alignment");
-    /* dtr-megengine: the score already favours tensors beside free blocks */
+    /* dtr-megengine has no frag_evict: its score already favours tensors
+       beside free blocks */
     cfg->frag_fit = opt_is(ps, "frag_evict", "opening");
     cfg->bytes_only = opt_is(ps, "budget_on", "bytes");
     cfg->exp_compute = opt_float(ps, "exp_compute", 0);

@@ -605,8 +605,8 @@ static int make_defaults(sa_ctx *c, sw_err *err)
     int32_t *minc = sw_malloc(((size_t)ns + 1) * sizeof(int32_t));
     int32_t *maxc = sw_malloc(((size_t)ns + 1) * sizeof(int32_t));
     int rc = 0;
-    if (!c->def_sched || !c->def_cls || !c->def_cnt || !live || !last || !pos || !on || !csize || !minc ||
-        !maxc) {
+    if (!c->def_sched || !c->def_cls || !c->def_cnt || !live || !last || !pos || !on || !csize ||
+        !minc || !maxc) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto out;
     }

@@ -788,6 +788,8 @@ int graph_lifetimes(const graph_profile *g, const int32_t *order, int32_t *pos, 
             return SW_EINVAL;
         pos[o] = i;
     }
+    if (!use_off)
+        use_pos = NULL; /* the lists need their offsets */
     int32_t *lp = last ? last : death; /* last accesses, then deaths from them */
     if (lp)
         for (int32_t s = 0; s < nt; s++)
