@@ -12,19 +12,12 @@ static const param_def dtr_params[] = {
     {"heuristic", PT_CHOICE, "dtr", "eviction heuristic: h_DTR (with the evicted "
      "neighbourhood's cost), its union-find approximation, the local cost only, least recently "
      "used, largest first, MSPS, random", "dtr|dtr-eq|dtr-local|lru|size|msps|random", 1, 0},
-    {"overhead_cap", PT_FLOAT, "2", "give up (\"exceeded\") once rematerialisation exceeds "
-     "(cap - 1) x the compute time; 0: never", NULL, 0, 1e9},
-    {"small_tensor_filter", PT_FLOAT, "0", "skip eviction candidates smaller than this fraction "
-     "of the candidates' mean size (the DTR prototype uses 0.01)", NULL, 0, 1},
-    {"sample", PT_BOOL, "false", "examine about sqrt(N) of the N candidates (random stride), as "
-     "the DTR prototype does", NULL, 1, 0},
-    {"fake_delete", PT_CHOICE, "always", "when the last reference to a tensor dies, free it but "
-     "keep its record so dependents can regenerate it: always (the DTR simulator), or only in "
-     "the forward pass (later deletes are real: evicted live dependents are regenerated first)",
-     "always|forward", 1, 0},
-    {"allocator", PT_CHOICE, "best-fit", "address allocator placing the plan in the budget; a "
-     "placement that fails although the bytes fit evicts more", "first-fit|best-fit", 1, 0},
-    {"alignment", PT_SIZE, "1", "placement alignment in bytes", NULL, 1, 1e9},
+    DTR_PARAM_OVERHEAD_CAP,
+    DTR_PARAM_SMALL_FILTER,
+    DTR_PARAM_SAMPLE,
+    DTR_PARAM_FAKE_DELETE("always"),
+    DTR_PARAM_ALLOCATOR,
+    DTR_PARAM_ALIGNMENT("1"),
     {"budget_on", PT_CHOICE, "arena", "what the budget bounds: the plan's arena (the plan "
      "fits the budget; fragmentation costs evictions), or the bytes of resident tensors as in "
      "the DTR simulator and prototype (decisions on bytes alone; the plan's arena, reported, "
@@ -35,8 +28,17 @@ static const param_def dtr_params[] = {
      "heuristic|opening", 1, 0},
     PARAM_END};
 
-/* Fill cfg from the planner options (shared with dtr-megengine). */
-void dtr_config_from(const planner_opts *o, dtr_config *cfg);
+/* An option's value if the planner declares it, else the planner's fixed one. */
+static double opt_float(const param_set *ps, const char *key, double fixed)
+{
+    return params_find(ps, key) >= 0 ? params_float(ps, key) : fixed;
+}
+
+static int opt_is(const param_set *ps, const char *key, const char *value)
+{
+    return params_find(ps, key) >= 0 && !strcmp(params_str(ps, key), value);
+}
+
 void dtr_config_from(const planner_opts *o, dtr_config *cfg)
 {
     const param_set *ps = &o->params;
@@ -51,9 +53,14 @@ void dtr_config_from(const planner_opts *o, dtr_config *cfg)
     cfg->fit = MEM_BEST_FIT;
     mem_fit_parse(params_str(ps, "allocator"), &cfg->fit);
     cfg->align = params_size(ps, "alignment");
-    cfg->frag_fit = !strcmp(params_str(ps, "frag_evict"), "opening");
-    cfg->bytes_only = !strcmp(params_str(ps, "budget_on"), "bytes");
-    cfg->recompute_base = 1;
+    /* dtr-megengine has no frag_evict: its score already favours tensors
+       beside free blocks */
+    cfg->frag_fit = opt_is(ps, "frag_evict", "opening");
+    cfg->bytes_only = opt_is(ps, "budget_on", "bytes");
+    cfg->exp_compute = opt_float(ps, "exp_compute", 0);
+    cfg->exp_staleness = opt_float(ps, "exp_staleness", 0);
+    cfg->exp_memory = opt_float(ps, "exp_memory", 0);
+    cfg->recompute_base = opt_float(ps, "recompute_base", 1);
     cfg->seed = o->seed;
 }
 

@@ -767,19 +767,6 @@ static int real_delete(eng *e, int32_t s, int32_t now)
 
 /* ---------------- setup ---------------- */
 
-static int csr_count_to_off(int32_t *off, int32_t n)
-{
-    int32_t sum = 0;
-    for (int32_t i = 0; i <= n; i++) {
-        int32_t c = off[i];
-        off[i] = sum;
-        if (c > INT32_MAX - sum)
-            return -1;
-        sum += c;
-    }
-    return 0;
-}
-
 #define ALLOC(p, n) ((p) = sw_calloc((size_t)(n) + 1, sizeof *(p)))
 
 static int setup(eng *e)
@@ -802,8 +789,8 @@ static int setup(eng *e)
         !ALLOC(e->nremat, nt) || !ALLOC(e->last_death_ev, nt) || !ALLOC(e->comp_op, nt) ||
         !ALLOC(e->stk, nt) || !ALLOC(e->vis, nt) || !ALLOC(e->place, nt) || !ALLOC(e->cand, nt))
         return SW_ENOMEM;
-    for (int32_t i = 0; i < no; i++)
-        e->pos[g->order[i]] = i;
+    if (graph_lifetimes(g, g->order, e->pos, e->death, NULL, NULL, NULL))
+        return SW_EINVAL;
     e->total_ticks = 0;
     for (int32_t o = 0; o < no; o++) {
         const graph_op *op = &g->ops[o];
@@ -817,7 +804,7 @@ static int setup(eng *e)
                 e->tsize[o] += sbytes(e, g->acc[k]);
             }
     }
-    if (csr_count_to_off(e->par_off, no) || csr_count_to_off(e->cre_off, no))
+    if (graph_counts_to_offsets(e->par_off, no) || graph_counts_to_offsets(e->cre_off, no))
         return SW_ENOMEM;
     if (!ALLOC(e->par, e->par_off[no]) || !ALLOC(e->cre, e->cre_off[no]))
         return SW_ENOMEM;
@@ -837,7 +824,7 @@ static int setup(eng *e)
         e->ton_off[stor(e, t)]++;
         e->isview[t] = g->tensors[t].view_of >= 0;
     }
-    if (csr_count_to_off(e->ton_off, nt))
+    if (graph_counts_to_offsets(e->ton_off, nt))
         return SW_ENOMEM;
     for (int32_t t = 0; t < nt; t++)
         e->ton[e->ton_off[stor(e, t)] + e->cand[stor(e, t)]++] = t;
@@ -865,7 +852,7 @@ static int setup(eng *e)
                 }
         }
         if (pass == 0) {
-            if (csr_count_to_off(e->fwd_off, nt) || csr_count_to_off(e->rev_off, nt))
+            if (graph_counts_to_offsets(e->fwd_off, nt) || graph_counts_to_offsets(e->rev_off, nt))
                 return SW_ENOMEM;
             if (!ALLOC(e->fwd_s, e->fwd_off[nt]) || !ALLOC(e->fwd_op, e->fwd_off[nt]) ||
                 !ALLOC(e->rev_s, e->rev_off[nt]) || !ALLOC(e->rev_op, e->rev_off[nt]))
@@ -874,19 +861,12 @@ static int setup(eng *e)
     }
     memset(e->cand, 0, ((size_t)nt + 1) * sizeof *e->cand);
     memset(e->stk, 0, ((size_t)nt + 1) * sizeof *e->stk);
-    /* deaths: after the last access in the schedule, or held_until */
-    for (int32_t s = 0; s < nt; s++)
-        e->death[s] = -1;
-    for (int32_t o = 0; o < no; o++)
-        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
-            if (e->pos[o] > e->death[g->acc[k]])
-                e->death[g->acc[k]] = e->pos[o];
+    /* deaths: after the last access in the schedule, or held_until (a
+       storage never accessed never dies: it is never materialised) */
     for (int32_t s = 0; s < nt; s++) {
         const graph_tensor *x = &g->tensors[s];
         if (x->storage != s)
             continue;
-        if (x->held_until >= 0 && e->pos[x->held_until] > e->death[s])
-            e->death[s] = e->pos[x->held_until];
         if (x->persistent || e->death[s] < 0)
             e->death[s] = NEVER;
         e->external[s] = !x->persistent && x->producer < 0;
@@ -894,7 +874,7 @@ static int setup(eng *e)
         if (e->death[s] != NEVER)
             e->dth_off[e->death[s]]++;
     }
-    if (csr_count_to_off(e->dth_off, no) || !ALLOC(e->dth, e->dth_off[no]))
+    if (graph_counts_to_offsets(e->dth_off, no) || !ALLOC(e->dth, e->dth_off[no]))
         return SW_ENOMEM;
     for (int32_t s = 0; s < nt; s++)
         if (g->tensors[s].storage == s && e->death[s] != NEVER)
@@ -913,7 +893,7 @@ static int setup(eng *e)
     for (int32_t o = 0; o < no; o++)
         for (int32_t k = 0; k < g->ops[o].n_mut; k++)
             mut_off[stor(e, g->ops[o].mut[k])]++;
-    csr_count_to_off(mut_off, nt);
+    graph_counts_to_offsets(mut_off, nt);
     muts = sw_malloc(((size_t)mut_off[nt] + 1) * sizeof *muts);
     if (!muts) {
         sw_free(mut_off);

@@ -63,6 +63,37 @@ typedef struct dtr_stats {
     double overhead;         /* clock / compute */
 } dtr_stats;
 
+/* The options the dtr and dtr-megengine planners share, each defined once
+   (each planner's table lists them in its own order, which plans record);
+   def: the planner's default. */
+#define DTR_PARAM_OVERHEAD_CAP                                                                  \
+    {"overhead_cap", PT_FLOAT, "2", "give up (\"exceeded\") once rematerialisation exceeds "    \
+     "(cap - 1) x the compute time; 0: never", NULL, 0, 1e9}
+#define DTR_PARAM_SMALL_FILTER                                                                  \
+    {"small_tensor_filter", PT_FLOAT, "0", "skip eviction candidates smaller than this "         \
+     "fraction of the candidates' mean size (the DTR prototype uses 0.01)", NULL, 0, 1}
+#define DTR_PARAM_SAMPLE                                                                        \
+    {"sample", PT_BOOL, "false", "examine about sqrt(N) of the N candidates (random stride), as " \
+     "the DTR prototype does (MegEngine: enable_sqrt_sampling)", NULL, 1, 0}
+#define DTR_PARAM_FAKE_DELETE(def)                                                              \
+    {"fake_delete", PT_CHOICE, def, "when the last reference to a tensor dies, free it but "    \
+     "keep its record so dependents can regenerate it: always (the DTR simulator), or only in " \
+     "the forward pass (MegEngine; later deletes are real: evicted live dependents are "        \
+     "regenerated first)", "always|forward", 1, 0}
+#define DTR_PARAM_ALLOCATOR                                                                     \
+    {"allocator", PT_CHOICE, "best-fit", "address allocator placing the plan in the budget; a " \
+     "placement that fails although the bytes fit evicts more", "first-fit|best-fit", 1, 0}
+#define DTR_PARAM_ALIGNMENT(def)                                                                \
+    {"alignment", PT_SIZE, def, "placement alignment in bytes", NULL, 1, 1e9}
+
+/* Fill cfg from the options of a planner running this runtime (dtr,
+   dtr-megengine): the shared options above, and whichever of the others its
+   table declares; an option it does not declare keeps the value that
+   planner fixes: without "heuristic" the MegEngine score (exp_compute,
+   exp_staleness, exp_memory, recompute_base; else 0, 0, 0, 1), without
+   "budget_on" the arena, without "frag_evict" the heuristic's next pick. */
+void dtr_config_from(const planner_opts *o, dtr_config *cfg);
+
 /* Run the runtime on g (finished) within budget bytes (op workspaces are
    reserved out of it) and record the plan. Errors: SW_ENOFIT ("does not fit:
    ..."; the runtime ran out of evictable tensors), SW_EEXCEEDED ("exceeded:

@@ -19,37 +19,18 @@ static const param_def meg_params[] = {
      NULL, 0, 100},
     {"recompute_base", PT_FLOAT, "1", "d: the score is multiplied by d^(times recomputed); d > 1 "
      "spreads recomputation evenly", NULL, 0, 100},
-    {"overhead_cap", PT_FLOAT, "2", "give up (\"exceeded\") once rematerialisation exceeds "
-     "(cap - 1) x the compute time; 0: never", NULL, 0, 1e9},
-    {"fake_delete", PT_CHOICE, "forward", "keep the record of a tensor whose last reference dies "
-     "only in the forward pass (MegEngine), or always", "forward|always", 1, 0},
-    {"allocator", PT_CHOICE, "best-fit", "address allocator policy", "first-fit|best-fit", 1, 0},
-    {"alignment", PT_SIZE, "512", "placement alignment in bytes", NULL, 1, 1e9},
-    {"sample", PT_BOOL, "false", "examine about sqrt(N) candidates (MegEngine's "
-     "enable_sqrt_sampling)", NULL, 1, 0},
-    {"small_tensor_filter", PT_FLOAT, "0", "skip candidates smaller than this fraction of the "
-     "candidates' mean size", NULL, 0, 1},
+    DTR_PARAM_OVERHEAD_CAP,
+    DTR_PARAM_FAKE_DELETE("forward"),
+    DTR_PARAM_ALLOCATOR,
+    DTR_PARAM_ALIGNMENT("512"),
+    DTR_PARAM_SAMPLE,
+    DTR_PARAM_SMALL_FILTER,
     PARAM_END};
 
 static int plan_meg(const graph_profile *g, const planner_opts *o, plan **out, sw_err *err)
 {
-    const param_set *ps = &o->params;
     dtr_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.heuristic = DH_MEGENGINE;
-    cfg.exp_compute = params_float(ps, "exp_compute");
-    cfg.exp_staleness = params_float(ps, "exp_staleness");
-    cfg.exp_memory = params_float(ps, "exp_memory");
-    cfg.recompute_base = params_float(ps, "recompute_base");
-    cfg.overhead_cap = params_float(ps, "overhead_cap");
-    cfg.real_delete_bwd = !strcmp(params_str(ps, "fake_delete"), "forward");
-    cfg.fit = MEM_BEST_FIT;
-    mem_fit_parse(params_str(ps, "allocator"), &cfg.fit);
-    cfg.align = params_size(ps, "alignment");
-    cfg.sample = params_bool(ps, "sample");
-    cfg.small_filter = params_float(ps, "small_tensor_filter");
-    cfg.frag_fit = 0; /* the score already favours tensors beside free blocks */
-    cfg.seed = o->seed;
+    dtr_config_from(o, &cfg); /* no heuristic option: the MegEngine score */
     dtr_stats st;
     int rc = dtr_run(g, o->memory_budget, &cfg, out, &st, err);
     if (rc)

@@ -31,10 +31,12 @@ typedef struct rp {
     gsl_rng *rng;
     uint8_t *res;    /* resident by our own count (the builder frees after last use) */
     int64_t used, limit, cap, align;
-    int32_t *last;   /* position of each storage's last access in the order */
+    int32_t *last;   /* position of each storage's last access in the order
+                        (graph_lifetimes; ignores held_until) */
     int32_t *cand;
     int32_t *window; /* 1: accessed by an op in the protected window */
     int32_t *ppos;   /* position of each storage's producer in the order, -1 if external */
+    int32_t *opos;   /* position of each op in the order */
 } rp;
 
 static int64_t sz(const rp *r, int32_t s)
@@ -154,7 +156,8 @@ static int record(rp *r, const planner_opts *po, sw_err *err)
                 r->res[s] = 1;
                 r->used += sz(r, s);
             }
-            /* the builder frees a non-persistent storage after its last use */
+            /* the builder frees a non-persistent storage after its last use
+               (one held past it, at its death: counted freed early here) */
             if (!g->tensors[s].persistent && r->last[s] == i && r->res[s]) {
                 r->res[s] = 0;
                 r->used -= sz(r, s);
@@ -196,21 +199,21 @@ static int plan_random(const graph_profile *g, const planner_opts *o, plan **out
     r.cand = sw_malloc(nt * sizeof *r.cand);
     r.window = sw_calloc(nt, sizeof *r.window);
     r.ppos = sw_malloc(nt * sizeof *r.ppos);
+    r.opos = sw_malloc(((size_t)g->n_ops + 1) * sizeof *r.opos);
     r.rng = gsl_rng_alloc(gsl_rng_mt19937);
     mem_model *m = NULL;
     int rc = 0;
-    if (!r.res || !r.last || !r.cand || !r.window || !r.ppos || !r.rng) {
+    if (!r.res || !r.last || !r.cand || !r.window || !r.ppos || !r.opos || !r.rng) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
     }
+    graph_lifetimes(g, g->order, r.opos, NULL, r.last, NULL, NULL);
     for (int32_t s = 0; s < g->n_tensors; s++)
-        r.last[s] = r.ppos[s] = -1;
+        r.ppos[s] = -1;
     for (int32_t i = 0; i < g->n_ops; i++)
-        for (int32_t k = g->acc_off[g->order[i]]; k < g->acc_off[g->order[i] + 1]; k++) {
-            r.last[g->acc[k]] = i;
+        for (int32_t k = g->acc_off[g->order[i]]; k < g->acc_off[g->order[i] + 1]; k++)
             if (g->acc_flag[k] & GA_CREATE)
                 r.ppos[g->acc[k]] = i;
-        }
     /* the allocator may fragment where our byte count says it fits: keep more slack
        and try again, then with the other fit policy (same seed: still deterministic) */
     for (int attempt = 0; attempt < 12; attempt++) {
@@ -257,6 +260,7 @@ done:
     sw_free(r.cand);
     sw_free(r.window);
     sw_free(r.ppos);
+    sw_free(r.opos);
     return rc;
 }
 

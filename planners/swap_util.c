@@ -27,27 +27,17 @@ int swu_init(swu *u, const graph_profile *g, const int32_t *order)
         !u->lock || !u->in_r || !u->prev || !u->next)
         return SW_ENOMEM;
     memcpy(u->order, order ? order : g->order, (size_t)no * sizeof *u->order);
-    for (int32_t i = 0; i < no; i++)
-        u->pos[u->order[i]] = i;
-    for (int32_t s = 0; s < nt; s++)
-        u->death[s] = -1;
-    for (int32_t i = 0; i < no; i++) {
-        int32_t o = u->order[i];
-        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
-            u->death[g->acc[k]] = i;
-    }
+    if (graph_lifetimes(g, u->order, u->pos, u->death, NULL, NULL, NULL))
+        return SW_EINVAL;
     for (int32_t s = 0; s < nt; s++) {
         const graph_tensor *x = &g->tensors[s];
         if (x->storage != s || x->persistent || u->death[s] < 0) {
             u->death[s] = SWU_NEVER;
             continue;
         }
-        if (x->held_until >= 0 && u->pos[x->held_until] > u->death[s])
-            u->death[s] = u->pos[x->held_until];
-        u->dth_off[u->death[s] + 1]++;
+        u->dth_off[u->death[s]]++;
     }
-    for (int32_t i = 0; i < no; i++)
-        u->dth_off[i + 1] += u->dth_off[i];
+    graph_counts_to_offsets(u->dth_off, no);
     int32_t *fill = sw_malloc(((size_t)no + 1) * sizeof *fill);
     if (!fill)
         return SW_ENOMEM;

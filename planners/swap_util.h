@@ -14,7 +14,8 @@ typedef struct swu {
     const graph_profile *g;
     plan_builder *b;       /* NULL: a dry run (nothing recorded) */
     int32_t *order, *pos;  /* the schedule and each op's position in it */
-    int32_t *death;        /* per storage: position after which nothing needs it */
+    int32_t *death;        /* per storage: position after which nothing needs it
+                              (graph_lifetimes), SWU_NEVER for persistent, unused or views */
     int32_t *dth_off, *dth;/* storages dying at each position (CSR) */
     uint8_t *res, *hv, *lock, *in_r;
     int32_t *prev, *next, head, tail; /* LRU list of resident storages (head: oldest) */
@@ -23,7 +24,8 @@ typedef struct swu {
     int32_t n_in, n_out, n_drop;
 } swu;
 
-/* Set up for g with schedule order (NULL: the profile's). */
+/* Set up for g with schedule order (NULL: the profile's). SW_ENOMEM, or
+   SW_EINVAL if order is not a permutation of the ops. */
 int swu_init(swu *u, const graph_profile *g, const int32_t *order);
 void swu_free(swu *u);
 /* Start an iteration: resident[s] marks the persistent storages resident at

@@ -599,13 +599,14 @@ static int make_defaults(sa_ctx *c, sw_err *err)
     c->def_cnt = sw_malloc(((size_t)ns + 1) * sizeof(int32_t));
     int32_t *live = sw_calloc((size_t)ns + 1, sizeof(int32_t));
     int32_t *last = sw_malloc(((size_t)g->n_tensors + 1) * sizeof(int32_t));
+    int32_t *pos = sw_malloc(((size_t)g->n_ops + 1) * sizeof(int32_t));
     uint8_t *on = sw_calloc((size_t)g->n_tensors + 1, 1);
     int64_t *csize = sw_malloc(((size_t)ns + 1) * sizeof(int64_t));
     int32_t *minc = sw_malloc(((size_t)ns + 1) * sizeof(int32_t));
     int32_t *maxc = sw_malloc(((size_t)ns + 1) * sizeof(int32_t));
     int rc = 0;
-    if (!c->def_sched || !c->def_cls || !c->def_cnt || !live || !last || !on || !csize || !minc ||
-        !maxc) {
+    if (!c->def_sched || !c->def_cls || !c->def_cnt || !live || !last || !pos || !on || !csize ||
+        !minc || !maxc) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto out;
     }
@@ -616,11 +617,7 @@ static int make_defaults(sa_ctx *c, sw_err *err)
     }
     c->def_nc = ns;
     const sp_sizes *z = swapplan_sizes(c->sp0);
-    for (int32_t t = 0; t < g->n_tensors; t++)
-        last[t] = -1;
-    for (int32_t i = 0; i < g->n_ops; i++)
-        for (int32_t k = g->acc_off[g->order[i]]; k < g->acc_off[g->order[i] + 1]; k++)
-            last[g->acc[k]] = i;
+    graph_lifetimes(g, g->order, pos, NULL, last, NULL, NULL);
     for (int32_t t = 0; t < g->n_tensors; t++)
         if (g->tensors[t].storage == t && g->tensors[t].persistent && z->of[t] >= 0) {
             on[t] = 1;
@@ -667,6 +664,7 @@ static int make_defaults(sa_ctx *c, sw_err *err)
 out:
     sw_free(live);
     sw_free(last);
+    sw_free(pos);
     sw_free(on);
     sw_free(csize);
     sw_free(minc);

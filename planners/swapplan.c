@@ -32,7 +32,7 @@ struct swapplan {
     double *t_at;              /* compute time before position i (n + 1) */
     int32_t *use_off, *use_pos;/* per storage: schedule positions using it (CSR) */
     int32_t *next_idx;         /* per storage: next use index in its list */
-    int32_t *hold_pos;         /* per storage: position of its held_until op, or -1 */
+    int32_t *death;            /* per storage: position of its death (graph_lifetimes) */
     int32_t *hf_off, *hf;      /* per position: storages held past their last use, freed there */
     double *last_use_t;        /* per storage: time its last use ended */
     uint8_t *resident, *host_valid, *in_r, *used, *persist;
@@ -96,7 +96,7 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->use_off = sw_malloc((nt + 1) * sizeof(int32_t));
     sp->use_pos = sw_malloc(((size_t)g->acc_off[g->n_ops] + 1) * sizeof(int32_t));
     sp->next_idx = sw_malloc(nt * sizeof(int32_t));
-    sp->hold_pos = sw_malloc(nt * sizeof(int32_t));
+    sp->death = sw_malloc(nt * sizeof(int32_t));
     sp->hf_off = sw_malloc((no + 1) * sizeof(int32_t));
     sp->hf = sw_malloc(nt * sizeof(int32_t));
     sp->last_use_t = sw_malloc(nt * sizeof(double));
@@ -111,7 +111,7 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->list_idx = sw_malloc(nt * sizeof(int32_t));
     sp->rset = sw_malloc(nt * sizeof(int32_t));
     if (!sp->sz.size || !sp->sz.of || !sp->pos_of_op || !sp->t_at || !sp->use_off ||
-        !sp->use_pos || !sp->next_idx || !sp->hold_pos || !sp->hf_off || !sp->hf || !sp->last_use_t || !sp->resident || !sp->host_valid ||
+        !sp->use_pos || !sp->next_idx || !sp->death || !sp->hf_off || !sp->hf || !sp->last_use_t || !sp->resident || !sp->host_valid ||
         !sp->in_r || !sp->used || !sp->persist || !sp->pin || !sp->cls_of || !sp->class_list ||
         !sp->list_idx || !sp->rset) {
         swapplan_free(sp);
@@ -133,12 +133,6 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
         sp->sz.of[t] = (x->storage == t && x->bytes > 0) ? find_size(&sp->sz, x->bytes) : -1;
         sp->persist[t] = x->persistent;
     }
-    /* per-storage use counts do not depend on the schedule */
-    memset(sp->use_off, 0, (nt + 1) * sizeof(int32_t));
-    for (int32_t k = 0; k < g->acc_off[g->n_ops]; k++)
-        sp->use_off[g->acc[k] + 1]++;
-    for (int32_t t = 0; t < sp->nt; t++)
-        sp->use_off[t + 1] += sp->use_off[t];
     return sp;
 }
 
@@ -153,7 +147,7 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->use_off);
     sw_free(sp->use_pos);
     sw_free(sp->next_idx);
-    sw_free(sp->hold_pos);
+    sw_free(sp->death);
     sw_free(sp->hf_off);
     sw_free(sp->hf);
     sw_free(sp->last_use_t);
@@ -465,9 +459,9 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
             sp->last_use_t[s] = end;
             sp->used[s] = 1;
             sp->next_idx[s]++;
-            /* freed after its last use, or after the op holding it (as the builder) */
-            if (!sp->persist[s] && sp->use_off[s] + sp->next_idx[s] == sp->use_off[s + 1] &&
-                sp->hold_pos[s] <= i && sp->resident[s]) {
+            /* freed at its death, as the builder: after its last use, or
+               below after the op holding it */
+            if (!sp->persist[s] && sp->death[s] == i && sp->resident[s]) {
                 sp->resident[s] = 0;
                 if (sp->cls_of[s] >= 0) {
                     list_remove(sp, s);
@@ -491,6 +485,14 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
     return 0;
 }
 
+/* Whether s dies after its last use (held_until), at a position that does
+   not access it. */
+static int held_past_use(const swapplan *sp, int32_t s)
+{
+    int32_t n = sp->use_off[s + 1] - sp->use_off[s];
+    return n > 0 && !sp->persist[s] && sp->death[s] > sp->use_pos[sp->use_off[s + 1] - 1];
+}
+
 int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, double threshold,
                   plan **out, sim_result *r, sw_err *err)
 {
@@ -498,44 +500,23 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
     if (out)
         *out = NULL;
     int32_t no = sp->no, nt = sp->nt;
-    /* schedule: positions, time prefix, use lists */
-    for (int32_t o = 0; o < no; o++)
-        sp->pos_of_op[o] = -1;
-    for (int32_t i = 0; i < no; i++) {
-        int32_t o = schedule[i];
-        if (o < 0 || o >= no || sp->pos_of_op[o] >= 0)
-            return sw_fail(err, SW_EINVAL, "schedule is not a permutation of the ops");
-        sp->pos_of_op[o] = i;
-    }
+    /* schedule: positions, deaths, use lists, time prefix */
+    if (graph_lifetimes(g, schedule, sp->pos_of_op, sp->death, NULL, sp->use_off, sp->use_pos))
+        return sw_fail(err, SW_EINVAL, "schedule is not a permutation of the ops");
     sp->t_at[0] = 0;
     for (int32_t i = 0; i < no; i++)
         sp->t_at[i + 1] = sp->t_at[i] + g->ops[schedule[i]].time_s;
-    for (int32_t s = 0; s < nt; s++)
-        sp->next_idx[s] = 0;
-    for (int32_t i = 0; i < no; i++) {
-        int32_t o = schedule[i];
-        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
-            int32_t s = g->acc[k];
-            sp->use_pos[sp->use_off[s] + sp->next_idx[s]++] = i;
-        }
-    }
-    /* storages the framework holds past their last use (held_until) */
+    /* storages the framework holds past their last use (held_until) are
+       freed at a position that does not access them */
     memset(sp->hf_off, 0, ((size_t)no + 1) * sizeof(int32_t));
-    for (int32_t s = 0; s < nt; s++) {
-        int32_t h = g->tensors[s].held_until;
-        sp->hold_pos[s] = h >= 0 ? sp->pos_of_op[h] : -1;
-        int32_t last = sp->use_off[s + 1] > sp->use_off[s] ? sp->use_pos[sp->use_off[s + 1] - 1] : -1;
-        if (sp->hold_pos[s] > last && last >= 0 && !g->tensors[s].persistent)
-            sp->hf_off[sp->hold_pos[s] + 1]++;
-    }
-    for (int32_t i = 0; i < no; i++)
-        sp->hf_off[i + 1] += sp->hf_off[i];
-    for (int32_t s = 0; s < nt; s++) {
-        int32_t last = sp->use_off[s + 1] > sp->use_off[s] ? sp->use_pos[sp->use_off[s + 1] - 1] : -1;
-        if (sp->hold_pos[s] > last && last >= 0 && !g->tensors[s].persistent)
-            sp->hf[sp->hf_off[sp->hold_pos[s]]++] = s;
-    }
-    for (int32_t i = no; i > 0; i--) /* undo the fill shift */
+    for (int32_t s = 0; s < nt; s++)
+        if (held_past_use(sp, s))
+            sp->hf_off[sp->death[s]]++;
+    graph_counts_to_offsets(sp->hf_off, no);
+    for (int32_t s = 0; s < nt; s++)
+        if (held_past_use(sp, s))
+            sp->hf[sp->hf_off[sp->death[s]]++] = s; /* offsets advance to the ends */
+    for (int32_t i = no; i > 0; i--) /* each end is the next start: shift back */
         sp->hf_off[i] = sp->hf_off[i - 1];
     sp->hf_off[0] = 0;
     /* classes */

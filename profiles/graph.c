@@ -762,9 +762,76 @@ int graph_is_topological(const graph_profile *g, const int32_t *order, int32_t *
     return ok;
 }
 
+int graph_counts_to_offsets(int32_t *off, int32_t n)
+{
+    int32_t sum = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t c = off[i];
+        off[i] = sum;
+        if (c > INT32_MAX - sum)
+            return SW_EINVAL;
+        sum += c;
+    }
+    off[n] = sum;
+    return 0;
+}
+
+int graph_lifetimes(const graph_profile *g, const int32_t *order, int32_t *pos, int32_t *death,
+                    int32_t *last, int32_t *use_off, int32_t *use_pos)
+{
+    int32_t nt = g->n_tensors, no = g->n_ops;
+    for (int32_t o = 0; o < no; o++)
+        pos[o] = -1;
+    for (int32_t i = 0; i < no; i++) {
+        int32_t o = order[i];
+        if (o < 0 || o >= no || pos[o] >= 0)
+            return SW_EINVAL;
+        pos[o] = i;
+    }
+    if (!use_off)
+        use_pos = NULL; /* the lists need their offsets */
+    int32_t *lp = last ? last : death; /* last accesses, then deaths from them */
+    if (lp)
+        for (int32_t s = 0; s < nt; s++)
+            lp[s] = -1;
+    if (use_off) {
+        for (int32_t s = 0; s <= nt; s++)
+            use_off[s] = 0;
+        for (int32_t k = 0; k < g->acc_off[no]; k++)
+            use_off[g->acc[k]]++;
+        graph_counts_to_offsets(use_off, nt); /* at most acc_off[no] */
+    }
+    if (lp || use_pos)
+        for (int32_t i = 0; i < no; i++) {
+            int32_t o = order[i];
+            for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
+                int32_t s = g->acc[k];
+                if (lp)
+                    lp[s] = i;
+                if (use_pos)
+                    use_pos[use_off[s]++] = i; /* offsets advance to the ends */
+            }
+        }
+    if (use_pos) {
+        for (int32_t s = nt; s > 0; s--) /* each end is the next start: shift back */
+            use_off[s] = use_off[s - 1];
+        use_off[0] = 0;
+    }
+    if (death) {
+        if (death != lp)
+            memcpy(death, lp, (size_t)nt * sizeof *death);
+        for (int32_t s = 0; s < nt; s++) {
+            int32_t h = g->tensors[s].held_until;
+            death[s] = graph_death_at(death[s], h >= 0 ? pos[h] : -1);
+        }
+    }
+    return 0;
+}
+
 int64_t graph_peak_memory(const graph_profile *g, const int32_t *order)
 {
     int32_t nt = g->n_tensors, no = g->n_ops;
+    int32_t *death = sw_malloc(((size_t)nt + 1) * sizeof *death);
     int32_t *last = sw_malloc(((size_t)nt + 1) * sizeof *last);
     uint8_t *live = sw_calloc((size_t)nt + 1, 1);
     int32_t *pos = sw_malloc(((size_t)no + 1) * sizeof *pos);
@@ -773,38 +840,16 @@ int64_t graph_peak_memory(const graph_profile *g, const int32_t *order)
     int32_t *held_off = sw_calloc((size_t)no + 1, sizeof *held_off);
     int32_t *held = sw_malloc(((size_t)nt + 1) * sizeof *held);
     int64_t peak = -1;
-    if (!last || !live || !pos || !held_off || !held)
+    if (!death || !last || !live || !pos || !held_off || !held ||
+        graph_lifetimes(g, order, pos, death, last, NULL, NULL))
         goto done;
     for (int32_t t = 0; t < nt; t++)
-        last[t] = -1;
-    for (int32_t i = 0; i < no; i++) {
-        int32_t o = order[i];
-        pos[o] = i;
-        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
-            last[g->acc[k]] = i;
-    }
-    for (int32_t t = 0; t < nt; t++) {
-        int32_t h = g->tensors[t].held_until;
-        if (h >= 0 && last[t] >= 0 && pos[h] > last[t]) {
-            last[t] = pos[h];
-            held_off[pos[h]]++;
-        }
-    }
-    for (int32_t i = 0, sum = 0; i <= no; i++) { /* counts -> start offsets */
-        int32_t c = held_off[i];
-        held_off[i] = sum;
-        sum += c;
-    }
-    for (int32_t t = 0; t < nt; t++) {
-        int32_t h = g->tensors[t].held_until;
-        if (h >= 0 && last[t] == pos[h]) {
-            int accessed = 0;
-            for (int32_t k = g->acc_off[h]; k < g->acc_off[h + 1] && !accessed; k++)
-                accessed = g->acc[k] == t;
-            if (!accessed)
-                held[held_off[pos[h]]++] = t; /* offsets advance to the ends */
-        }
-    }
+        if (death[t] > last[t])
+            held_off[death[t]]++;
+    graph_counts_to_offsets(held_off, no);
+    for (int32_t t = 0; t < nt; t++)
+        if (death[t] > last[t])
+            held[held_off[death[t]]++] = t; /* offsets advance to the ends */
     int64_t cur = 0;
     for (int32_t t = 0; t < nt; t++)
         if (g->tensors[t].storage == t && g->tensors[t].persistent) {
@@ -825,7 +870,7 @@ int64_t graph_peak_memory(const graph_profile *g, const int32_t *order)
             peak = cur;
         for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
             int32_t s = g->acc[k];
-            if (last[s] == i && !g->tensors[s].persistent && live[s]) {
+            if (death[s] == i && !g->tensors[s].persistent && live[s]) {
                 live[s] = 0;
                 cur -= g->tensors[s].bytes;
             }
@@ -840,6 +885,7 @@ int64_t graph_peak_memory(const graph_profile *g, const int32_t *order)
     }
     peak += g->max_workspace;
 done:
+    sw_free(death);
     sw_free(last);
     sw_free(live);
     sw_free(pos);

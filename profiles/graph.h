@@ -137,9 +137,58 @@ static inline int graph_storage_external(const graph_profile *g, int32_t s)
 int graph_is_topological(const graph_profile *g, const int32_t *order, int32_t *bad_op,
                          int32_t *bad_pred);
 
-/* Peak memory of executing order with every non-persistent tensor freed
-   after its last use and every persistent one resident throughout, plus the
-   largest workspace. Returns bytes, or -1 on allocation failure. */
+/* When a storage dies: the later of its last access (last; -1: never
+   accessed) and hold, when the op it is held until (held_until) runs (-1:
+   none, or that op does not run). A storage never accessed gets -1 whatever
+   holds it: nothing allocated it, so there is nothing to keep. Times are any
+   increasing count: schedule positions (graph_lifetimes) or the events of a
+   plan (the plan builder, within one residency). This is the one definition;
+   every planner that predicts when the builder frees a storage uses it. */
+static inline int32_t graph_death_at(int32_t last, int32_t hold)
+{
+    return last >= 0 && hold > last ? hold : last;
+}
+
+/* Counts to CSR offsets in place: off[0..n) holds counts on entry; on return
+   off[i] is the sum of the counts before i and off[n] (n + 1 entries) the
+   total. 0, or SW_EINVAL if the total exceeds INT32_MAX (off is then
+   unspecified). */
+int graph_counts_to_offsets(int32_t *off, int32_t n);
+
+/* Lifetimes of the storages when the ops run in the order given: the one
+   place that says when a storage dies under a schedule (the builder frees it
+   then; planners predict that). Nothing is allocated: the results go to the
+   caller's buffers, so a search can call it for every schedule it tries.
+
+   order: n_ops op ids, the first to run first; a permutation of the ops (not
+   necessarily topological), else SW_EINVAL with the outputs unspecified.
+   A position is an index into order: op order[i] runs at position i,
+   0 <= i < n_ops. pos (n_ops entries, required) receives each op's position.
+
+   Per tensor id, each array n_tensors entries or NULL (not wanted); only
+   storages (roots) are accessed, so a view always gets -1:
+     last[s]   position of the last op accessing s (any access in g->acc:
+               read, create or mutate), -1 if no op does.
+     death[s]  position after which nothing needs s: graph_death_at(last[s],
+               position of its held_until op), i.e. its last access, or the op
+               holding it if that runs later; -1 if no op accesses s, held or
+               not. death[s] > last[s] exactly when s is held past its last
+               use. A persistent storage cannot be held and gets its last
+               access; callers keeping it for the next iteration treat it as
+               never dying.
+   use_off (n_tensors + 1 entries, or NULL) receives CSR offsets over
+   storages; with it, use_pos (g->acc_off[n_ops] entries, or NULL) receives
+   the positions of each storage's accesses in increasing order,
+   use_pos[use_off[s] .. use_off[s + 1]); the last one is last[s].
+   Returns 0 or SW_EINVAL. */
+int graph_lifetimes(const graph_profile *g, const int32_t *order, int32_t *pos, int32_t *death,
+                    int32_t *last, int32_t *use_off, int32_t *use_pos);
+
+/* Peak memory of executing order with every non-persistent storage freed
+   at its death (graph_lifetimes: after its last use, or its held_until op if
+   that runs later) and every persistent one resident throughout, plus the
+   largest workspace. Returns bytes, or
+   -1 on allocation failure or if order is not a permutation of the ops. */
 int64_t graph_peak_memory(const graph_profile *g, const int32_t *order);
 
 typedef struct graph_stats {

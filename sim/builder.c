@@ -407,12 +407,12 @@ static int build_residencies(fin *f)
             f->final_res[s] = r;
             continue;
         }
-        int32_t at = x->last_user >= 0 ? x->last_user : x->place_ev;
-        /* a storage the framework holds past its last use is freed when the
-           holding op has run (if that comes later in this residency) */
+        /* freed at its death (graph_death_at) within this residency, in
+           events: after its last use here, or once the op the framework
+           holds it until has run, if that comes later */
         int32_t h = g->tensors[s].held_until;
-        if (h >= 0 && at >= 0 && f->run_ev[h] > at)
-            at = f->run_ev[h];
+        int32_t at = graph_death_at(x->last_user >= 0 ? x->last_user : x->place_ev,
+                                    h >= 0 ? f->run_ev[h] : -1);
         if (at < 0 || (b->ev[at].kind != TASK_RUN && b->ev[at].kind != TASK_RERUN))
             return sw_fail(f->err, SW_EINVAL, "tensor %d '%s' is swapped in by task %d but never "
                            "used afterwards", s, tname(f, s), x->place_ev);

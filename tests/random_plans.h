@@ -84,11 +84,9 @@ static inline plan *random_decisions(const graph_profile *g, gsl_rng *rng, int p
             pb_resident(b, s);
     uint8_t *need = sw_calloc((size_t)g->n_tensors, 1);
     int32_t *last = sw_malloc((size_t)g->n_tensors * sizeof *last);
-    for (int32_t s = 0; s < g->n_tensors; s++)
-        last[s] = -1;
-    for (int32_t i = 0; i < g->n_ops; i++)
-        for (int32_t k = g->acc_off[g->order[i]]; k < g->acc_off[g->order[i] + 1]; k++)
-            last[g->acc[k]] = i;
+    int32_t *pos = sw_malloc((size_t)g->n_ops * sizeof *pos);
+    graph_lifetimes(g, g->order, pos, NULL, last, NULL, NULL);
+    sw_free(pos);
     for (int32_t i = 0; i < g->n_ops; i++) {
         int32_t o = g->order[i];
         for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
