@@ -1,0 +1,283 @@
+/* test_bound.c: the lower bounds of planners/bound.c are never beaten.
+   A hand-worked chain checks the figures; on tiny random DAGs every
+   topological order is planned by SwapAdvisor's swap planner under several
+   pool allocations and thresholds, and every registered planner runs with
+   several seeds, at budgets from tight to roomy: no simulated iteration is
+   shorter than the bound that applies to its plan. */
+#include <math.h>
+#include <string.h>
+
+#include "../experiments/calibrate.h"
+#include "../planners/bound.h"
+#include "../planners/planner.h"
+#include "../planners/swapplan.h"
+#include "../sim/simulate.h"
+#include "tap.h"
+
+/* op0 makes A; op1 reads A, makes B; op2 reads B, makes C; op3 reads A and
+   C, makes D. A, B, C are 100 bytes, D 10; every op takes 1 s; PCIe moves
+   10 B/s each way (20 both ways at once). */
+static graph_profile *chain(void)
+{
+    dev_spec d = *dev_find("v100");
+    d.h2d_bw = d.d2h_bw = 10;
+    d.duplex_bw = 20;
+    d.copy_latency_s = 0;
+    graph_profile *g = graph_new("chain4", &d);
+    int32_t A = graph_add_tensor(g, "A", 100, GK_ACTIVATION, 0);
+    int32_t B = graph_add_tensor(g, "B", 100, GK_ACTIVATION, 0);
+    int32_t C = graph_add_tensor(g, "C", 100, GK_ACTIVATION, 0);
+    int32_t D = graph_add_tensor(g, "D", 10, GK_ACTIVATION, 0);
+    int32_t in1[] = {A}, in2[] = {B}, in3[] = {A, C};
+    graph_add_op(g, "op0", "x", 1, GP_FORWARD, NULL, 0, &A, 1, NULL, 0, 0);
+    graph_add_op(g, "op1", "x", 1, GP_FORWARD, in1, 1, &B, 1, NULL, 0, 0);
+    graph_add_op(g, "op2", "x", 1, GP_FORWARD, in2, 1, &C, 1, NULL, 0, 0);
+    graph_add_op(g, "op3", "x", 1, GP_FORWARD, in3, 2, &D, 1, NULL, 0, 0);
+    sw_err e;
+    if (graph_finish(g, &e, NULL, NULL)) {
+        printf("# %s\n", e.msg);
+        graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+static void test_hand_worked_chain(void)
+{
+    graph_profile *g = chain();
+    OK(g != NULL, "the chain builds");
+    if (!g)
+        return;
+    bound_result r;
+    sw_err e;
+    int rc = bound_compute(g, 210, g->order, &r, &e);
+    IS_INT(rc, 0, "bound at 210 bytes %s", rc ? e.msg : "");
+    IS_NUM(r.compute_s, 4, 1e-12, "compute: four ops of 1 s");
+    IS_INT(r.resident_bytes, 210, "must be resident: op3's A, C and D");
+    IS_INT(r.live_bytes, 300, "live in every schedule: A, B and C at op2");
+    IS_INT(r.excess_bytes, 90, "90 bytes off the GPU at op2");
+    IS_NUM(r.swap_s, 9, 1e-12, "swap only: 90 bytes back at 10 B/s = 9 s > 4 s of compute");
+    IS_NUM(r.recompute_s_per_byte, 0.01, 1e-15, "recompute: 1 s per 100 bytes");
+    /* split s bytes by PCIe, 90 - s recomputed: max(4 + (90 - s) / 100, s / 10) is
+       least at s = 44.545..., where both are 4.4545... */
+    IS_NUM(r.any_s, 4.9 / 1.1, 1e-12, "swap or recompute: (4 + 0.9) / 1.1 s");
+    IS_INT(r.order_live_bytes, 300, "the chain's only order: the same 300 bytes");
+    rc = bound_compute(g, 209, NULL, &r, &e);
+    IS_INT(rc, SW_ENOFIT, "209 bytes: no plan fits");
+    IS_STR_HAS(e.msg, "op 3 'op3' needs 210 bytes resident", "the refusal names the op");
+    OK(!strchr(e.msg, '\n'), "one line");
+    rc = bound_compute(g, 1000, NULL, &r, &e);
+    IS_INT(rc, 0, "roomy budget");
+    IS_NUM(r.swap_s, 4, 0, "nothing off the GPU: the bound is the compute time");
+    int32_t bad[] = {1, 0, 2, 3};
+    IS_INT(bound_compute(g, 1000, bad, &r, &e), SW_EINVAL, "a non-topological order is refused");
+    graph_free(g);
+}
+
+/* every topological order of g, by backtracking; calls fn for each, at most
+   cap of them */
+typedef struct topo {
+    const graph_profile *g;
+    int32_t *order, *indeg;
+    uint8_t *done;
+    int count, cap;
+    void (*fn)(struct topo *, void *);
+    void *ud;
+} topo;
+
+static void topo_rec(topo *t, int32_t k)
+{
+    const graph_profile *g = t->g;
+    if (t->count >= t->cap)
+        return;
+    if (k == g->n_ops) {
+        t->count++;
+        t->fn(t, t->ud);
+        return;
+    }
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        if (t->done[o] || t->indeg[o])
+            continue;
+        t->done[o] = 1;
+        t->order[k] = o;
+        for (int32_t j = g->succ_off[o]; j < g->succ_off[o + 1]; j++)
+            t->indeg[g->succ[j]]--;
+        topo_rec(t, k + 1);
+        for (int32_t j = g->succ_off[o]; j < g->succ_off[o + 1]; j++)
+            t->indeg[g->succ[j]]++;
+        t->done[o] = 0;
+    }
+}
+
+typedef struct check {
+    swapplan *sp;
+    int64_t budget;
+    int plans, beaten, nofit;
+    double min_margin; /* smallest iteration time / bound */
+    char worst[160];
+} check;
+
+static void note(check *c, double t, double b, const char *what)
+{
+    c->plans++;
+    if (t < b * (1 - 1e-9)) {
+        c->beaten++;
+        snprintf(c->worst, sizeof c->worst, "%s: %.9g s < bound %.9g s", what, t, b);
+    }
+    if (t / b < c->min_margin)
+        c->min_margin = t / b;
+}
+
+static void each_order(topo *t, void *ud)
+{
+    check *c = ud;
+    const graph_profile *g = t->g;
+    bound_result br;
+    sw_err e;
+    if (bound_compute(g, c->budget, t->order, &br, &e))
+        return;
+    const sp_sizes *sz = swapplan_sizes(c->sp);
+    int32_t cls[64], need[64], cnt[64];
+    int64_t csize[64];
+    if (sz->n > 64)
+        return;
+    /* classes: one per size, one for all (objects of the largest size), or
+       two (the smaller half of the sizes and the larger) */
+    for (int split = 0; split < 3; split++)
+    for (int extra = 0; extra <= 2; extra++) {
+        int32_t ncls = split == 0 ? sz->n : split == 1 ? 1 : SW_MIN(2, sz->n);
+        for (int32_t i = 0; i < sz->n; i++)
+            cls[i] = split == 0 ? i : split == 1 ? 0 : (i >= sz->n / 2 && ncls > 1);
+        for (int32_t k = 0; k < ncls; k++)
+            csize[k] = 0;
+        for (int32_t i = 0; i < sz->n; i++)
+            csize[cls[i]] = SW_MAX(csize[cls[i]], sz->size[i]);
+        swapplan_min_counts(c->sp, cls, ncls, need);
+        int64_t bytes = 0;
+        for (int32_t k = 0; k < ncls; k++) {
+            cnt[k] = need[k] + extra;
+            bytes += cnt[k] * csize[k];
+        }
+        if (bytes > swapplan_pool_bytes(c->sp))
+            continue;
+        sp_alloc al = {cls, cnt, ncls};
+        static const double thr[] = {0, 1, 4};
+        for (size_t k = 0; k < SW_ARRAY_LEN(thr); k++) {
+            sim_result r;
+            int rc = swapplan_make(c->sp, t->order, &al, thr[k], NULL, &r, &e);
+            if (rc) {
+                c->nofit++;
+                continue;
+            }
+            note(c, r.iteration_time_s, bound_for(&br, r.reruns, 1), "swapplan");
+            note(c, r.iteration_time_s, bound_for(&br, r.reruns, 0), "swapplan (any order)");
+        }
+    }
+}
+
+static void registry(const graph_profile *g, int64_t budget, check *c)
+{
+    bound_result br;
+    sw_err e;
+    if (bound_compute(g, budget, NULL, &br, &e))
+        return;
+    for (size_t i = 0; i < planner_count(); i++) {
+        const planner *pl = planner_at(i);
+        if (pl->flags & PLANNER_UNBOUNDED)
+            continue;
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            planner_opts o;
+            planner_opts_init(&o, pl);
+            o.memory_budget = budget;
+            o.seed = seed;
+            o.threads = 1;
+            sw_err ig;
+            params_set(&o.params, "generations", "3", &ig);
+            params_set(&o.params, "population", "8", &ig);
+            plan *p = NULL;
+            int rc = planner_run(pl, g, &o, &p, &e);
+            planner_opts_free(&o);
+            if (rc) {
+                c->nofit++;
+                continue;
+            }
+            sim_result r;
+            if (!sim_plan(p, NULL, NULL, &r, &e))
+                note(c, r.iteration_time_s, bound_for(&br, r.reruns, 0), pl->name);
+            plan_free(p);
+        }
+    }
+}
+
+static void test_never_beaten_on_tiny_dags(void)
+{
+    static const double fr[] = {0.45, 0.6, 0.75, 0.9, 1.2};
+    int total = 0, beaten = 0;
+    for (int seed = 1; seed <= 8; seed++) {
+        char s_ops[16], s_seed[16];
+        snprintf(s_ops, sizeof s_ops, "ops=%d", 5 + seed % 3);
+        snprintf(s_seed, sizeof s_seed, "seed=%d", seed);
+        const char *kv[] = {s_ops, s_seed, "unit=1MiB"};
+        graph_profile *g = NULL;
+        sw_err e;
+        if (cal_generate("random", kv, 3, "v100", &g, &e)) {
+            OK(0, "generate random %s %s: %s", s_ops, s_seed, e.msg);
+            continue;
+        }
+        int64_t peak = graph_peak_memory(g, g->order);
+        for (size_t f = 0; f < SW_ARRAY_LEN(fr); f++) {
+            int64_t budget = (int64_t)((double)peak * fr[f]);
+            check c = {0};
+            c.budget = budget;
+            c.min_margin = INFINITY;
+            c.sp = swapplan_new(g, budget);
+            int32_t order[64], indeg[64];
+            uint8_t done[64] = {0};
+            for (int32_t o = 0; o < g->n_ops; o++)
+                indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
+            topo t = {g, order, indeg, done, 0, 720, each_order, &c};
+            if (c.sp)
+                topo_rec(&t, 0);
+            swapplan_free(c.sp);
+            registry(g, budget, &c);
+            OK(c.beaten == 0, "random %s %s at %.2fx: %d plans (%d orders), none beats its bound "
+               "(closest: %.4f x the bound; %d refusals) %s", s_ops, s_seed, fr[f], c.plans,
+               t.count, c.min_margin, c.nofit, c.worst);
+            total += c.plans;
+            beaten += c.beaten;
+        }
+        graph_free(g);
+    }
+    OK(total > 1000 && beaten == 0, "%d plans in all, none beats its bound", total);
+}
+
+static void test_never_beaten_on_larger_dags(void)
+{
+    static const char *const kvs[][3] = {{"ops=40", "seed=11", "unit=1MiB"},
+                                         {"ops=80", "seed=5", "unit=1MiB"}};
+    for (size_t m = 0; m < SW_ARRAY_LEN(kvs); m++) {
+        graph_profile *g = NULL;
+        sw_err e;
+        if (cal_generate("random", kvs[m], 3, "v100", &g, &e)) {
+            OK(0, "generate: %s", e.msg);
+            continue;
+        }
+        int64_t peak = graph_peak_memory(g, g->order);
+        for (double f = 0.4; f < 1.01; f += 0.3) {
+            check c = {0};
+            c.min_margin = INFINITY;
+            registry(g, (int64_t)((double)peak * f), &c);
+            OK(c.beaten == 0 && c.plans > 0, "random %s at %.1fx: %d plans, none beats the bound "
+               "(closest %.4f x) %s", kvs[m][0], f, c.plans, c.min_margin, c.worst);
+        }
+        graph_free(g);
+    }
+}
+
+int main(void)
+{
+    test_hand_worked_chain();
+    test_never_beaten_on_tiny_dags();
+    test_never_beaten_on_larger_dags();
+    return tap_done();
+}
