@@ -143,6 +143,11 @@ $(BUILD)/tests/%: tests/%.c tests/tap.h $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(LDFLAGS_ALL) $(LIBS)
 
+# the parser's own test links the command line's parser (cli/opts.c)
+$(BUILD)/tests/test_opts: tests/test_opts.c tests/tap.h $(BUILD)/cli/opts.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(BUILD)/cli/opts.o $(LIB) $(LDFLAGS_ALL) $(LIBS)
+
 test: deps
 	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) cuda
 	SWAPSIM_BIN=$(abspath $(SWAPSIM)) SWAPSIM_DATA=$(abspath $(DATA)) \

@@ -35,13 +35,13 @@ int cmd_calibrate(int argc, char **argv)
                    "folder of the source tree); without it the PipeDream sections are skipped.\n");
             return 0;
         }
-        if ((r = cli_opt(&a, "-o", &v)) != 0 || (r = cli_opt(&a, "--output", &v)) != 0) {
+        if ((r = cli_optval(&a, "-o", &v)) != 0 || (r = cli_optval(&a, "--output", &v)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             out = v;
             continue;
         }
-        if ((r = cli_opt(&a, "--data", &v)) != 0) {
+        if ((r = cli_optval(&a, "--data", &v)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             data = v;
@@ -74,7 +74,7 @@ int cmd_table1(int argc, char **argv)
                    "docs/table1.md is this command's output).\n");
             return 0;
         }
-        if ((r = cli_opt(&a, "-o", &v)) != 0 || (r = cli_opt(&a, "--output", &v)) != 0) {
+        if ((r = cli_optval(&a, "-o", &v)) != 0 || (r = cli_optval(&a, "--output", &v)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             out = v;

@@ -43,7 +43,7 @@ int cmd_experiment(int argc, char **argv)
             o.progress = 1;
             continue;
         }
-        if ((r = cli_opt(&a, "--jobs", &v)) != 0) {
+        if ((r = cli_optval(&a, "--jobs", &v)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             int64_t n;
@@ -52,7 +52,7 @@ int cmd_experiment(int argc, char **argv)
             o.jobs = (int)n;
             continue;
         }
-        if ((r = cli_opt(&a, "--out", &o.out_dir)) != 0 || (r = cli_opt(&a, "--data", &o.data)) != 0) {
+        if ((r = cli_optval(&a, "--out", &o.out_dir)) != 0 || (r = cli_optval(&a, "--data", &o.data)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             continue;

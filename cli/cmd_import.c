@@ -11,7 +11,7 @@ int cmd_import(int argc, char **argv)
     cli_args a = {argc, argv, 1, "import", {0}, 0};
     const char *out = NULL, *v;
     cli_device dv = {0};
-    cli_kv kv = {{0}, {0}, 0};
+    cli_list kv = {{0}, {0}, 0};
     int r;
     /* the format (the first importer name among the arguments) tells which
        options are flags: "--partial" alone means "--partial true" */
@@ -38,7 +38,7 @@ int cmd_import(int argc, char **argv)
             }
             return 0;
         }
-        if ((r = cli_opt(&a, "-o", &v)) != 0 || (r = cli_opt(&a, "--output", &v)) != 0) {
+        if ((r = cli_optval(&a, "-o", &v)) != 0 || (r = cli_optval(&a, "--output", &v)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             out = v;

@@ -40,13 +40,13 @@ int cmd_dtr_parity(int argc, char **argv)
             o.verify = 0;
             continue;
         }
-        if ((r = cli_opt(&a, "--data", &o.data)) != 0 || (r = cli_opt(&a, "-o", &out)) != 0 ||
-            (r = cli_opt(&a, "--only", &o.only)) != 0) {
+        if ((r = cli_optval(&a, "--data", &o.data)) != 0 || (r = cli_optval(&a, "-o", &out)) != 0 ||
+            (r = cli_optval(&a, "--only", &o.only)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             continue;
         }
-        if ((r = cli_opt(&a, "--set", &v)) != 0) {
+        if ((r = cli_optval(&a, "--set", &v)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             if (o.nsets >= 32)

@@ -28,11 +28,11 @@ static int plan_opt(cli_args *a, plan_args *p, int with_output)
     } o[] = {{"--planner", &p->planner}, {"--memory", &p->memory}, {"--seed", &p->seed},
              {"--time-budget", &p->time_budget}, {"--threads", &p->threads}, {"--log", &p->log}};
     for (size_t i = 0; i < sizeof o / sizeof o[0]; i++)
-        if ((r = cli_opt(a, o[i].name, o[i].dst)) != 0)
+        if ((r = cli_optval(a, o[i].name, o[i].dst)) != 0)
             return r;
-    if (with_output && ((r = cli_opt(a, "-o", &p->out)) != 0 || (r = cli_opt(a, "--output", &p->out)) != 0))
+    if (with_output && ((r = cli_optval(a, "-o", &p->out)) != 0 || (r = cli_optval(a, "--output", &p->out)) != 0))
         return r;
-    if ((r = cli_opt(a, "--set", &v)) != 0) {
+    if ((r = cli_optval(a, "--set", &v)) != 0) {
         if (r < 0)
             return r;
         if (p->nsets >= 64) {
@@ -283,7 +283,7 @@ int cmd_verify(int argc, char **argv)
             quiet = 1;
             continue;
         }
-        if ((r = cli_opt(&a, "--memory", &memory)) != 0) {
+        if ((r = cli_optval(&a, "--memory", &memory)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             continue;
@@ -366,8 +366,8 @@ int cmd_simulate(int argc, char **argv)
             pa.no_verify = 1;
             continue;
         }
-        if ((r = cli_opt(&a, "--trace", &pa.trace)) != 0 ||
-            (r = cli_opt(&a, "--max-iterations", &pa.iters)) != 0 ||
+        if ((r = cli_optval(&a, "--trace", &pa.trace)) != 0 ||
+            (r = cli_optval(&a, "--max-iterations", &pa.iters)) != 0 ||
             (r = cli_device_opt(&a, &pa.dev)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
@@ -421,8 +421,8 @@ int cmd_run(int argc, char **argv)
             pa.json = 1;
             continue;
         }
-        if ((r = cli_opt(&a, "--trace", &pa.trace)) != 0 ||
-            (r = cli_opt(&a, "--max-iterations", &pa.iters)) != 0) {
+        if ((r = cli_optval(&a, "--trace", &pa.trace)) != 0 ||
+            (r = cli_optval(&a, "--max-iterations", &pa.iters)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             continue;

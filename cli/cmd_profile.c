@@ -17,7 +17,7 @@ int cmd_model(int argc, char **argv)
         named = model_find(argv[i]);
     const char *out = NULL, *v;
     cli_device dv = {0};
-    cli_kv kv = {{0}, {0}, 0};
+    cli_list kv = {{0}, {0}, 0};
     int r;
     while (a.i < argc) {
         if (cli_flag(&a, "--help")) {
@@ -34,7 +34,7 @@ int cmd_model(int argc, char **argv)
                    "--batch 128 ('swapsim table1' compares them with the paper's Table 1).\n");
             return 0;
         }
-        if ((r = cli_opt(&a, "-o", &v)) != 0 || (r = cli_opt(&a, "--output", &v)) != 0) {
+        if ((r = cli_optval(&a, "-o", &v)) != 0 || (r = cli_optval(&a, "--output", &v)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             out = v;

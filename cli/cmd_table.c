@@ -56,7 +56,7 @@ int cmd_report(int argc, char **argv)
                    "(make paper_results.md).\n");
             return 0;
         }
-        if ((r = cli_opt(&a, "--data", &data)) != 0 || (r = cli_opt(&a, "-o", &out)) != 0) {
+        if ((r = cli_optval(&a, "--data", &data)) != 0 || (r = cli_optval(&a, "-o", &out)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             continue;

@@ -126,36 +126,36 @@ int cmd_replay(int argc, char **argv)
             o.poison = 0;
             continue;
         }
-        if ((r = cli_opt(&a, "--backend", &backend)) != 0) {
+        if ((r = cli_optval(&a, "--backend", &backend)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             if (strcmp(backend, "cpu") && strcmp(backend, "cuda"))
                 return cli_usage("replay", "--backend %s: expected cpu or cuda", backend);
             continue;
         }
-        if ((r = cli_opt(&a, "--iterations", &v)) != 0) {
+        if ((r = cli_optval(&a, "--iterations", &v)) != 0) {
             if (r < 0 || parse_int("--iterations", v, 1, 100000, &o.iterations))
                 return r < 0 ? EXIT_USAGE : EXIT_USER;
             continue;
         }
-        if ((r = cli_opt(&a, "--warmup", &v)) != 0) {
+        if ((r = cli_optval(&a, "--warmup", &v)) != 0) {
             if (r < 0 || parse_int("--warmup", v, 1, 100000, &o.warmup))
                 return r < 0 ? EXIT_USAGE : EXIT_USER;
             continue;
         }
-        if ((r = cli_opt(&a, "--device-index", &v)) != 0) {
+        if ((r = cli_optval(&a, "--device-index", &v)) != 0) {
             if (r < 0 || parse_int("--device-index", v, 0, 1023, &o.device_index))
                 return r < 0 ? EXIT_USAGE : EXIT_USER;
             continue;
         }
-        if ((r = cli_opt(&a, "--time-scale", &v)) != 0) {
+        if ((r = cli_optval(&a, "--time-scale", &v)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             if (sw_parse_f64(v, &o.time_scale) || !(o.time_scale > 0) || o.time_scale > 1e6)
                 return cli_fail(EXIT_USER, "--time-scale %s: expected a number > 0", v);
             continue;
         }
-        if ((r = cli_opt(&a, "--max-seconds", &v)) != 0) {
+        if ((r = cli_optval(&a, "--max-seconds", &v)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             if (sw_parse_f64(v, &o.max_seconds) || !(o.max_seconds > 0) || o.max_seconds > 1e9)
@@ -163,14 +163,14 @@ int cmd_replay(int argc, char **argv)
                                 "(0, 1e9]", v);
             continue;
         }
-        if ((r = cli_opt(&a, "--ops", &v)) != 0) {
+        if ((r = cli_optval(&a, "--ops", &v)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             if ((o.ops_library = cli_choice(v, "kernel|library")) < 0)
                 return cli_usage("replay", "--ops %s: expected kernel or library", v);
             continue;
         }
-        if ((r = cli_opt(&a, "--wait", &v)) != 0) {
+        if ((r = cli_optval(&a, "--wait", &v)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             if ((o.wait_mode = cli_choice(v, "hybrid|spin|sleep")) < 0)
@@ -262,23 +262,23 @@ int cmd_profile(int argc, char **argv)
                    "time. Needs libswapsim_cuda.so and a CUDA device.\n");
             return 0;
         }
-        if ((r = cli_opt(&a, "-o", &out)) != 0 || (r = cli_opt(&a, "--output", &out)) != 0) {
+        if ((r = cli_optval(&a, "-o", &out)) != 0 || (r = cli_optval(&a, "--output", &out)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             continue;
         }
-        if ((r = cli_opt(&a, "--device-index", &v)) != 0) {
+        if ((r = cli_optval(&a, "--device-index", &v)) != 0) {
             if (r < 0 || parse_int("--device-index", v, 0, 1023, &o.device_index))
                 return r < 0 ? EXIT_USAGE : EXIT_USER;
             have_index = 1;
             continue;
         }
-        if ((r = cli_opt(&a, "--repeats", &v)) != 0) {
+        if ((r = cli_optval(&a, "--repeats", &v)) != 0) {
             if (r < 0 || parse_int("--repeats", v, 1, 1000, &o.reps))
                 return r < 0 ? EXIT_USAGE : EXIT_USER;
             continue;
         }
-        if ((r = cli_opt(&a, "--unknown", &v)) != 0) {
+        if ((r = cli_optval(&a, "--unknown", &v)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             if ((o.unknown = cli_choice(v, "touch|calibrated|keep")) < 0)

@@ -7,35 +7,7 @@
 
 #define SWAPSIM_VERSION "0.1.0"
 
-int cli_fail(int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("swapsim: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return code;
-}
-
-int cli_usage(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "swapsim %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see 'swapsim %s --help')\n", cmd);
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
-int cli_error(const sw_err *e)
-{
-    fprintf(stderr, "swapsim: %s\n", e->msg[0] ? e->msg : sw_strerror(e->code));
-    return EXIT_USER;
-}
-
-int cli_opt(cli_args *a, const char *name, const char **val)
+int cli_optval(cli_args *a, const char *name, const char **val)
 {
     const char *s = a->argv[a->i];
     size_t n = strlen(name);
@@ -85,45 +57,41 @@ int cli_device_opt(cli_args *a, cli_device *d)
 {
     const char *v;
     int r;
-    if ((r = cli_opt(a, "--device", &v)) != 0) {
+    if ((r = cli_optval(a, "--device", &v)) != 0) {
         if (r > 0)
             d->name = v;
         return r;
     }
-    if ((r = cli_opt(a, "--device-set", &v)) != 0) {
+    if ((r = cli_optval(a, "--device-set", &v)) != 0) {
         if (r < 0)
             return r;
-        if (d->nsets >= 32) {
+        if (d->sets.n >= CLI_LIST_MAX) {
             cli_usage(a->cmd, "too many --device-set options");
             return -1;
         }
-        d->sets[d->nsets++] = v;
+        d->sets.item[d->sets.n++] = v;
         return 1;
     }
     return 0;
 }
 
-int cli_device_any(const cli_device *d) { return d->name || d->nsets; }
+static const char *device_name(size_t i) { return dev_at(i)->name; }
+
+int cli_device_any(const cli_device *d) { return d->name || d->sets.n; }
 
 int cli_device_resolve(const cli_device *d, const dev_spec *base, dev_spec *out)
 {
     if (d->name) {
         const dev_spec *b = dev_find(d->name);
-        if (!b) {
-            char list[256] = "";
-            for (size_t i = 0; i < dev_count(); i++) {
-                strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
-                strncat(list, dev_at(i)->name, sizeof list - strlen(list) - 1);
-            }
-            return cli_fail(EXIT_USER, "unknown device '%s' (expected one of: %s)", d->name, list);
-        }
+        if (!b)
+            return cli_unknown_name("device", d->name, dev_count(), device_name);
         *out = *b;
     } else {
         *out = *base;
     }
-    for (int i = 0; i < d->nsets; i++) {
+    for (int i = 0; i < d->sets.n; i++) {
         sw_err e;
-        if (dev_set(out, d->sets[i], &e))
+        if (dev_set(out, d->sets.item[i], &e))
             return cli_error(&e);
     }
     sw_err e;
@@ -154,11 +122,11 @@ static int bool_literal(const char *s)
     return 0;
 }
 
-int cli_kv_opt(cli_args *a, cli_kv *kv, const param_def *defs)
+int cli_kv_opt(cli_args *a, cli_list *kv, const param_def *defs)
 {
     const char *s = a->argv[a->i], *v;
     int r;
-    if ((r = cli_opt(a, "--set", &v)) != 0) {
+    if ((r = cli_optval(a, "--set", &v)) != 0) {
         if (r < 0)
             return r;
         if (!strchr(v, '=')) {
@@ -174,14 +142,14 @@ int cli_kv_opt(cli_args *a, cli_kv *kv, const param_def *defs)
         return -1;
     }
     if (!s) {
-        kv->key[kv->n] = v;
+        kv->item[kv->n] = v;
         kv->val[kv->n] = NULL;
     } else if (strchr(s, '=')) {
-        kv->key[kv->n] = s + 2;
+        kv->item[kv->n] = s + 2;
         kv->val[kv->n] = NULL;
         a->i++;
     } else if (bool_option(defs, s + 2) && (a->i + 1 >= a->argc || !bool_literal(a->argv[a->i + 1]))) {
-        kv->key[kv->n] = s + 2;
+        kv->item[kv->n] = s + 2;
         kv->val[kv->n] = "true";
         a->i++;
     } else {
@@ -189,7 +157,7 @@ int cli_kv_opt(cli_args *a, cli_kv *kv, const param_def *defs)
             cli_usage(a->cmd, "option %s needs a value", s);
             return -1;
         }
-        kv->key[kv->n] = s + 2;
+        kv->item[kv->n] = s + 2;
         kv->val[kv->n] = a->argv[a->i + 1];
         a->i += 2;
     }
@@ -197,11 +165,11 @@ int cli_kv_opt(cli_args *a, cli_kv *kv, const param_def *defs)
     return 1;
 }
 
-static int cli_kv_apply(const cli_kv *kv, param_set *ps, const char *what)
+static int cli_kv_apply(const cli_list *kv, param_set *ps, const char *what)
 {
     for (int i = 0; i < kv->n; i++) {
         char key[64], val[256];
-        const char *k = kv->key[i], *v = kv->val[i];
+        const char *k = kv->item[i], *v = kv->val[i];
         const char *eq = v ? NULL : strchr(k, '=');
         size_t kl = v ? strlen(k) : (size_t)(eq - k);
         if (kl >= sizeof key)
@@ -219,7 +187,7 @@ static int cli_kv_apply(const cli_kv *kv, param_set *ps, const char *what)
     return 0;
 }
 
-int cli_kv_prepare(const cli_kv *kv, const cli_device *dv, const param_def *defs,
+int cli_kv_prepare(const cli_list *kv, const cli_device *dv, const param_def *defs,
                    const char *what, param_set *ps, dev_spec *dev)
 {
     if (params_init(ps, defs))
