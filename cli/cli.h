@@ -80,10 +80,11 @@ typedef struct cli_cmd {
 
 /* Parse argv[1..argc-1] (argv[0] is the command's name) for c: store every
    value at its destination after the defaults, check types, bounds, counts
-   and required options. "--" ends the options. Returns 0; 1 when the
+   and required options. "--" ends the options. Returns 0; CLI_HELP when the
    arguments ask for --help (nothing stored); EXIT_USAGE (unknown option,
    missing value, repeated option, wrong number of arguments) or EXIT_USER
    (a bad value), with the one-line message, without "swapsim CMD: ", in err. */
+#define CLI_HELP (-1)
 int cli_parse_args(const cli_cmd *c, int argc, char **argv, sw_err *err);
 /* cli_parse_args for a command: returns 0 to go on, or 1 when the command
    is done with exit status *status: after printing the help (0), or the

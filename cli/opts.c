@@ -351,7 +351,7 @@ int cli_parse_args(const cli_cmd *c, int argc, char **argv, sw_err *err)
     assert(nopts <= MAX_OPTS);
     for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
         if (!strcmp(argv[i], "--help"))
-            return 1;
+            return CLI_HELP;
     /* defaults first */
     for (const cli_opt *o = c->opts; o && o->name; o++)
         if (o->def) {
@@ -446,7 +446,7 @@ int cli_parse(const cli_cmd *c, int argc, char **argv, int *status)
     int rc = cli_parse_args(c, argc, argv, &e);
     if (rc == 0)
         return 0;
-    if (rc == 1) {
+    if (rc == CLI_HELP) {
         sw_buf b;
         sw_buf_init(&b);
         cli_help(c, &b);
