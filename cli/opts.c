@@ -10,7 +10,7 @@
 #include "cli.h"
 
 #define HELP_WIDTH 79 /* help lines are wrapped to this many columns */
-#define HELP_COL 24   /* option help starts at this column (longer names: next line) */
+#define HELP_COL 26   /* option help starts at this column (longer names: next line) */
 #define MAX_OPTS 64   /* options in one table */
 
 int cli_fail(int code, const char *fmt, ...)
@@ -541,12 +541,12 @@ void cli_help(const cli_cmd *c, sw_buf *b)
             }
         int others = 0;
         for (const cli_opt *o = c->opts; pass && o && o->name; o++) {
-            if ((pass == 1) != !!(o->flags & CLI_REQUIRED)) {
+            if ((pass == 1) != !!(o->flags & CLI_REQUIRED))
+                continue;
+            if (pass == 2 && c->brief) {
                 others++;
                 continue;
             }
-            if (pass == 2 && c->brief)
-                continue;
             w.len = 0;
             if (o->flags & CLI_ANY)
                 sw_buf_printf(&w, "[--%s %s]...", o->name, meta_of(o));
@@ -561,7 +561,7 @@ void cli_help(const cli_cmd *c, sw_buf *b)
             }
             wrap_item(b, text(&w), &col, indent);
         }
-        if (pass == 2 && c->brief && others)
+        if (others)
             wrap_item(b, "[options]", &col, indent);
     }
     sw_buf_putc(b, '\n');

@@ -188,19 +188,19 @@ static void test_help(void)
                   "                    [--wait hybrid|spin|sleep] [--set KEY=VALUE]... [--json]\n"
                   "                    [-o FILE]\n\nMake a plan.\n",
                "usage line: arguments, required options, the others, wrapped; then the about");
-    IS_STR_HAS(h, "\narguments:\n  PROFILE               the profile\n", "arguments");
-    IS_STR_HAS(h, "\noptions:\n  --planner NAME        planner ('swapsim planners' lists them)\n",
+    IS_STR_HAS(h, "\narguments:\n  PROFILE                 the profile\n", "arguments");
+    IS_STR_HAS(h, "\noptions:\n  --planner NAME          planner ('swapsim planners' lists them)\n",
                "an option: name, value, help");
-    IS_STR_HAS(h, "  --memory SIZE         device memory budget: 16GiB, 16G (binary), 16GB\n"
-                  "                        (decimal), 512MiB, plain bytes, or 0.4x (a fraction of\n"
-                  "                        the ideal plan's peak memory)\n",
+    IS_STR_HAS(h, "  --memory SIZE           device memory budget: 16GiB, 16G (binary), 16GB\n"
+                  "                          (decimal), 512MiB, plain bytes, or 0.4x (a fraction\n"
+                  "                          of the ideal plan's peak memory)\n",
                "long help wrapped under its column");
-    IS_STR_HAS(h, "  --threads N           worker threads (default 1)\n", "default shown");
-    IS_STR_HAS(h, "  --wait hybrid|spin|sleep\n                        how ops wait out their "
+    IS_STR_HAS(h, "  --threads N             worker threads (default 1)\n", "default shown");
+    IS_STR_HAS(h, "  --wait hybrid|spin|sleep\n                          how ops wait out their "
                   "time (default hybrid)\n",
                "choices as the value; a long name puts the help on the next line");
-    IS_STR_HAS(h, "  --json                print one JSON object\n", "a flag");
-    IS_STR_HAS(h, "  -o, --output FILE     output plan (- for standard output)\n",
+    IS_STR_HAS(h, "  --json                  print one JSON object\n", "a flag");
+    IS_STR_HAS(h, "  -o, --output FILE       output plan (- for standard output)\n",
                "short and long name");
     int longest = 0;
     for (const char *p = h; *p;) {
@@ -214,6 +214,12 @@ static void test_help(void)
     cli_help(&gen_cmd, &b);
     IS_STR_HAS(b.data, "usage: swapsim import FORMAT FILE... [--set KEY=VALUE]... [--KEY VALUE]...\n",
                "runs of arguments and generator options in the usage line");
+    b.len = 0;
+    cli_cmd brief = cmd;
+    brief.brief = 1;
+    cli_help(&brief, &b);
+    IS_STR_HAS(b.data, "usage: swapsim plan PROFILE --planner NAME [options]\n",
+               "a brief usage line: arguments, required options, [options]");
     sw_buf_free(&b);
 }
 
