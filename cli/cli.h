@@ -125,22 +125,6 @@ int cli_device_any(const cli_device *d);
 int cli_kv_prepare(const cli_list *kv, const cli_device *dv, const param_def *defs,
                    const char *what, param_set *ps, dev_spec *dev);
 
-/* ---- legacy hand-written parsing, removed once every command uses tables ---- */
-typedef struct cli_args {
-    int argc;
-    char **argv;
-    int i;
-    const char *cmd;
-    const char *pos[8]; /* positional arguments */
-    int npos;
-} cli_args;
-int cli_optval(cli_args *a, const char *name, const char **val);
-int cli_flag(cli_args *a, const char *name);
-int cli_positional(cli_args *a);
-int cli_unknown(cli_args *a);
-int cli_device_opt(cli_args *a, cli_device *d);
-int cli_kv_opt(cli_args *a, cli_list *kv, const param_def *defs);
-int cli_choice(const char *v, const char *choices);
 
 int cmd_devices(int argc, char **argv);
 int cmd_planners(int argc, char **argv);
