@@ -2,6 +2,7 @@
    and positional arguments (cli.h), and parsing, checking, error messages
    and --help are generated from those tables. */
 #include <assert.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -345,8 +346,8 @@ int cli_parse_args(const cli_cmd *c, int argc, char **argv, sw_err *err)
         if (o->flags & CLI_ANY)
             any = o;
         assert(!(o->flags & (CLI_MULTI | CLI_ANY)) || o->type == PT_STRING);
-        assert(o->type != PT_INT || (o->flags & CLI_INT64) || !bounded(o) ||
-               (o->min >= -2147483647.0 && o->max <= 2147483647.0));
+        assert(o->type != PT_INT || (o->flags & CLI_INT64) ||
+               (bounded(o) && o->min >= INT_MIN && o->max <= INT_MAX)); /* fits an int */
     }
     assert(nopts <= MAX_OPTS);
     for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
