@@ -78,7 +78,7 @@ static const char *text(const sw_buf *b) { return b->data && !b->oom ? b->data :
 /* "an integer from 1 to 1024", "cpu or cuda": what a value of o must be. */
 static void expected(const cli_opt *o, sw_buf *b)
 {
-    char open = (o->flags & CLI_ABOVE_MIN) ? '(' : '[';
+    char lo = (o->flags & CLI_ABOVE_MIN) ? '(' : '[';
     const char *cmp = (o->flags & CLI_ABOVE_MIN) ? ">" : ">=";
     switch (o->type) {
     case PT_INT:
@@ -99,7 +99,7 @@ static void expected(const cli_opt *o, sw_buf *b)
         else if (isinf(o->max))
             sw_buf_printf(b, "a number %s %g", cmp, o->min);
         else
-            sw_buf_printf(b, "a number in %c%g, %g]", open, o->min, o->max);
+            sw_buf_printf(b, "a number in %c%g, %g]", lo, o->min, o->max);
         return;
     case PT_SIZE:
         sw_buf_puts(b, (o->flags & CLI_FRACTION) ? "a size like 16G or 0.4x"
@@ -151,11 +151,24 @@ static const char *meta_of(const cli_opt *o)
     return "VALUE";
 }
 
+/* A usage error (exit status 2): the message into err. */
+static int usage_error(sw_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int usage_error(sw_err *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    err->code = SW_EINVAL;
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
 /* Check v against o (as params_check checks a --set value of the type, plus
-   what only the command line has) and, if dst, store it. Returns 0, or
+   what only the command line has) and store it at o->dst. Returns 0, or
    EXIT_USER / EXIT_USAGE with the message in err ("--memory: expected ...").
    spelled: the option as the user wrote it. */
-static int take(const cli_opt *o, const char *spelled, const char *v, int store, sw_err *err)
+static int take(const cli_opt *o, const char *spelled, const char *v, sw_err *err)
 {
     sw_err e;
     int ok;
@@ -184,7 +197,7 @@ static int take(const cli_opt *o, const char *spelled, const char *v, int store,
         sw_buf_free(&b);
         return EXIT_USER;
     }
-    if (!store || !o->dst)
+    if (!o->dst)
         return 0;
     int64_t i = 0;
     switch (o->type) {
@@ -212,7 +225,7 @@ static int take(const cli_opt *o, const char *spelled, const char *v, int store,
         if (o->flags & (CLI_MULTI | CLI_ANY)) {
             cli_list *l = o->dst;
             if (l->n >= CLI_LIST_MAX)
-                return sw_fail(err, SW_EINVAL, "too many %s options", spelled), EXIT_USAGE;
+                return usage_error(err, "too many %s options", spelled);
             l->item[l->n] = v;
             l->val[l->n++] = NULL;
         } else {
@@ -254,7 +267,7 @@ static int take_any(const cli_cmd *c, const cli_opt *any, int argc, char **argv,
     const char *s = argv[*i];
     cli_list *l = any->dst;
     if (l->n >= CLI_LIST_MAX)
-        return sw_fail(err, SW_EINVAL, "too many options"), EXIT_USAGE;
+        return usage_error(err, "too many options");
     if (strchr(s, '=')) {
         l->item[l->n] = s + 2;
         l->val[l->n] = NULL;
@@ -266,7 +279,7 @@ static int take_any(const cli_cmd *c, const cli_opt *any, int argc, char **argv,
         *i += 1;
     } else {
         if (*i + 1 >= argc)
-            return sw_fail(err, SW_EINVAL, "option %s needs a value", s), EXIT_USAGE;
+            return usage_error(err, "option %s needs a value", s);
         l->item[l->n] = s + 2;
         l->val[l->n] = argv[*i + 1];
         *i += 2;
@@ -317,7 +330,7 @@ static int take_args(const cli_cmd *c, const char **pos, int npos, sw_err *err)
             sw_buf b;
             sw_buf_init(&b);
             expected_args(c, &b);
-            sw_fail(err, SW_EINVAL, "%s", b.oom ? "wrong arguments" : b.data);
+            usage_error(err, "%s", b.oom ? "wrong arguments" : b.data);
             sw_buf_free(&b);
             return EXIT_USAGE;
         }
@@ -334,7 +347,7 @@ static int take_args(const cli_cmd *c, const char **pos, int npos, sw_err *err)
         k += n;
     }
     if (k < npos)
-        return sw_fail(err, SW_EINVAL, "unexpected argument '%s'", pos[k]), EXIT_USAGE;
+        return usage_error(err, "unexpected argument '%s'", pos[k]);
     return 0;
 }
 
@@ -356,7 +369,7 @@ int cli_parse_args(const cli_cmd *c, int argc, char **argv, sw_err *err)
     /* defaults first */
     for (const cli_opt *o = c->opts; o && o->name; o++)
         if (o->def) {
-            int rc = take(o, o->name, o->def, 1, err);
+            int rc = take(o, o->name, o->def, err);
             assert(rc == 0 && "a default that is not a valid value");
             if (rc)
                 return rc;
@@ -367,7 +380,7 @@ int cli_parse_args(const cli_cmd *c, int argc, char **argv, sw_err *err)
         const char *s = argv[i];
         if (dashdash || s[0] != '-' || s[1] == 0) { /* "-" is a file: standard input or output */
             if (npos >= CLI_LIST_MAX)
-                return sw_fail(err, SW_EINVAL, "too many arguments"), EXIT_USAGE;
+                return usage_error(err, "too many arguments");
             pos[npos++] = s;
             i++;
             continue;
@@ -399,16 +412,16 @@ int cli_parse_args(const cli_cmd *c, int argc, char **argv, sw_err *err)
                     return rc;
                 continue;
             }
-            return sw_fail(err, SW_EINVAL, "unknown option '%s'", s), EXIT_USAGE;
+            return usage_error(err, "unknown option '%s'", s);
         }
         char spelled[80];
         snprintf(spelled, sizeof spelled, "%.*s", (int)(eq - s), s);
         if (seen[k]++ && !(o->flags & CLI_MULTI))
-            return sw_fail(err, SW_EINVAL, "%s given twice", spelled), EXIT_USAGE;
+            return usage_error(err, "%s given twice", spelled);
         const char *v;
         if (o->type == PT_BOOL) {
             if (*eq == '=')
-                return sw_fail(err, SW_EINVAL, "%s takes no value, got '%s'", spelled, s), EXIT_USAGE;
+                return usage_error(err, "%s takes no value, got '%s'", spelled, s);
             v = "true";
             i++;
         } else if (*eq == '=') {
@@ -418,10 +431,9 @@ int cli_parse_args(const cli_cmd *c, int argc, char **argv, sw_err *err)
             v = argv[i + 1];
             i += 2;
         } else {
-            return sw_fail(err, SW_EINVAL, "option %s needs a value (%s)", spelled, meta_of(o)),
-                   EXIT_USAGE;
+            return usage_error(err, "option %s needs a value (%s)", spelled, meta_of(o));
         }
-        int rc = take(o, spelled, v, 1, err);
+        int rc = take(o, spelled, v, err);
         if (rc)
             return rc;
     }
@@ -434,7 +446,7 @@ int cli_parse_args(const cli_cmd *c, int argc, char **argv, sw_err *err)
             sw_buf b;
             sw_buf_init(&b);
             synopsis_of(o, &b);
-            sw_fail(err, SW_EINVAL, "missing %s", b.oom ? o->name : b.data);
+            usage_error(err, "missing %s", b.oom ? o->name : b.data);
             sw_buf_free(&b);
             return EXIT_USAGE;
         }
