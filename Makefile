@@ -143,6 +143,11 @@ $(BUILD)/tests/%: tests/%.c tests/tap.h $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(LDFLAGS_ALL) $(LIBS)
 
+# the parser's own test links the command line's parser (cli/opts.c)
+$(BUILD)/tests/test_opts: tests/test_opts.c tests/tap.h $(BUILD)/cli/opts.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(BUILD)/cli/opts.o $(LIB) $(LDFLAGS_ALL) $(LIBS)
+
 # tests/test_record_pytorch needs PyTorch (CPU is enough): installed when it
 # can be; where it cannot, that test skips with one line.
 TEST_PY_PKGS := python3-torch python3-torchvision

@@ -1,4 +1,6 @@
-/* cli.h: shared helpers of the swapsim command line. */
+/* cli.h: shared helpers of the swapsim command line: the declarative option
+   tables every command parses its arguments with (opts.c), messages, and the
+   device and generator options several commands share (main.c). */
 #ifndef CLI_H
 #define CLI_H
 
@@ -6,64 +8,123 @@
 #include "../profiles/device.h"
 #include "../profiles/graph.h"
 
-#define EXIT_USER 1  /* bad input, impossible request: one-line message */
-#define EXIT_USAGE 2 /* bad command line */
+#define EXIT_USER 1  /* bad input, bad option value, impossible request: one-line message */
+#define EXIT_USAGE 2 /* bad command line (unknown option, missing value or argument) */
 
-typedef struct cli_args {
-    int argc;
-    char **argv;
-    int i;
-    const char *cmd;
-    const char *pos[8]; /* positional arguments */
-    int npos;
-} cli_args;
+/* Values of a repeated option (--set KEY=VALUE...), of a variable number of
+   positional arguments (FILE...), or a generator's --KEY VALUE options
+   (item: KEY, val: VALUE; val NULL: item is "KEY=VALUE"), in command-line order. */
+#define CLI_LIST_MAX 64
+typedef struct cli_list {
+    const char *item[CLI_LIST_MAX]; /* the values (points into argv) */
+    const char *val[CLI_LIST_MAX];  /* generator options: the value of item; otherwise NULL */
+    int n;                          /* how many */
+} cli_list;
 
-/* Match "--name VALUE" or "--name=VALUE" at the cursor: 1 matched (cursor
-   advanced, *val set), 0 no match, -1 missing value (message printed). */
-int cli_opt(cli_args *a, const char *name, const char **val);
-/* Match "--name": 1 matched, 0 no. */
-int cli_flag(cli_args *a, const char *name);
-/* Take a positional argument at the cursor if it is one: 1 taken, 0 not,
-   -1 too many (message printed). */
-int cli_positional(cli_args *a);
-/* Print "swapsim CMD: unknown option ..." and return EXIT_USAGE. */
-int cli_unknown(cli_args *a);
+/* cli_opt.flags */
+enum {
+    CLI_REQUIRED = 1 << 0,  /* must be given */
+    CLI_MULTI = 1 << 1,     /* may be repeated: PT_STRING values appended to a cli_list */
+    CLI_ANY = 1 << 2,       /* stands for every other --KEY VALUE, --KEY=VALUE, or a boolean
+                               --KEY alone (cli_cmd.any_params): generator options, into a
+                               cli_list and checked by the generator */
+    CLI_INT64 = 1 << 3,     /* PT_INT into an int64_t (default: an int) */
+    CLI_FRACTION = 1 << 4,  /* PT_SIZE may also be a fraction of the ideal peak (0.4x) */
+    CLI_ABOVE_MIN = 1 << 5, /* PT_INT, PT_FLOAT: greater than min, not equal */
+    CLI_KEYVAL = 1 << 6     /* PT_STRING of the form KEY=VALUE */
+};
 
+/* One option of a command. The type is one of params.h's: PT_BOOL is a flag
+   (no value; sets the int at dst to 1); PT_INT an int (int64_t with
+   CLI_INT64); PT_FLOAT and PT_SECONDS a double; PT_CHOICE the int index of
+   the value among choices; PT_STRING a const char * (a cli_list with
+   CLI_MULTI or CLI_ANY); PT_SIZE the checked text as a const char *, since
+   a fraction needs the profile (planner_resolve_budget resolves it). Values
+   are checked as params_check checks a --set KEY=VALUE of the same type. */
+typedef struct cli_opt {
+    const char *name;    /* long name without the dashes ("memory"); NULL ends a table */
+    char short_name;     /* 'o' for -o, or 0 */
+    param_type type;     /* what the value is (above) */
+    void *dst;           /* where it is stored (above) */
+    const char *def;     /* default stored at dst before parsing, shown in the help (NULL: dst
+                            keeps the value the command put there) */
+    const char *meta;    /* the value's name in the help ("SIZE"); NULL: from the type */
+    const char *help;    /* one paragraph, wrapped by the help (\n forces a line break) */
+    const char *choices; /* PT_CHOICE: "a|b|c" */
+    double min, max;     /* PT_INT, PT_FLOAT bounds, inclusive; ignored if min >= max (max
+                            INFINITY: no upper bound) */
+    int flags;           /* CLI_* above */
+} cli_opt;
+
+#define CLI_MANY 1000 /* cli_pos.max: any number */
+
+/* A positional argument, or a run of them (max > 1: into a cli_list). */
+typedef struct cli_pos {
+    const char *name; /* "PROFILE"; NULL ends a table */
+    const char *help; /* one paragraph for the help */
+    int min, max;     /* how many: 1,1 one; 0,1 optional; 1,CLI_MANY one or more */
+    void *dst;        /* max 1: a const char * (left alone when absent); else a cli_list */
+} cli_pos;
+
+/* A command: its tables and the text of its --help. */
+typedef struct cli_cmd {
+    const char *name;            /* "plan": messages say "swapsim plan: ..." */
+    const char *about;           /* description after the usage line (hand-wrapped lines) */
+    const cli_pos *args;         /* positional arguments (NULL: none) */
+    const cli_opt *opts;         /* options (NULL: none but --help) */
+    const param_def *any_params; /* CLI_ANY: the named generator's options (booleans may be
+                                    given alone); may be NULL */
+    void (*more)(sw_buf *b);     /* appends more help at the end (import: the formats) */
+    int brief;                   /* usage line: arguments, required options, "[options]" */
+} cli_cmd;
+
+/* Parse argv[1..argc-1] (argv[0] is the command's name) for c: store every
+   value at its destination after the defaults, check types, bounds, counts
+   and required options. "--" ends the options. Returns 0; CLI_HELP when the
+   arguments ask for --help (nothing stored); EXIT_USAGE (unknown option,
+   missing value, repeated option, wrong number of arguments) or EXIT_USER
+   (a bad value), with the one-line message, without "swapsim CMD: ", in err. */
+#define CLI_HELP (-1)
+int cli_parse_args(const cli_cmd *c, int argc, char **argv, sw_err *err);
+/* cli_parse_args for a command: returns 0 to go on, or 1 when the command
+   is done with exit status *status: after printing the help (0), or the
+   message on stderr as "swapsim CMD: ..." (usage errors add "(see 'swapsim
+   CMD --help')"). */
+int cli_parse(const cli_cmd *c, int argc, char **argv, int *status);
+/* Append c's --help, generated from its tables, to b. */
+void cli_help(const cli_cmd *c, sw_buf *b);
+
+/* "swapsim: MESSAGE" on stderr; returns code. */
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "swapsim CMD: MESSAGE (see 'swapsim CMD --help')" on stderr; returns EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print an sw_err as the one-line message; returns EXIT_USER. */
 int cli_error(const sw_err *e);
+/* The one-line "unknown WHAT 'NAME' (expected one of: A, B, ...)" for a name
+   not among the count names of a registry (name_at(i): the i-th name; none:
+   "none registered"). Returns EXIT_USER. */
+int cli_unknown_name(const char *what, const char *name, size_t count,
+                     const char *(*name_at)(size_t i));
 
 /* Device selection shared by several commands: --device NAME and repeated
-   --device-set KEY=VALUE. */
+   --device-set KEY=VALUE (two cli_opt entries pointing here). */
 typedef struct cli_device {
-    const char *name;
-    const char *sets[32];
-    int nsets;
+    const char *name; /* --device, or NULL */
+    cli_list sets;    /* --device-set KEY=VALUE, in order */
 } cli_device;
-/* Try to consume a device option at the cursor: 1 consumed, 0 not, -1 error. */
-int cli_device_opt(cli_args *a, cli_device *d);
 /* Resolve into spec, starting from base (the profile's device) unless a name
    was given. Returns 0 or EXIT_USER (message printed). */
 int cli_device_resolve(const cli_device *d, const dev_spec *base, dev_spec *out);
 int cli_device_any(const cli_device *d);
 
-/* Options of a generator or importer, given as --KEY VALUE, --KEY=VALUE or
-   --set KEY=VALUE (dashes in KEY read as underscores). */
-typedef struct cli_kv {
-    const char *key[64], *val[64]; /* val NULL: key holds "KEY=VALUE" */
-    int n;
-} cli_kv;
-/* Consume one such option at the cursor: 1 consumed, 0 not, -1 usage error.
-   A boolean option of defs (may be NULL) given alone ("--inference") is true. */
-int cli_kv_opt(cli_args *a, cli_kv *kv, const param_def *defs);
-/* A generator's or importer's parameters (defs, set from kv) and device (v100
-   unless dv says otherwise). On error prints "WHAT: message", leaves nothing
-   to free and returns EXIT_USER; on success the caller frees ps. */
-int cli_kv_prepare(const cli_kv *kv, const cli_device *dv, const param_def *defs,
+/* A generator's or importer's parameters (defs, set from kv: the CLI_ANY and
+   --set KEY=VALUE options) and device (v100 unless dv says otherwise). On
+   error prints "WHAT: message", leaves nothing to free and returns
+   EXIT_USER; on success the caller frees ps. Dashes in keys read as
+   underscores. */
+int cli_kv_prepare(const cli_list *kv, const cli_device *dv, const param_def *defs,
                    const char *what, param_set *ps, dev_spec *dev);
-/* The index of v among the '|'-separated choices, or -1. */
-int cli_choice(const char *v, const char *choices);
+
 
 int cmd_devices(int argc, char **argv);
 int cmd_planners(int argc, char **argv);

@@ -7,25 +7,27 @@
 #include "../profiles/profile_io.h"
 #include "cli.h"
 
+static void devices_keys(sw_buf *b)
+{
+    sw_buf_printf(b, "\nKeys of --device-set:\n  %s\n"
+                  "RATE accepts 12GB/s (decimal), 11.2GiB/s (binary) or 12e9; both copy\n"
+                  "directions at once share the duplex rate.\n", dev_set_help());
+}
+
 int cmd_devices(int argc, char **argv)
 {
-    cli_args a = {argc, argv, 1, "devices", {0}, 0};
-    int json = 0;
-    while (a.i < argc) {
-        if (cli_flag(&a, "--help")) {
-            printf("usage: swapsim devices [--json]\n\n"
-                   "List the built-in GPU specs. Every figure can be overridden where a device is\n"
-                   "used, with --device NAME and repeated --device-set KEY=VALUE, keys:\n  %s\n"
-                   "RATE accepts 12GB/s (decimal), 11.2GiB/s (binary) or 12e9; both copy\n"
-                   "directions at once share the duplex rate.\n", dev_set_help());
-            return 0;
-        }
-        if (cli_flag(&a, "--json")) {
-            json = 1;
-            continue;
-        }
-        return cli_unknown(&a);
-    }
+    int json = 0, rc;
+    const cli_opt opts[] = {
+        {.name = "json", .type = PT_BOOL, .dst = &json, .help = "print the specs as a JSON array"},
+        {.name = NULL}};
+    const cli_cmd cmd = {
+        .name = "devices",
+        .about = "List the built-in GPU specs. Every figure can be overridden where a device is\n"
+                 "used, with --device NAME and repeated --device-set KEY=VALUE (keys below).\n",
+        .opts = opts,
+        .more = devices_keys};
+    if (cli_parse(&cmd, argc, argv, &rc))
+        return rc;
     if (json) {
         sw_buf b;
         sw_buf_init(&b);
@@ -57,21 +59,15 @@ int cmd_devices(int argc, char **argv)
 
 int cmd_planners(int argc, char **argv)
 {
-    cli_args a = {argc, argv, 1, "planners", {0}, 0};
-    int verbose = 0;
-    while (a.i < argc) {
-        if (cli_flag(&a, "--help")) {
-            printf("usage: swapsim planners [--verbose]\n\n"
-                   "List planners. --verbose also lists each planner's hyperparameters with\n"
-                   "defaults; set them with 'swapsim plan ... --set KEY=VALUE'.\n");
-            return 0;
-        }
-        if (cli_flag(&a, "--verbose") || cli_flag(&a, "-v")) {
-            verbose = 1;
-            continue;
-        }
-        return cli_unknown(&a);
-    }
+    int verbose = 0, rc;
+    const cli_opt opts[] = {
+        {.name = "verbose", .short_name = 'v', .type = PT_BOOL, .dst = &verbose,
+         .help = "also list each planner's hyperparameters with defaults; set them with "
+                 "'swapsim plan ... --set KEY=VALUE'"},
+        {.name = NULL}};
+    const cli_cmd cmd = {.name = "planners", .about = "List planners.\n", .opts = opts};
+    if (cli_parse(&cmd, argc, argv, &rc))
+        return rc;
     for (size_t i = 0; i < planner_count(); i++) {
         const planner *p = planner_at(i);
         printf("%-16s %s\n", p->name, p->summary);
@@ -91,21 +87,14 @@ int cmd_planners(int argc, char **argv)
 
 int cmd_models(int argc, char **argv)
 {
-    cli_args a = {argc, argv, 1, "models", {0}, 0};
-    int verbose = 0;
-    while (a.i < argc) {
-        if (cli_flag(&a, "--help")) {
-            printf("usage: swapsim models [--verbose]\n\n"
-                   "List profile generators. --verbose also lists each one's options, given to\n"
-                   "'swapsim model NAME' as --KEY VALUE.\n");
-            return 0;
-        }
-        if (cli_flag(&a, "--verbose") || cli_flag(&a, "-v")) {
-            verbose = 1;
-            continue;
-        }
-        return cli_unknown(&a);
-    }
+    int verbose = 0, rc;
+    const cli_opt opts[] = {
+        {.name = "verbose", .short_name = 'v', .type = PT_BOOL, .dst = &verbose,
+         .help = "also list each one's options, given to 'swapsim model NAME' as --KEY VALUE"},
+        {.name = NULL}};
+    const cli_cmd cmd = {.name = "models", .about = "List profile generators.\n", .opts = opts};
+    if (cli_parse(&cmd, argc, argv, &rc))
+        return rc;
     for (size_t i = 0; i < model_count(); i++) {
         const model_def *m = model_at(i);
         printf("%-12s %s\n", m->name, m->summary);

@@ -9,62 +9,48 @@
 
 int cmd_dtr_parity(int argc, char **argv)
 {
-    cli_args a = {argc, argv, 1, "dtr-parity", {0}, 0};
     parity_opts o;
     memset(&o, 0, sizeof o);
-    o.verify = 1;
-    const char *out = NULL, *sets[32], *v;
-    int r;
-    while (a.i < argc) {
-        if (cli_flag(&a, "--help")) {
-            printf("usage: swapsim dtr-parity [--data DIR] [-o PREFIX] [--only NAME]\n"
-                   "                          [--set KEY=VALUE]... [--no-verify]\n\n"
-                   "Import the five DTR logs (DIR/dtr-logs; DIR: $SWAPSIM_DATA, else the\n"
-                   "source tree's data/), run the dtr planner with heuristics dtr, dtr-eq and lru\n"
-                   "at the ratios of the DTR authors' simulator's table (budget = floor(ratio x\n"
-                   "the ideal peak)), verify and simulate every plan, and write the table\n"
-                   "beside simrd's figures: verdict (ok / OOM / exceeded) and overhead =\n"
-                   "simulated iteration time / total compute. A cell matches when the\n"
-                   "verdicts agree and, if both ran, the overheads are within 3%%. Each cell\n"
-                   "runs twice: budget_on=bytes (simrd's budget: resident bytes; the arena the\n"
-                   "plan needed is reported) and budget_on=arena (the plan fits the budget;\n"
-                   "fragmentation costs extra evictions, counted).\n\n"
-                   "  -o PREFIX        write PREFIX.csv and PREFIX.md (default: markdown to\n"
-                   "                   standard output)\n"
-                   "  --only NAME      only the logs whose name contains NAME (resnet32, ...)\n"
-                   "  --set KEY=VALUE  a dtr planner option for every run (allocator=first-fit)\n"
-                   "  --no-verify      skip plan verification\n");
-            return 0;
-        }
-        if (cli_flag(&a, "--no-verify")) {
-            o.verify = 0;
-            continue;
-        }
-        if ((r = cli_opt(&a, "--data", &o.data)) != 0 || (r = cli_opt(&a, "-o", &out)) != 0 ||
-            (r = cli_opt(&a, "--only", &o.only)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        if ((r = cli_opt(&a, "--set", &v)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            if (o.nsets >= 32)
-                return cli_usage("dtr-parity", "too many --set options");
-            sets[o.nsets++] = v;
-            continue;
-        }
-        return cli_unknown(&a);
-    }
-    o.sets = sets;
-    if (!o.data)
-        o.data = sw_data_dir();
+    o.data = sw_data_dir();
+    const char *out = NULL;
+    cli_list sets;
+    memset(&sets, 0, sizeof sets);
+    int no_verify = 0, rc;
+    const cli_opt opts[] = {
+        {.name = "data", .type = PT_STRING, .dst = &o.data, .meta = "DIR",
+         .help = "holds dtr-logs/ (default $SWAPSIM_DATA, else the source tree's data/)"},
+        {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &out, .meta = "PREFIX",
+         .help = "write PREFIX.csv and PREFIX.md (default: markdown to standard output)"},
+        {.name = "only", .type = PT_STRING, .dst = &o.only, .meta = "NAME",
+         .help = "only the logs whose name contains NAME (resnet32, ...)"},
+        {.name = "set", .type = PT_STRING, .dst = &sets, .flags = CLI_MULTI | CLI_KEYVAL,
+         .help = "a dtr planner option for every run (allocator=first-fit)"},
+        {.name = "no-verify", .type = PT_BOOL, .dst = &no_verify,
+         .help = "skip plan verification"},
+        {.name = NULL}};
+    const cli_cmd cmd = {
+        .name = "dtr-parity",
+        .about = "Import the five DTR logs (DIR/dtr-logs), run the dtr planner with heuristics\n"
+                 "dtr, dtr-eq and lru at the ratios of the DTR authors' simulator's table\n"
+                 "(budget = floor(ratio x the ideal peak)), verify and simulate every plan, and\n"
+                 "write the table beside simrd's figures: verdict (ok / OOM / exceeded) and\n"
+                 "overhead = simulated iteration time / total compute. A cell matches when the\n"
+                 "verdicts agree and, if both ran, the overheads are within 3%. Each cell\n"
+                 "runs twice: budget_on=bytes (simrd's budget: resident bytes; the arena the\n"
+                 "plan needed is reported) and budget_on=arena (the plan fits the budget;\n"
+                 "fragmentation costs extra evictions, counted).\n",
+        .opts = opts};
+    if (cli_parse(&cmd, argc, argv, &rc))
+        return rc;
+    o.verify = !no_verify;
+    o.sets = sets.item;
+    o.nsets = sets.n;
     sw_buf csv, md;
     sw_buf_init(&csv);
     sw_buf_init(&md);
     parity_summary sum;
     sw_err e;
-    int rc = parity_run(&o, &csv, &md, &sum, &e);
+    rc = parity_run(&o, &csv, &md, &sum, &e);
     if (!rc && (csv.oom || md.oom))
         rc = sw_fail(&e, SW_ENOMEM, "out of memory");
     if (!rc && out) {

@@ -1,4 +1,5 @@
 /* cmd_plan.c: `swapsim plan`, `verify`, `simulate` and `run`. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,52 +12,45 @@
 #include "cli.h"
 
 typedef struct plan_args {
-    const char *planner, *memory, *seed, *time_budget, *threads, *log, *out, *trace, *iters;
-    const char *sets[64];
-    int nsets, json, no_verify;
+    const char *planner, *memory, *log, *out, *trace;
+    int64_t seed;
+    double time_budget;
+    int threads, iters, json, no_verify;
+    cli_list sets;
     cli_device dev;
 } plan_args;
 
-/* options of plan/run; returns 1 consumed, 0 not, -1 usage error */
-static int plan_opt(cli_args *a, plan_args *p, int with_output)
-{
-    const char *v;
-    int r;
-    struct {
-        const char *name;
-        const char **dst;
-    } o[] = {{"--planner", &p->planner}, {"--memory", &p->memory}, {"--seed", &p->seed},
-             {"--time-budget", &p->time_budget}, {"--threads", &p->threads}, {"--log", &p->log}};
-    for (size_t i = 0; i < sizeof o / sizeof o[0]; i++)
-        if ((r = cli_opt(a, o[i].name, o[i].dst)) != 0)
-            return r;
-    if (with_output && ((r = cli_opt(a, "-o", &p->out)) != 0 || (r = cli_opt(a, "--output", &p->out)) != 0))
-        return r;
-    if ((r = cli_opt(a, "--set", &v)) != 0) {
-        if (r < 0)
-            return r;
-        if (p->nsets >= 64) {
-            cli_usage(a->cmd, "too many --set options");
-            return -1;
-        }
-        p->sets[p->nsets++] = v;
-        return 1;
-    }
-    return cli_device_opt(a, &p->dev);
-}
+/* the options of plan and run (and of simulate: trace, json, iterations) */
+#define PLAN_OPTIONS(pa)                                                                          \
+    {.name = "planner", .type = PT_STRING, .dst = &(pa).planner, .meta = "NAME",                 \
+     .flags = CLI_REQUIRED, .help = "planner ('swapsim planners' lists them)"},                  \
+    {.name = "memory", .type = PT_SIZE, .dst = &(pa).memory, .flags = CLI_FRACTION,              \
+     .help = "device memory budget: 16GiB, 16G (binary), 16GB (decimal), 512MiB, plain bytes, "  \
+             "or 0.4x (a fraction of the ideal plan's peak memory); default: the device's "     \
+             "memory"},                                                                          \
+    {.name = "seed", .type = PT_INT, .dst = &(pa).seed, .def = "1", .min = 0, .max = INFINITY,   \
+     .flags = CLI_INT64, .help = "random seed"},                                                 \
+    {.name = "time-budget", .type = PT_SECONDS, .dst = &(pa).time_budget,                        \
+     .help = "search time limit for planners that search"},                                      \
+    {.name = "threads", .type = PT_INT, .dst = &(pa).threads, .def = "1", .min = 1, .max = 1024, \
+     .help = "worker threads; results do not depend on it"},                                     \
+    {.name = "set", .type = PT_STRING, .dst = &(pa).sets, .flags = CLI_MULTI | CLI_KEYVAL,       \
+     .help = "planner hyperparameter ('swapsim planners --verbose')"},                           \
+    {.name = "log", .type = PT_STRING, .dst = &(pa).log, .meta = "FILE",                         \
+     .help = "convergence log (CSV) for planners that search"},                                  \
+    {.name = "device", .type = PT_STRING, .dst = &(pa).dev.name, .meta = "NAME",                 \
+     .help = "plan for another built-in device (memory and PCIe)"},                              \
+    {.name = "device-set", .type = PT_STRING, .dst = &(pa).dev.sets,                             \
+     .flags = CLI_MULTI | CLI_KEYVAL, .help = "override one device figure ('swapsim devices --help')"}
 
-static const char *plan_opts_help =
-    "  --planner NAME        planner ('swapsim planners' lists them)\n"
-    "  --memory SIZE         device memory budget: 16GiB, 16G (binary), 16GB (decimal),\n"
-    "                        512MiB, plain bytes, or 0.4x (a fraction of the ideal plan's\n"
-    "                        peak memory); default: the device's memory\n"
-    "  --seed N              random seed (default 1)\n"
-    "  --time-budget SECONDS search time limit for planners that search\n"
-    "  --threads N           worker threads (default 1); results do not depend on it\n"
-    "  --set KEY=VALUE       planner hyperparameter ('swapsim planners --verbose')\n"
-    "  --log FILE            convergence log (CSV) for planners that search\n"
-    "  --device NAME         plan for another built-in device (memory and PCIe)\n"
-    "  --device-set KEY=VALUE override one device figure ('swapsim devices --help')\n";
+#define SIM_OPTIONS(pa, trace_help)                                                               \
+    {.name = "trace", .type = PT_STRING, .dst = &(pa).trace, .meta = "FILE", .help = trace_help}, \
+    {.name = "json", .type = PT_BOOL, .dst = &(pa).json,                                         \
+     .help = "print the result as one JSON object (fields in docs/cli.md)"},                     \
+    {.name = "max-iterations", .type = PT_INT, .dst = &(pa).iters, .def = "64", .min = 3,        \
+     .max = 4096, .help = "simulation iteration cap"}
+
+static const char *planner_name(size_t i) { return planner_at(i)->name; }
 
 /* Load the profile, apply the device, resolve the budget, run the planner. */
 static int make_plan(const char *profile_path, plan_args *pa, plan **out)
@@ -64,17 +58,9 @@ static int make_plan(const char *profile_path, plan_args *pa, plan **out)
     *out = NULL;
     sw_err e;
     graph_profile *g;
-    if (!pa->planner)
-        return cli_usage("plan", "missing --planner NAME");
     const planner *pl = planner_find(pa->planner);
-    if (!pl) {
-        char list[512] = "";
-        for (size_t i = 0; i < planner_count(); i++) {
-            strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
-            strncat(list, planner_at(i)->name, sizeof list - strlen(list) - 1);
-        }
-        return cli_fail(EXIT_USER, "unknown planner '%s' (expected one of: %s)", pa->planner, list);
-    }
+    if (!pl)
+        return cli_unknown_name("planner", pa->planner, planner_count(), planner_name);
     if (profile_read_file(profile_path, &g, &e))
         return cli_error(&e);
     if (cli_device_any(&pa->dev) && cli_device_resolve(&pa->dev, &g->device, &g->device)) {
@@ -87,31 +73,15 @@ static int make_plan(const char *profile_path, plan_args *pa, plan **out)
         return cli_fail(EXIT_USER, "out of memory");
     }
     int rc = 0;
-    int64_t v64;
     if (planner_resolve_budget(g, pa->memory, &o.memory_budget, &e)) {
         rc = e.code == SW_EINVAL ? cli_fail(EXIT_USER, "--memory: %s", e.msg) : cli_error(&e);
         goto done;
     }
-    if (pa->seed) {
-        if (sw_parse_i64(pa->seed, &v64) || v64 < 0) {
-            rc = cli_fail(EXIT_USER, "--seed %s: expected a non-negative integer", pa->seed);
-            goto done;
-        }
-        o.seed = (uint64_t)v64;
-    }
-    if (pa->threads) {
-        if (sw_parse_i64(pa->threads, &v64) || v64 < 1 || v64 > 1024) {
-            rc = cli_fail(EXIT_USER, "--threads %s: expected an integer from 1 to 1024", pa->threads);
-            goto done;
-        }
-        o.threads = (int)v64;
-    }
-    if (pa->time_budget && sw_parse_seconds(pa->time_budget, &o.time_budget_s, &e)) {
-        rc = cli_fail(EXIT_USER, "--time-budget: %s", e.msg);
-        goto done;
-    }
-    for (int i = 0; i < pa->nsets; i++)
-        if (params_set_kv(&o.params, pa->sets[i], &e)) {
+    o.seed = (uint64_t)pa->seed;
+    o.threads = pa->threads;
+    o.time_budget_s = pa->time_budget;
+    for (int i = 0; i < pa->sets.n; i++)
+        if (params_set_kv(&o.params, pa->sets.item[i], &e)) {
             rc = cli_fail(EXIT_USER, "planner %s: %s", pl->name, e.msg);
             goto done;
         }
@@ -216,36 +186,28 @@ static void print_result(const plan *p, const sim_result *r, int verified, int j
 
 int cmd_plan(int argc, char **argv)
 {
-    cli_args a = {argc, argv, 1, "plan", {0}, 0};
     plan_args pa;
     memset(&pa, 0, sizeof pa);
-    int r;
-    while (a.i < argc) {
-        if (cli_flag(&a, "--help")) {
-            printf("usage: swapsim plan PROFILE --planner NAME [--memory SIZE] [options] -o PLAN\n\n"
-                   "Make a plan and write it as JSON (docs/plan-format.md). Every plan is\n"
-                   "verified before it is written; an unsafe plan is an error.\n\noptions:\n%s"
-                   "  -o FILE               output plan (- for standard output)\n", plan_opts_help);
-            return 0;
-        }
-        if ((r = plan_opt(&a, &pa, 1)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        if ((r = cli_positional(&a)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        return cli_unknown(&a);
-    }
-    if (a.npos != 1)
-        return cli_usage("plan", "expected one PROFILE");
-    if (!pa.out)
-        return cli_usage("plan", "missing -o PLAN");
+    const char *profile = NULL;
+    int rc;
+    const cli_pos args[] = {{"PROFILE", "the profile (docs/profile-format.md)", 1, 1, &profile},
+                            {NULL, NULL, 0, 0, NULL}};
+    const cli_opt opts[] = {
+        PLAN_OPTIONS(pa),
+        {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &pa.out, .meta = "PLAN",
+         .flags = CLI_REQUIRED, .help = "output plan (- for standard output)"},
+        {.name = NULL}};
+    const cli_cmd cmd = {
+        .name = "plan",
+        .about = "Make a plan and write it as JSON (docs/plan-format.md). Every plan is\n"
+                 "verified before it is written; an unsafe plan is an error.\n",
+        .args = args,
+        .opts = opts,
+        .brief = 1};
+    if (cli_parse(&cmd, argc, argv, &rc))
+        return rc;
     plan *p;
-    int rc = make_plan(a.pos[0], &pa, &p);
+    rc = make_plan(profile, &pa, &p);
     if (rc)
         return rc;
     sw_err e;
@@ -261,45 +223,32 @@ int cmd_plan(int argc, char **argv)
 
 int cmd_verify(int argc, char **argv)
 {
-    cli_args a = {argc, argv, 1, "verify", {0}, 0};
-    int r, quiet = 0;
-    const char *memory = NULL;
-    while (a.i < argc) {
-        if (cli_flag(&a, "--help")) {
-            printf("usage: swapsim verify PLAN [--memory SIZE] [--quiet]\n\n"
-                   "Check that PLAN is safe under every execution order its streams and edges\n"
-                   "allow: inputs resident and current when an op runs, no two residencies\n"
-                   "sharing memory unless ordered, capacity kept, nothing needed dropped unless\n"
-                   "its host copy is current or it is recomputed, host copies read only when\n"
-                   "current, and the same persistent set resident at iteration start and end.\n"
-                   "Exit 0 if safe; otherwise exit 1 naming the first violation.\n\n"
-                   "  --memory SIZE  check capacity against this budget (16GiB, 16G, 16GB,\n"
-                   "                 bytes, or 0.4x of the ideal plan's peak) instead of the\n"
-                   "                 budget the plan itself declares\n"
-                   "  --quiet, -q    print nothing when the plan is safe\n");
-            return 0;
-        }
-        if (cli_flag(&a, "--quiet") || cli_flag(&a, "-q")) {
-            quiet = 1;
-            continue;
-        }
-        if ((r = cli_opt(&a, "--memory", &memory)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        if ((r = cli_positional(&a)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        return cli_unknown(&a);
-    }
-    if (a.npos != 1)
-        return cli_usage("verify", "expected one PLAN");
+    const char *path = NULL, *memory = NULL;
+    int quiet = 0, rc;
+    const cli_pos args[] = {{"PLAN", "the plan (docs/plan-format.md)", 1, 1, &path},
+                            {NULL, NULL, 0, 0, NULL}};
+    const cli_opt opts[] = {
+        {.name = "memory", .type = PT_SIZE, .dst = &memory, .flags = CLI_FRACTION,
+         .help = "check capacity against this budget (16GiB, 16G, 16GB, bytes, or 0.4x of the "
+                 "ideal plan's peak) instead of the budget the plan itself declares"},
+        {.name = "quiet", .short_name = 'q', .type = PT_BOOL, .dst = &quiet,
+         .help = "print nothing when the plan is safe"},
+        {.name = NULL}};
+    const cli_cmd cmd = {
+        .name = "verify",
+        .about = "Check that PLAN is safe under every execution order its streams and edges\n"
+                 "allow: inputs resident and current when an op runs, no two residencies\n"
+                 "sharing memory unless ordered, capacity kept, nothing needed dropped unless\n"
+                 "its host copy is current or it is recomputed, host copies read only when\n"
+                 "current, and the same persistent set resident at iteration start and end.\n"
+                 "Exit 0 if safe; otherwise exit 1 naming the first violation.\n",
+        .args = args,
+        .opts = opts};
+    if (cli_parse(&cmd, argc, argv, &rc))
+        return rc;
     plan *p;
     sw_err e;
-    if (plan_read_file(a.pos[0], &p, &e))
+    if (plan_read_file(path, &p, &e))
         return cli_error(&e);
     if (memory) { /* the budget from outside replaces the one the plan declares */
         int64_t budget;
@@ -309,13 +258,13 @@ int cmd_verify(int argc, char **argv)
         }
         p->budget = budget;
     }
-    int rc = plan_verify(p, NULL, &e);
+    rc = plan_verify(p, NULL, &e);
     if (rc) {
         plan_free(p);
-        return cli_fail(EXIT_USER, "%s: %s", a.pos[0], e.msg);
+        return cli_fail(EXIT_USER, "%s: %s", path, e.msg);
     }
     if (!quiet)
-        printf("%s: safe (%d tasks, planner %s)\n", a.pos[0], p->n_tasks,
+        printf("%s: safe (%d tasks, planner %s)\n", path, p->n_tasks,
                p->planner ? p->planner : "unknown");
     plan_free(p);
     return 0;
@@ -326,13 +275,7 @@ static int simulate_and_print(plan *p, plan_args *pa, int verified)
     sw_err e;
     sim_result r;
     sim_opts so = {0};
-    if (pa->iters) {
-        int64_t n;
-        if (sw_parse_i64(pa->iters, &n) || n < 3 || n > 4096)
-            return cli_fail(EXIT_USER, "--max-iterations %s: expected an integer from 3 to 4096",
-                            pa->iters);
-        so.max_iters = (int)n;
-    }
+    so.max_iters = pa->iters;
     if (sim_plan(p, NULL, &so, &r, &e))
         return cli_error(&e);
     if (pa->trace && sim_write_trace(p, NULL, pa->trace, &e))
@@ -343,48 +286,35 @@ static int simulate_and_print(plan *p, plan_args *pa, int verified)
 
 int cmd_simulate(int argc, char **argv)
 {
-    cli_args a = {argc, argv, 1, "simulate", {0}, 0};
     plan_args pa;
     memset(&pa, 0, sizeof pa);
-    int r;
-    while (a.i < argc) {
-        if (cli_flag(&a, "--help")) {
-            printf("usage: swapsim simulate PLAN [--trace FILE] [--json] [--max-iterations N]\n"
-                   "                       [--device NAME] [--device-set KEY=VALUE]...\n\n"
-                   "Time PLAN: iterations are repeated until the iteration time is steady. The\n"
-                   "plan is verified first (--no-verify skips it). --trace writes a Chrome trace\n"
-                   "of the last two iterations (open it in Perfetto or chrome://tracing). --json\n"
-                   "prints one object with the fields listed in docs/cli.md. A device override\n"
-                   "changes PCIe figures for a what-if; op times stay those of the profile.\n");
-            return 0;
-        }
-        if (cli_flag(&a, "--json")) {
-            pa.json = 1;
-            continue;
-        }
-        if (cli_flag(&a, "--no-verify")) {
-            pa.no_verify = 1;
-            continue;
-        }
-        if ((r = cli_opt(&a, "--trace", &pa.trace)) != 0 ||
-            (r = cli_opt(&a, "--max-iterations", &pa.iters)) != 0 ||
-            (r = cli_device_opt(&a, &pa.dev)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        if ((r = cli_positional(&a)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        return cli_unknown(&a);
-    }
-    if (a.npos != 1)
-        return cli_usage("simulate", "expected one PLAN");
+    const char *path = NULL;
+    int rc;
+    const cli_pos args[] = {{"PLAN", "the plan (docs/plan-format.md)", 1, 1, &path},
+                            {NULL, NULL, 0, 0, NULL}};
+    const cli_opt opts[] = {
+        SIM_OPTIONS(pa, "write a Chrome trace of the last two iterations (open it in Perfetto or "
+                        "chrome://tracing)"),
+        {.name = "no-verify", .type = PT_BOOL, .dst = &pa.no_verify,
+         .help = "skip verifying the plan first"},
+        {.name = "device", .type = PT_STRING, .dst = &pa.dev.name, .meta = "NAME",
+         .help = "another built-in device's PCIe figures, for a what-if; op times stay those of "
+                 "the profile"},
+        {.name = "device-set", .type = PT_STRING, .dst = &pa.dev.sets,
+         .flags = CLI_MULTI | CLI_KEYVAL, .help = "override one device figure ('swapsim devices "
+                                                  "--help')"},
+        {.name = NULL}};
+    const cli_cmd cmd = {
+        .name = "simulate",
+        .about = "Time PLAN: iterations are repeated until the iteration time is steady. The\n"
+                 "plan is verified first (--no-verify skips it).\n",
+        .args = args,
+        .opts = opts};
+    if (cli_parse(&cmd, argc, argv, &rc))
+        return rc;
     plan *p;
     sw_err e;
-    if (plan_read_file(a.pos[0], &p, &e))
+    if (plan_read_file(path, &p, &e))
         return cli_error(&e);
     if (cli_device_any(&pa.dev) && cli_device_resolve(&pa.dev, &p->prof->device, &p->prof->device)) {
         plan_free(p);
@@ -392,57 +322,36 @@ int cmd_simulate(int argc, char **argv)
     }
     if (!pa.no_verify && plan_verify(p, NULL, &e)) {
         plan_free(p);
-        return cli_fail(EXIT_USER, "%s: %s", a.pos[0], e.msg);
+        return cli_fail(EXIT_USER, "%s: %s", path, e.msg);
     }
-    int rc = simulate_and_print(p, &pa, !pa.no_verify);
+    rc = simulate_and_print(p, &pa, !pa.no_verify);
     plan_free(p);
     return rc;
 }
 
 int cmd_run(int argc, char **argv)
 {
-    cli_args a = {argc, argv, 1, "run", {0}, 0};
     plan_args pa;
     memset(&pa, 0, sizeof pa);
-    int r;
-    while (a.i < argc) {
-        if (cli_flag(&a, "--help")) {
-            printf("usage: swapsim run PROFILE --planner NAME [--memory SIZE] [options]\n\n"
-                   "Plan, verify and simulate in one go and print the result (--json: one object,\n"
-                   "fields in docs/cli.md).\n\noptions:\n%s"
-                   "  -o FILE               also write the plan\n"
-                   "  --trace FILE          write a Chrome trace of the steady state\n"
-                   "  --json                print the result as one JSON object\n"
-                   "  --max-iterations N    simulation iteration cap (default 64)\n",
-                   plan_opts_help);
-            return 0;
-        }
-        if (cli_flag(&a, "--json")) {
-            pa.json = 1;
-            continue;
-        }
-        if ((r = cli_opt(&a, "--trace", &pa.trace)) != 0 ||
-            (r = cli_opt(&a, "--max-iterations", &pa.iters)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        if ((r = plan_opt(&a, &pa, 1)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        if ((r = cli_positional(&a)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        return cli_unknown(&a);
-    }
-    if (a.npos != 1)
-        return cli_usage("run", "expected one PROFILE");
+    const char *profile = NULL;
+    int rc;
+    const cli_pos args[] = {{"PROFILE", "the profile (docs/profile-format.md)", 1, 1, &profile},
+                            {NULL, NULL, 0, 0, NULL}};
+    const cli_opt opts[] = {
+        PLAN_OPTIONS(pa),
+        {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &pa.out, .meta = "FILE",
+         .help = "also write the plan"},
+        SIM_OPTIONS(pa, "write a Chrome trace of the steady state"),
+        {.name = NULL}};
+    const cli_cmd cmd = {.name = "run",
+                         .about = "Plan, verify and simulate in one go and print the result.\n",
+                         .args = args,
+                         .opts = opts,
+                         .brief = 1};
+    if (cli_parse(&cmd, argc, argv, &rc))
+        return rc;
     plan *p;
-    int rc = make_plan(a.pos[0], &pa, &p);
+    rc = make_plan(profile, &pa, &p);
     if (rc)
         return rc;
     sw_err e;

@@ -6,71 +6,55 @@
 #include "../profiles/profile_io.h"
 #include "cli.h"
 
-/* Is --opt (dashes or underscores) a boolean option of model m? */
+static const char *model_name(size_t i) { return model_at(i)->name; }
+
 int cmd_model(int argc, char **argv)
 {
-    cli_args a = {argc, argv, 1, "model", {0}, 0};
     /* the generator (first registered name among the arguments) tells which
        options are flags: "--inference" alone means "--inference true" */
     const model_def *named = NULL;
     for (int i = 1; i < argc && !named; i++)
         named = model_find(argv[i]);
-    const char *out = NULL, *v;
-    cli_device dv = {0};
-    cli_kv kv = {{0}, {0}, 0};
-    int r;
-    while (a.i < argc) {
-        if (cli_flag(&a, "--help")) {
-            printf("usage: swapsim model NAME [--KEY VALUE]... [--set KEY=VALUE]...\n"
-                   "                    [--device NAME] [--device-set KEY=VALUE]... -o FILE\n\n"
-                   "Generate a profile with generator NAME ('swapsim models --verbose' lists the\n"
-                   "generators and their options; --some-key is the same as --some_key; a\n"
-                   "boolean option alone, e.g. --inference, means true). The device (default\n"
-                   "v100) supplies the cost model's figures (profiles/costmodel.c). -o - writes\n"
-                   "to standard output.\n\n"
-                   "The SwapAdvisor paper's models: wresnet --depth 152 --width 10 --batch 64;\n"
-                   "inception --width 4 --batch 64; nasnet --repeat 25 --batch 64;\n"
-                   "rnn --layers 8 --hidden 8192 --batch 256; brnn --layers 4 --hidden 8192\n"
-                   "--batch 128 ('swapsim table1' compares them with the paper's Table 1).\n");
-            return 0;
-        }
-        if ((r = cli_opt(&a, "-o", &v)) != 0 || (r = cli_opt(&a, "--output", &v)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            out = v;
-            continue;
-        }
-        if ((r = cli_device_opt(&a, &dv)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        if ((r = cli_kv_opt(&a, &kv, named ? named->params : NULL)) != 0) {
-            /* generator option --key VALUE (checked against the generator below) */
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        if ((r = cli_positional(&a)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        return cli_unknown(&a);
-    }
-    if (a.npos != 1)
-        return cli_usage("model", "expected one generator NAME");
-    if (!out)
-        return cli_usage("model", "missing -o FILE");
-    const model_def *m = model_find(a.pos[0]);
-    if (!m) {
-        char list[512] = "";
-        for (size_t i = 0; i < model_count(); i++) {
-            strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
-            strncat(list, model_at(i)->name, sizeof list - strlen(list) - 1);
-        }
-        return cli_fail(EXIT_USER, "unknown model '%s' (expected one of: %s)", a.pos[0], list);
-    }
+    const char *name = NULL, *out = NULL;
+    cli_device dv;
+    cli_list kv;
+    memset(&dv, 0, sizeof dv);
+    memset(&kv, 0, sizeof kv);
+    int rc;
+    const cli_pos args[] = {
+        {"NAME", "the generator ('swapsim models --verbose' lists the generators and their "
+                 "options)", 1, 1, &name},
+        {NULL, NULL, 0, 0, NULL}};
+    const cli_opt opts[] = {
+        {.name = "KEY", .type = PT_STRING, .dst = &kv, .meta = "VALUE", .flags = CLI_ANY,
+         .help = "an option of the generator; --some-key is the same as --some_key; a boolean "
+                 "option alone, e.g. --inference, means true"},
+        {.name = "set", .type = PT_STRING, .dst = &kv, .flags = CLI_MULTI | CLI_KEYVAL,
+         .help = "the same as --KEY VALUE"},
+        {.name = "device", .type = PT_STRING, .dst = &dv.name, .meta = "NAME",
+         .help = "the device (default v100) supplies the cost model's figures "
+                 "(profiles/costmodel.c)"},
+        {.name = "device-set", .type = PT_STRING, .dst = &dv.sets, .flags = CLI_MULTI | CLI_KEYVAL,
+         .help = "override one device figure ('swapsim devices --help')"},
+        {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &out, .meta = "FILE",
+         .flags = CLI_REQUIRED, .help = "the profile; -o - writes to standard output"},
+        {.name = NULL}};
+    const cli_cmd cmd = {
+        .name = "model",
+        .about = "Generate a profile with generator NAME.\n\n"
+                 "The SwapAdvisor paper's models: wresnet --depth 152 --width 10 --batch 64;\n"
+                 "inception --width 4 --batch 64; nasnet --repeat 25 --batch 64;\n"
+                 "rnn --layers 8 --hidden 8192 --batch 256; brnn --layers 4 --hidden 8192\n"
+                 "--batch 128 ('swapsim table1' compares them with the paper's Table 1).\n",
+        .args = args,
+        .opts = opts,
+        .any_params = named ? named->params : NULL};
+    if (cli_parse(&cmd, argc, argv, &rc))
+        return rc;
+    const model_def *m = model_find(name);
+    if (!m)
+        return cli_unknown_name("model", name, model_count(), model_name);
+
     param_set ps;
     dev_spec dev;
     sw_err e;
@@ -79,7 +63,7 @@ int cmd_model(int argc, char **argv)
     if (cli_kv_prepare(&kv, &dv, m->params, what, &ps, &dev))
         return EXIT_USER;
     graph_profile *g;
-    int rc = m->generate(&ps, &dev, &g, &e);
+    rc = m->generate(&ps, &dev, &g, &e);
     params_free(&ps);
     if (rc)
         return cli_error(&e);
@@ -90,39 +74,33 @@ int cmd_model(int argc, char **argv)
 
 int cmd_stats(int argc, char **argv)
 {
-    cli_args a = {argc, argv, 1, "stats", {0}, 0};
-    int json = 0, r;
-    while (a.i < argc) {
-        if (cli_flag(&a, "--help")) {
-            printf("usage: swapsim stats PROFILE [--json]\n\n"
-                   "Model statistics. Memory is reported two ways: peak_memory_bytes, the peak of\n"
-                   "the ideal execution in the profile's operator order with every tensor freed\n"
-                   "after its last use (persistent tensors always resident, plus the largest\n"
-                   "workspace); total_tensor_bytes, the sum of every storage (views count 0).\n"
-                   "footprint_bytes: persistent storages, every storage the forward pass makes and\n"
-                   "the parameter gradients (an iteration that frees nothing before the backward\n"
-                   "pass; the definition that reproduces the SwapAdvisor paper's Table 1, see\n"
-                   "docs/table1.md).\n"
-                   "distinct_tensor_sizes counts distinct non-zero storage sizes (the size\n"
-                   "classes SwapAdvisor's allocator chooses among).\n");
-            return 0;
-        }
-        if (cli_flag(&a, "--json")) {
-            json = 1;
-            continue;
-        }
-        if ((r = cli_positional(&a)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        return cli_unknown(&a);
-    }
-    if (a.npos != 1)
-        return cli_usage("stats", "expected one PROFILE");
+    const char *path = NULL;
+    int json = 0, rc;
+    const cli_pos args[] = {{"PROFILE", "the profile (docs/profile-format.md)", 1, 1, &path},
+                            {NULL, NULL, 0, 0, NULL}};
+    const cli_opt opts[] = {
+        {.name = "json", .type = PT_BOOL, .dst = &json,
+         .help = "print one JSON object (fields in docs/cli.md)"},
+        {.name = NULL}};
+    const cli_cmd cmd = {
+        .name = "stats",
+        .about = "Model statistics. Memory is reported two ways: peak_memory_bytes, the peak of\n"
+                 "the ideal execution in the profile's operator order with every tensor freed\n"
+                 "after its last use (persistent tensors always resident, plus the largest\n"
+                 "workspace); total_tensor_bytes, the sum of every storage (views count 0).\n"
+                 "footprint_bytes: persistent storages, every storage the forward pass makes and\n"
+                 "the parameter gradients (an iteration that frees nothing before the backward\n"
+                 "pass; the definition that reproduces the SwapAdvisor paper's Table 1, see\n"
+                 "docs/table1.md).\n"
+                 "distinct_tensor_sizes counts distinct non-zero storage sizes (the size\n"
+                 "classes SwapAdvisor's allocator chooses among).\n",
+        .args = args,
+        .opts = opts};
+    if (cli_parse(&cmd, argc, argv, &rc))
+        return rc;
     graph_profile *g;
     sw_err e;
-    if (profile_read_file(a.pos[0], &g, &e))
+    if (profile_read_file(path, &g, &e))
         return cli_error(&e);
     graph_stats st;
     if (graph_compute_stats(g, &st)) {

@@ -10,15 +10,6 @@
 #include "../validate/replay.h"
 #include "cli.h"
 
-static int parse_int(const char *opt, const char *v, int lo, int hi, int *out)
-{
-    int64_t n;
-    if (sw_parse_i64(v, &n) || n < lo || n > hi)
-        return cli_fail(EXIT_USER, "%s %s: expected an integer from %d to %d", opt, v, lo, hi);
-    *out = (int)n;
-    return 0;
-}
-
 static void put_replay_json(const char *path, const plan *p, const val_result *r,
                             const sim_result *s, int verified, int canaries, sw_buf *b)
 {
@@ -70,145 +61,88 @@ static void put_replay_json(const char *path, const plan *p, const val_result *r
 
 int cmd_replay(int argc, char **argv)
 {
-    cli_args a = {argc, argv, 1, "replay", {0}, 0};
-    const char *backend = "cpu", *v;
-    int json = 0, unsafe = 0, r;
+    const char *path = NULL;
+    int backend = 0, json = 0, unsafe = 0, no_canaries = 0, no_poison = 0, rc;
     val_opts o;
     val_opts_init(&o);
-    while (a.i < argc) {
-        if (cli_flag(&a, "--help")) {
-            printf(
-                "usage: swapsim replay PLAN [--backend cpu|cuda] [--iterations N] [--json]\n"
-                "                     [options]\n\n"
-                "Run PLAN for real and compare its iteration time with the simulator's. Both\n"
-                "backends execute the same event graph: three streams, one event per task\n"
-                "others wait for, the arena laid out as the plan places it, host buffers for\n"
-                "swapped tensors. Canaries (a per-tensor, per-version pattern written when a\n"
-                "tensor is produced or mutated and checked when it is read) catch a plan that\n"
-                "reads overwritten or stale memory; the exit status is 1 if they do.\n"
-                "The plan is verified first; --unsafe replays a plan the verifier rejects.\n\n"
-                "  --backend cpu|cuda    cpu (default): threads stand in for the GPU's streams,\n"
-                "                        host memory for its memory, copies paced to the\n"
-                "                        plan's PCIe rates, ops wait out their profiled time;\n"
-                "                        every duration is stretched by a time scale (reported)\n"
-                "                        and measured times divided by it. cuda: a GPU (needs\n"
-                "                        libswapsim_cuda.so, built by make where nvcc is present)\n"
-                "  --iterations N        measured iterations (default 10)\n"
-                "  --warmup N            iterations before measuring (default 2)\n"
-                "  --device-index N      cuda: which GPU (default 0)\n"
-                "  --ops kernel|library  cuda: ops as calibrated kernels of their profiled time\n"
-                "                        (default), or cuBLAS/cuDNN where attrs give shapes\n"
-                "  --time-scale X        cpu: real seconds per plan second (default: chosen\n"
-                "                        from this machine's memory bandwidth)\n"
-                "  --wait hybrid|spin|sleep  cpu: how ops wait out their time (default hybrid)\n"
-                "  --max-seconds S       refuse a replay longer than S simulated seconds, all\n"
-                "                        iterations and warm-up together (default 600; the\n"
-                "                        cpu backend's real time is this times its scale)\n"
-                "  --no-canaries         skip canary checks (timing only)\n"
-                "  --no-poison           do not poison memory the plan releases\n"
-                "  --unsafe              replay even if the verifier rejects the plan\n"
-                "  --json                one JSON object (fields in docs/cli.md)\n");
-            return 0;
-        }
-        if (cli_flag(&a, "--json")) {
-            json = 1;
-            continue;
-        }
-        if (cli_flag(&a, "--unsafe")) {
-            unsafe = 1;
-            continue;
-        }
-        if (cli_flag(&a, "--no-canaries")) {
-            o.canaries = 0;
-            continue;
-        }
-        if (cli_flag(&a, "--no-poison")) {
-            o.poison = 0;
-            continue;
-        }
-        if ((r = cli_opt(&a, "--backend", &backend)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            if (strcmp(backend, "cpu") && strcmp(backend, "cuda"))
-                return cli_usage("replay", "--backend %s: expected cpu or cuda", backend);
-            continue;
-        }
-        if ((r = cli_opt(&a, "--iterations", &v)) != 0) {
-            if (r < 0 || parse_int("--iterations", v, 1, 100000, &o.iterations))
-                return r < 0 ? EXIT_USAGE : EXIT_USER;
-            continue;
-        }
-        if ((r = cli_opt(&a, "--warmup", &v)) != 0) {
-            if (r < 0 || parse_int("--warmup", v, 1, 100000, &o.warmup))
-                return r < 0 ? EXIT_USAGE : EXIT_USER;
-            continue;
-        }
-        if ((r = cli_opt(&a, "--device-index", &v)) != 0) {
-            if (r < 0 || parse_int("--device-index", v, 0, 1023, &o.device_index))
-                return r < 0 ? EXIT_USAGE : EXIT_USER;
-            continue;
-        }
-        if ((r = cli_opt(&a, "--time-scale", &v)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            if (sw_parse_f64(v, &o.time_scale) || !(o.time_scale > 0) || o.time_scale > 1e6)
-                return cli_fail(EXIT_USER, "--time-scale %s: expected a number > 0", v);
-            continue;
-        }
-        if ((r = cli_opt(&a, "--max-seconds", &v)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            if (sw_parse_f64(v, &o.max_seconds) || !(o.max_seconds > 0) || o.max_seconds > 1e9)
-                return cli_fail(EXIT_USER, "--max-seconds %s: expected a number of seconds in "
-                                "(0, 1e9]", v);
-            continue;
-        }
-        if ((r = cli_opt(&a, "--ops", &v)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            if ((o.ops_library = cli_choice(v, "kernel|library")) < 0)
-                return cli_usage("replay", "--ops %s: expected kernel or library", v);
-            continue;
-        }
-        if ((r = cli_opt(&a, "--wait", &v)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            if ((o.wait_mode = cli_choice(v, "hybrid|spin|sleep")) < 0)
-                return cli_usage("replay", "--wait %s: expected hybrid, spin or sleep", v);
-            continue;
-        }
-        if ((r = cli_positional(&a)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        return cli_unknown(&a);
-    }
-    if (a.npos != 1)
-        return cli_usage("replay", "expected one PLAN");
+    const cli_pos args[] = {{"PLAN", "the plan (docs/plan-format.md)", 1, 1, &path},
+                            {NULL, NULL, 0, 0, NULL}};
+    const cli_opt opts[] = {
+        {.name = "backend", .type = PT_CHOICE, .dst = &backend, .def = "cpu", .choices = "cpu|cuda",
+         .help = "cpu: threads stand in for the GPU's streams, host memory for its memory, "
+                 "copies paced to the plan's PCIe rates, ops wait out their profiled time; every "
+                 "duration is stretched by a time scale (reported) and measured times divided by "
+                 "it. cuda: a GPU; needs libswapsim_cuda.so, built by make where nvcc is present"},
+        {.name = "iterations", .type = PT_INT, .dst = &o.iterations, .def = "10", .min = 1,
+         .max = 100000, .help = "measured iterations"},
+        {.name = "warmup", .type = PT_INT, .dst = &o.warmup, .def = "2", .min = 1, .max = 100000,
+         .help = "iterations before measuring"},
+        {.name = "device-index", .type = PT_INT, .dst = &o.device_index, .def = "0", .min = 0,
+         .max = 1023, .help = "cuda: which GPU"},
+        {.name = "ops", .type = PT_CHOICE, .dst = &o.ops_library, .def = "kernel",
+         .choices = "kernel|library",
+         .help = "cuda: ops as calibrated kernels of their profiled time, or cuBLAS/cuDNN where "
+                 "attrs give shapes"},
+        {.name = "time-scale", .type = PT_FLOAT, .dst = &o.time_scale, .min = 0, .max = 1e6,
+         .flags = CLI_ABOVE_MIN,
+         .help = "cpu: real seconds per plan second (default: chosen from this machine's memory "
+                 "bandwidth)"},
+        {.name = "wait", .type = PT_CHOICE, .dst = &o.wait_mode, .def = "hybrid",
+         .choices = "hybrid|spin|sleep", .help = "cpu: how ops wait out their time"},
+        {.name = "max-seconds", .type = PT_FLOAT, .dst = &o.max_seconds, .meta = "S", .min = 0,
+         .max = 1e9, .flags = CLI_ABOVE_MIN,
+         .help = "refuse a replay longer than S simulated seconds, all iterations and warm-up "
+                 "together (default 600; the cpu backend's real time is this times its scale)"},
+        {.name = "no-canaries", .type = PT_BOOL, .dst = &no_canaries,
+         .help = "skip canary checks (timing only)"},
+        {.name = "no-poison", .type = PT_BOOL, .dst = &no_poison,
+         .help = "do not poison memory the plan releases"},
+        {.name = "unsafe", .type = PT_BOOL, .dst = &unsafe,
+         .help = "replay even if the verifier rejects the plan"},
+        {.name = "json", .type = PT_BOOL, .dst = &json,
+         .help = "one JSON object (fields in docs/cli.md)"},
+        {.name = NULL}};
+    const cli_cmd cmd = {
+        .name = "replay",
+        .about = "Run PLAN for real and compare its iteration time with the simulator's. Both\n"
+                 "backends execute the same event graph: three streams, one event per task\n"
+                 "others wait for, the arena laid out as the plan places it, host buffers for\n"
+                 "swapped tensors. Canaries (a per-tensor, per-version pattern written when a\n"
+                 "tensor is produced or mutated and checked when it is read) catch a plan that\n"
+                 "reads overwritten or stale memory; the exit status is 1 if they do.\n"
+                 "The plan is verified first; --unsafe replays a plan the verifier rejects.\n",
+        .args = args,
+        .opts = opts,
+        .brief = 1};
+    if (cli_parse(&cmd, argc, argv, &rc))
+        return rc;
+    if (no_canaries)
+        o.canaries = 0;
+    if (no_poison)
+        o.poison = 0;
     plan *p;
     sw_err e;
-    if (plan_read_file(a.pos[0], &p, &e))
+    if (plan_read_file(path, &p, &e))
         return cli_error(&e);
     int verified = plan_verify(p, NULL, &e) == 0;
     if (!verified && !unsafe) {
         plan_free(p);
-        return cli_fail(EXIT_USER, "%s: %s (--unsafe replays it anyway)", a.pos[0], e.msg);
+        return cli_fail(EXIT_USER, "%s: %s (--unsafe replays it anyway)", path, e.msg);
     }
     sim_result s;
     val_result res;
-    if (sim_plan(p, NULL, NULL, &s, &e) || val_replay(p, backend, &o, &res, &e)) {
+    if (sim_plan(p, NULL, NULL, &s, &e) || val_replay(p, backend ? "cuda" : "cpu", &o, &res, &e)) {
         plan_free(p);
-        return cli_fail(EXIT_USER, "%s: %s", a.pos[0], e.msg);
+        return cli_fail(EXIT_USER, "%s: %s", path, e.msg);
     }
     if (json) {
         sw_buf b;
         sw_buf_init(&b);
-        put_replay_json(a.pos[0], p, &res, &s, verified, o.canaries, &b);
+        put_replay_json(path, p, &res, &s, verified, o.canaries, &b);
         fputs(b.data ? b.data : "", stdout);
         sw_buf_free(&b);
     } else {
-        printf("plan %s: profile %s on %s, planner %s (seed %llu)%s\n", a.pos[0], p->prof->name,
+        printf("plan %s: profile %s on %s, planner %s (seed %llu)%s\n", path, p->prof->name,
                p->prof->device.name, p->planner ? p->planner : "?", (unsigned long long)p->seed,
                verified ? "" : ", REJECTED by the verifier");
         printf("  backend           %s: %s\n", res.backend, res.device);
@@ -235,9 +169,9 @@ int cmd_replay(int argc, char **argv)
             printf("  note              CPU backend: this validates the executor and the timing "
                    "of copies and dependencies, not a GPU\n");
     }
-    int rc = 0;
+    rc = 0;
     if (o.canaries && res.canary_failures)
-        rc = cli_fail(EXIT_USER, "%s: canaries caught %lld mismatches: %s", a.pos[0],
+        rc = cli_fail(EXIT_USER, "%s: canaries caught %lld mismatches: %s", path,
                       (long long)res.canary_failures, res.first_failure);
     plan_free(p);
     return rc;
@@ -245,65 +179,40 @@ int cmd_replay(int argc, char **argv)
 
 int cmd_profile(int argc, char **argv)
 {
-    cli_args a = {argc, argv, 1, "profile", {0}, 0};
-    const char *out = NULL, *v;
-    int r, have_index = 0;
+    const char *path = NULL, *out = NULL;
+    int rc;
     val_profile_opts o = {0, 5, 0, NULL};
-    while (a.i < argc) {
-        if (cli_flag(&a, "--help")) {
-            printf("usage: swapsim profile PROFILE --device-index N -o RECORDED [--repeats R]\n"
-                   "                      [--unknown touch|calibrated|keep]\n\n"
-                   "Run every op of PROFILE on GPU N under CUPTI's activity API and write a copy\n"
-                   "with the measured times (median of R runs, default 5) and provenance\n"
-                   "\"recorded with swapsim profile on <GPU>\". Ops whose attrs give shapes run\n"
-                   "as cuBLAS GEMMs or cuDNN convolutions (docs/validate.md lists the attrs);\n"
-                   "others as a kernel reading their inputs and writing their outputs (touch,\n"
-                   "default), as the calibrated kernel of their profiled time, or keep their\n"
-                   "time. Needs libswapsim_cuda.so and a CUDA device.\n");
-            return 0;
-        }
-        if ((r = cli_opt(&a, "-o", &out)) != 0 || (r = cli_opt(&a, "--output", &out)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        if ((r = cli_opt(&a, "--device-index", &v)) != 0) {
-            if (r < 0 || parse_int("--device-index", v, 0, 1023, &o.device_index))
-                return r < 0 ? EXIT_USAGE : EXIT_USER;
-            have_index = 1;
-            continue;
-        }
-        if ((r = cli_opt(&a, "--repeats", &v)) != 0) {
-            if (r < 0 || parse_int("--repeats", v, 1, 1000, &o.reps))
-                return r < 0 ? EXIT_USAGE : EXIT_USER;
-            continue;
-        }
-        if ((r = cli_opt(&a, "--unknown", &v)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            if ((o.unknown = cli_choice(v, "touch|calibrated|keep")) < 0)
-                return cli_usage("profile", "--unknown %s: expected touch, calibrated or keep", v);
-            continue;
-        }
-        if ((r = cli_positional(&a)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            continue;
-        }
-        return cli_unknown(&a);
-    }
-    if (a.npos != 1)
-        return cli_usage("profile", "expected one PROFILE");
-    if (!out)
-        return cli_usage("profile", "missing -o RECORDED");
-    if (!have_index)
-        return cli_usage("profile", "missing --device-index N");
+    const cli_pos args[] = {{"PROFILE", "the profile whose ops are timed", 1, 1, &path},
+                            {NULL, NULL, 0, 0, NULL}};
+    const cli_opt opts[] = {
+        {.name = "device-index", .type = PT_INT, .dst = &o.device_index, .min = 0, .max = 1023,
+         .flags = CLI_REQUIRED, .help = "the GPU"},
+        {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &out, .meta = "RECORDED",
+         .flags = CLI_REQUIRED, .help = "the copy with the measured times"},
+        {.name = "repeats", .type = PT_INT, .dst = &o.reps, .def = "5", .meta = "R", .min = 1,
+         .max = 1000, .help = "runs per op; the median is kept"},
+        {.name = "unknown", .type = PT_CHOICE, .dst = &o.unknown, .def = "touch",
+         .choices = "touch|calibrated|keep",
+         .help = "ops whose attrs give no shapes: a kernel reading their inputs and writing "
+                 "their outputs, the calibrated kernel of their profiled time, or their time kept"},
+        {.name = NULL}};
+    const cli_cmd cmd = {
+        .name = "profile",
+        .about = "Run every op of PROFILE on GPU N under CUPTI's activity API and write a copy\n"
+                 "with the measured times and provenance \"recorded with swapsim profile on\n"
+                 "<GPU>\". Ops whose attrs give shapes run as cuBLAS GEMMs or cuDNN convolutions\n"
+                 "(docs/validate.md lists the attrs); others as --unknown says. Needs\n"
+                 "libswapsim_cuda.so and a CUDA device.\n",
+        .args = args,
+        .opts = opts};
+    if (cli_parse(&cmd, argc, argv, &rc))
+        return rc;
     graph_profile *g, *rec;
     sw_err e;
-    if (profile_read_file(a.pos[0], &g, &e))
+    if (profile_read_file(path, &g, &e))
         return cli_error(&e);
-    o.source_file = a.pos[0];
-    int rc = val_profile(g, &o, &rec, &e);
+    o.source_file = path;
+    rc = val_profile(g, &o, &rec, &e);
     graph_free(g);
     if (rc)
         return cli_fail(EXIT_USER, "profile: %s", e.msg);

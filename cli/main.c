@@ -1,5 +1,4 @@
 /* main.c: the swapsim command line: subcommand dispatch and shared helpers. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,123 +6,23 @@
 
 #define SWAPSIM_VERSION "0.1.0"
 
-int cli_fail(int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("swapsim: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return code;
-}
+static const char *device_name(size_t i) { return dev_at(i)->name; }
 
-int cli_usage(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "swapsim %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see 'swapsim %s --help')\n", cmd);
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
-int cli_error(const sw_err *e)
-{
-    fprintf(stderr, "swapsim: %s\n", e->msg[0] ? e->msg : sw_strerror(e->code));
-    return EXIT_USER;
-}
-
-int cli_opt(cli_args *a, const char *name, const char **val)
-{
-    const char *s = a->argv[a->i];
-    size_t n = strlen(name);
-    if (strncmp(s, name, n) != 0)
-        return 0;
-    if (s[n] == '=') {
-        *val = s + n + 1;
-        a->i++;
-        return 1;
-    }
-    if (s[n] != 0)
-        return 0;
-    if (a->i + 1 >= a->argc) {
-        cli_usage(a->cmd, "option %s needs a value", name);
-        return -1;
-    }
-    *val = a->argv[a->i + 1];
-    a->i += 2;
-    return 1;
-}
-
-int cli_flag(cli_args *a, const char *name)
-{
-    if (strcmp(a->argv[a->i], name) != 0)
-        return 0;
-    a->i++;
-    return 1;
-}
-
-int cli_positional(cli_args *a)
-{
-    const char *s = a->argv[a->i];
-    if (s[0] == '-' && s[1] != 0)
-        return 0;
-    if (a->npos >= (int)(sizeof a->pos / sizeof a->pos[0])) {
-        cli_usage(a->cmd, "too many arguments");
-        return -1;
-    }
-    a->pos[a->npos++] = s;
-    a->i++;
-    return 1;
-}
-
-int cli_unknown(cli_args *a) { return cli_usage(a->cmd, "unknown option '%s'", a->argv[a->i]); }
-
-int cli_device_opt(cli_args *a, cli_device *d)
-{
-    const char *v;
-    int r;
-    if ((r = cli_opt(a, "--device", &v)) != 0) {
-        if (r > 0)
-            d->name = v;
-        return r;
-    }
-    if ((r = cli_opt(a, "--device-set", &v)) != 0) {
-        if (r < 0)
-            return r;
-        if (d->nsets >= 32) {
-            cli_usage(a->cmd, "too many --device-set options");
-            return -1;
-        }
-        d->sets[d->nsets++] = v;
-        return 1;
-    }
-    return 0;
-}
-
-int cli_device_any(const cli_device *d) { return d->name || d->nsets; }
+int cli_device_any(const cli_device *d) { return d->name || d->sets.n; }
 
 int cli_device_resolve(const cli_device *d, const dev_spec *base, dev_spec *out)
 {
     if (d->name) {
         const dev_spec *b = dev_find(d->name);
-        if (!b) {
-            char list[256] = "";
-            for (size_t i = 0; i < dev_count(); i++) {
-                strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
-                strncat(list, dev_at(i)->name, sizeof list - strlen(list) - 1);
-            }
-            return cli_fail(EXIT_USER, "unknown device '%s' (expected one of: %s)", d->name, list);
-        }
+        if (!b)
+            return cli_unknown_name("device", d->name, dev_count(), device_name);
         *out = *b;
     } else {
         *out = *base;
     }
-    for (int i = 0; i < d->nsets; i++) {
+    for (int i = 0; i < d->sets.n; i++) {
         sw_err e;
-        if (dev_set(out, d->sets[i], &e))
+        if (dev_set(out, d->sets.item[i], &e))
             return cli_error(&e);
     }
     sw_err e;
@@ -132,76 +31,11 @@ int cli_device_resolve(const cli_device *d, const dev_spec *base, dev_spec *out)
     return 0;
 }
 
-static int bool_option(const param_def *defs, const char *opt)
-{
-    char key[64];
-    snprintf(key, sizeof key, "%s", opt);
-    for (char *p = key; *p; p++)
-        if (*p == '-')
-            *p = '_';
-    for (const param_def *d = defs; d && d->key; d++)
-        if (!strcmp(d->key, key))
-            return d->type == PT_BOOL;
-    return 0;
-}
-
-static int bool_literal(const char *s)
-{
-    static const char *const v[] = {"true", "false", "1", "0", "yes", "no", "on", "off"};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        if (!strcmp(s, v[i]))
-            return 1;
-    return 0;
-}
-
-int cli_kv_opt(cli_args *a, cli_kv *kv, const param_def *defs)
-{
-    const char *s = a->argv[a->i], *v;
-    int r;
-    if ((r = cli_opt(a, "--set", &v)) != 0) {
-        if (r < 0)
-            return r;
-        if (!strchr(v, '=')) {
-            cli_usage(a->cmd, "--set needs KEY=VALUE, got '%s'", v);
-            return -1;
-        }
-        s = NULL;
-    } else if (!(s[0] == '-' && s[1] == '-' && s[2])) {
-        return 0;
-    }
-    if (kv->n >= 64) {
-        cli_usage(a->cmd, "too many options");
-        return -1;
-    }
-    if (!s) {
-        kv->key[kv->n] = v;
-        kv->val[kv->n] = NULL;
-    } else if (strchr(s, '=')) {
-        kv->key[kv->n] = s + 2;
-        kv->val[kv->n] = NULL;
-        a->i++;
-    } else if (bool_option(defs, s + 2) && (a->i + 1 >= a->argc || !bool_literal(a->argv[a->i + 1]))) {
-        kv->key[kv->n] = s + 2;
-        kv->val[kv->n] = "true";
-        a->i++;
-    } else {
-        if (a->i + 1 >= a->argc) {
-            cli_usage(a->cmd, "option %s needs a value", s);
-            return -1;
-        }
-        kv->key[kv->n] = s + 2;
-        kv->val[kv->n] = a->argv[a->i + 1];
-        a->i += 2;
-    }
-    kv->n++;
-    return 1;
-}
-
-static int cli_kv_apply(const cli_kv *kv, param_set *ps, const char *what)
+static int kv_apply(const cli_list *kv, param_set *ps, const char *what)
 {
     for (int i = 0; i < kv->n; i++) {
         char key[64], val[256];
-        const char *k = kv->key[i], *v = kv->val[i];
+        const char *k = kv->item[i], *v = kv->val[i];
         const char *eq = v ? NULL : strchr(k, '=');
         size_t kl = v ? strlen(k) : (size_t)(eq - k);
         if (kl >= sizeof key)
@@ -219,31 +53,16 @@ static int cli_kv_apply(const cli_kv *kv, param_set *ps, const char *what)
     return 0;
 }
 
-int cli_kv_prepare(const cli_kv *kv, const cli_device *dv, const param_def *defs,
+int cli_kv_prepare(const cli_list *kv, const cli_device *dv, const param_def *defs,
                    const char *what, param_set *ps, dev_spec *dev)
 {
     if (params_init(ps, defs))
         return cli_fail(EXIT_USER, "out of memory");
-    if (cli_kv_apply(kv, ps, what) || cli_device_resolve(dv, dev_find("v100"), dev)) {
+    if (kv_apply(kv, ps, what) || cli_device_resolve(dv, dev_find("v100"), dev)) {
         params_free(ps);
         return EXIT_USER;
     }
     return 0;
-}
-
-int cli_choice(const char *v, const char *choices)
-{
-    size_t n = strlen(v);
-    for (int i = 0; *choices; i++) {
-        const char *bar = strchr(choices, '|');
-        size_t len = bar ? (size_t)(bar - choices) : strlen(choices);
-        if (len == n && !strncmp(v, choices, n))
-            return i;
-        if (!bar)
-            break;
-        choices = bar + 1;
-    }
-    return -1;
 }
 
 static void usage(FILE *f)

@@ -89,7 +89,8 @@ int main(void)
     snprintf(args, sizeof args, "run %s/r.json --planner magic", dir);
     expect_fail(args, 1, "unknown planner 'magic'", "unknown planner");
     snprintf(args, sizeof args, "run %s/r.json --planner none --memory 12XB", dir);
-    expect_fail(args, 1, "unknown unit", "bad size");
+    expect_fail(args, 1, "swapsim run: --memory: expected a size like 16G or 0.4x, got '12XB'",
+                "bad size");
     snprintf(args, sizeof args, "run %s/r.json --planner none --set nope=1", dir);
     expect_fail(args, 1, "unknown option 'nope'", "unknown hyperparameter");
     snprintf(args, sizeof args, "run %s/r.json --planner none --device tpu", dir);

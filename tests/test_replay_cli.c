@@ -82,9 +82,11 @@ int main(void)
     snprintf(args, sizeof args, "replay %s --backend cuda", ok_path);
     expect_fail(args, 1, "CUDA", "--backend cuda without a device fails cleanly");
     snprintf(args, sizeof args, "replay %s --backend tpu", ok_path);
-    expect_fail(args, 2, "expected cpu or cuda", "an unknown backend");
+    expect_fail(args, 1, "swapsim replay: --backend: expected cpu or cuda, got 'tpu'",
+                "an unknown backend");
     snprintf(args, sizeof args, "replay %s --iterations 0", ok_path);
-    expect_fail(args, 1, "--iterations", "zero iterations");
+    expect_fail(args, 1, "--iterations: expected an integer from 1 to 100000, got '0'",
+                "zero iterations");
     expect_fail("replay", 2, "expected one PLAN", "no plan");
     expect_fail("replay /nonexistent.json", 1, "nonexistent", "a missing file");
 
