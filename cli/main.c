@@ -84,6 +84,8 @@ static void usage(FILE *f)
           "  plan PROFILE --planner NAME --memory SIZE -o PLAN\n"
           "                          make a plan\n"
           "  verify PLAN             check a plan is safe under every allowed order\n"
+          "  bound PROFILE --memory SIZE\n"
+          "                          lower bounds on any plan's iteration time\n"
           "  simulate PLAN           time a plan (steady-state iteration)\n"
           "  run PROFILE --planner NAME --memory SIZE\n"
           "                          plan, verify and simulate in one go\n"
@@ -96,6 +98,8 @@ static void usage(FILE *f)
           "                          run a plan for real; measured vs simulated time, canaries\n"
           "  profile PROFILE --device-index N -o F\n"
           "                          record op times on a GPU (CUDA, CUPTI)\n"
+          "  serve PROFILE... --policy P --rate R\n"
+          "                          serve several models on one GPU (latency percentiles)\n"
           "\n"
           "Each command takes --help. Exit status: 0 success, 1 error (one line on stderr),\n"
           "2 bad command line.\n",
@@ -132,6 +136,8 @@ int main(int argc, char **argv)
                 {"dtr-parity", cmd_dtr_parity},
                 {"replay", cmd_replay},
                 {"profile", cmd_profile},
+                {"bound", cmd_bound},
+                {"serve", cmd_serve},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name))

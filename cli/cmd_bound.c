@@ -1,0 +1,271 @@
+/* cmd_bound.c: `swapsim bound` (lower bounds on any plan's iteration time,
+   docs/bounds.md) and `swapsim serve` (serving several models on one GPU,
+   docs/serving.md). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../experiments/serve.h"
+#include "../planners/bound.h"
+#include "../planners/planner.h"
+#include "../profiles/profile_io.h"
+#include "cli.h"
+
+static void put_bound_json(const graph_profile *g, const bound_result *r, sw_buf *b)
+{
+    sw_buf_puts(b, "{\"profile\":");
+    sw_buf_put_jstr(b, g->name);
+    sw_buf_puts(b, ",\"device\":");
+    sw_buf_put_jstr(b, g->device.name);
+    sw_buf_printf(b, ",\"memory_budget_bytes\":%lld,\"compute_s\":%.9g,\"h2d_rate\":%.9g,"
+                  "\"persistent_bytes\":%lld,\"resident_bytes\":%lld,\"resident_op\":%d,"
+                  "\"exact_dag\":%s,\"live_bytes\":%lld,\"live_op\":%d,\"excess_bytes\":%lld,"
+                  "\"swap_bound_s\":%.9g,\"recompute_s_per_byte\":%.9g,\"any_bound_s\":%.9g,"
+                  "\"order_live_bytes\":%lld,\"order_excess_bytes\":%lld,"
+                  "\"order_swap_bound_s\":%.9g,\"order_any_bound_s\":%.9g}\n",
+                  (long long)r->budget_bytes, r->compute_s, r->h2d_rate,
+                  (long long)r->persistent_bytes, (long long)r->resident_bytes, r->resident_op,
+                  r->exact_dag ? "true" : "false", (long long)r->live_bytes, r->live_op,
+                  (long long)r->excess_bytes, r->swap_s,
+                  isfinite(r->recompute_s_per_byte) ? r->recompute_s_per_byte : -1, r->any_s,
+                  (long long)r->order_live_bytes, (long long)r->order_excess_bytes,
+                  r->order_swap_s, r->order_any_s);
+}
+
+static double gib(int64_t b) { return (double)b / (1024.0 * 1024.0 * 1024.0); }
+
+int cmd_bound(int argc, char **argv)
+{
+    const char *path = NULL, *memory = NULL;
+    int json = 0, rc;
+    cli_device dev;
+    memset(&dev, 0, sizeof dev);
+    const cli_pos args[] = {{"PROFILE", "the profile (docs/profile-format.md)", 1, 1, &path},
+                            {NULL, NULL, 0, 0, NULL}};
+    const cli_opt opts[] = {
+        {.name = "memory", .type = PT_SIZE, .dst = &memory, .flags = CLI_FRACTION,
+         .help = "device memory budget: 16GiB, 16G, 16GB, bytes, or 0.4x of the ideal plan's "
+                 "peak; default: the device's memory"},
+        {.name = "json", .type = PT_BOOL, .dst = &json,
+         .help = "print the bounds as one JSON object"},
+        {.name = "device", .type = PT_STRING, .dst = &dev.name, .meta = "NAME",
+         .help = "bound for another built-in device (memory and PCIe)"},
+        {.name = "device-set", .type = PT_STRING, .dst = &dev.sets,
+         .flags = CLI_MULTI | CLI_KEYVAL, .help = "override one device figure"},
+        {.name = NULL}};
+    const cli_cmd cmd = {
+        .name = "bound",
+        .about = "Lower bounds on the steady-state iteration time of every plan of PROFILE\n"
+                 "within the budget: compute (every op once), and the bytes that are live in\n"
+                 "every schedule beyond the budget, which must come back by PCIe or be\n"
+                 "recomputed; for plans that only swap, for plans that also recompute, and\n"
+                 "for plans that keep the profile's order. No plan is faster (docs/bounds.md).\n"
+                 "Exit 1 when some op alone needs more than the budget resident.\n",
+        .args = args,
+        .opts = opts};
+    if (cli_parse(&cmd, argc, argv, &rc))
+        return rc;
+    graph_profile *g;
+    sw_err e;
+    if (profile_read_file(path, &g, &e))
+        return cli_error(&e);
+    if (cli_device_any(&dev) && cli_device_resolve(&dev, &g->device, &g->device)) {
+        graph_free(g);
+        return EXIT_USER;
+    }
+    int64_t budget;
+    if (planner_resolve_budget(g, memory, &budget, &e)) {
+        rc = e.code == SW_EINVAL ? cli_fail(EXIT_USER, "--memory: %s", e.msg) : cli_error(&e);
+        graph_free(g);
+        return rc;
+    }
+    bound_result r;
+    if (bound_compute(g, budget, g->order, &r, &e)) {
+        rc = cli_fail(EXIT_USER, "%s: %s", path, e.msg);
+        graph_free(g);
+        return rc;
+    }
+    if (json) {
+        sw_buf b;
+        sw_buf_init(&b);
+        put_bound_json(g, &r, &b);
+        fputs(b.data ? b.data : "", stdout);
+        sw_buf_free(&b);
+        graph_free(g);
+        return 0;
+    }
+    printf("bounds: %s on %s within %.3f GiB (%lld bytes)\n", g->name, g->device.name,
+           gib(budget), (long long)budget);
+    printf("  compute                  %.6f s (every op runs once)\n", r.compute_s);
+    printf("  resident while one op runs  %.3f GiB at most (op %d '%s')\n", gib(r.resident_bytes),
+           r.resident_op, r.resident_op >= 0 ? g->ops[r.resident_op].name : "");
+    printf("  live in every schedule   %.3f GiB at op %d '%s'%s: %.3f GiB off the GPU there\n",
+           gib(r.live_bytes), r.live_op, r.live_op >= 0 ? g->ops[r.live_op].name : "",
+           r.exact_dag ? "" : " (per-op bound: the DAG is too large for reachability)",
+           gib(r.excess_bytes));
+    printf("  plans that only swap     >= %.6f s (%.3f GiB back at %.1f GB/s = %.6f s, hidden "
+           "behind compute at best)\n", r.swap_s, gib(r.excess_bytes), r.h2d_rate / 1e9,
+           (double)r.excess_bytes / r.h2d_rate);
+    printf("  plans that also recompute >= %.6f s (cheapest recompute %.3g s per MB)\n", r.any_s,
+           isfinite(r.recompute_s_per_byte) ? r.recompute_s_per_byte * 1e6 : INFINITY);
+    printf("  keeping the profile's order: %.3f GiB live at op %d, so >= %.6f s (swap only), "
+           ">= %.6f s (with recompute)\n", gib(r.order_live_bytes), r.order_live_op,
+           r.order_swap_s, r.order_any_s);
+    printf("  ideal / bound            %.4f (the best normalised throughput any swap-only plan "
+           "can reach)\n", r.compute_s / r.swap_s);
+    graph_free(g);
+    return 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    cli_list models;
+    memset(&models, 0, sizeof models);
+    const char *memory = NULL, *policy = "swapadvisor", *rates = NULL, *out = NULL;
+    int copies = 1, json = 0, threads = 1, generations = 20, population = 16, rc;
+    int64_t requests = 20000, seed = 1;
+    double rate = 0, zipf = 0;
+    const cli_pos args[] = {{"PROFILE", "inference profiles, one per model (e.g. swapsim model "
+                             "resnet --depth 152 --batch 16 --inference)", 1, CLI_MANY, &models},
+                            {NULL, NULL, 0, 0, NULL}};
+    const cli_opt opts[] = {
+        {.name = "policy", .type = PT_STRING, .dst = &policy, .def = "swapadvisor",
+         .meta = "P", .help = "not_shared (weights of every model resident: one model alone), "
+                              "time_shared (the running model has the whole memory; a switch "
+                              "copies the next model's weights in first), swapadvisor (memory "
+                              "split equally, each model planned by swapadvisor in its share), "
+                              "lru (weights cached in the whole memory)"},
+        {.name = "copies", .type = PT_INT, .dst = &copies, .def = "1", .min = 1, .max = 4096,
+         .help = "serve this many instances of each PROFILE (each with its own weights)"},
+        {.name = "memory", .type = PT_SIZE, .dst = &memory,
+         .help = "GPU memory shared by all models (default: the first profile's device)"},
+        {.name = "rate", .type = PT_FLOAT, .dst = &rate, .min = 0, .max = INFINITY,
+         .flags = CLI_ABOVE_MIN, .help = "arrival rate in samples per second (requests of one batch arrive at "
+                 "rate / batch per second)"},
+        {.name = "rates", .type = PT_STRING, .dst = &rates, .meta = "R1,R2,...",
+         .help = "a sweep of arrival rates, samples per second (one CSV row each)"},
+        {.name = "requests", .type = PT_INT, .dst = &requests, .def = "20000", .min = 1,
+         .max = 2147483648.0, .flags = CLI_INT64, .help = "requests simulated per rate"},
+        {.name = "zipf", .type = PT_FLOAT, .dst = &zipf, .def = "0", .min = 0, .max = 100,
+         .help = "model popularity ~ 1/rank^S (0: uniform)"},
+        {.name = "seed", .type = PT_INT, .dst = &seed, .def = "1", .min = 0, .max = INFINITY,
+         .flags = CLI_INT64, .help = "arrivals, model choices and the planner's seed"},
+        {.name = "generations", .type = PT_INT, .dst = &generations, .def = "20", .min = 1,
+         .max = 100000, .help = "swapadvisor: GA generations per distinct model"},
+        {.name = "population", .type = PT_INT, .dst = &population, .def = "16", .min = 2,
+         .max = 100000, .help = "swapadvisor: GA population"},
+        {.name = "threads", .type = PT_INT, .dst = &threads, .def = "1", .min = 1, .max = 1024,
+         .help = "planner threads; results do not depend on it"},
+        {.name = "json", .type = PT_BOOL, .dst = &json, .help = "one JSON object per rate"},
+        {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &out, .meta = "CSV",
+         .help = "write one CSV row per rate here (with --rates)"},
+        {.name = NULL}};
+    const cli_cmd cmd = {
+        .name = "serve",
+        .about = "Serve several models on one GPU (the SwapAdvisor paper's Figure 8): requests\n"
+                 "(one batch of the profile's batch size, for one model chosen by popularity)\n"
+                 "arrive as a Poisson process and run one at a time, first come first served;\n"
+                 "the policy decides what a request costs the GPU (docs/serving.md). Prints\n"
+                 "latency percentiles (p50, p90, p99), throughput and weight traffic.\n",
+        .args = args,
+        .opts = opts};
+    if (cli_parse(&cmd, argc, argv, &rc))
+        return rc;
+    int pol = serve_policy_parse(policy);
+    if (pol < 0)
+        return cli_fail(EXIT_USER, "serve: --policy: expected %s, got '%s'", serve_policy_list(),
+                        policy);
+    if (!rates && !(rate > 0))
+        return cli_fail(EXIT_USER, "serve: give --rate R or --rates R1,R2,...");
+    double sweep[256];
+    int nr = 0;
+    if (rates) {
+        const char *s = rates;
+        while (*s && nr < 256) {
+            char *end;
+            double v = strtod(s, &end);
+            if (end == s || !(v > 0) || !isfinite(v) || (*end && *end != ','))
+                return cli_fail(EXIT_USER, "serve: --rates: expected positive numbers separated "
+                                "by commas, got '%s'", rates);
+            sweep[nr++] = v;
+            s = *end ? end + 1 : end;
+        }
+    } else
+        sweep[nr++] = rate;
+    int32_t n = models.n * copies;
+    graph_profile **gs = sw_calloc((size_t)models.n, sizeof *gs);
+    const graph_profile **fleet = sw_calloc((size_t)n, sizeof *fleet);
+    serve_prep prep;
+    memset(&prep, 0, sizeof prep);
+    FILE *csv = NULL;
+    sw_err e;
+    rc = 0;
+    if (!gs || !fleet) {
+        rc = cli_fail(EXIT_USER, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < models.n; i++) {
+        if (profile_read_file(models.item[i], &gs[i], &e)) {
+            rc = cli_error(&e);
+            goto done;
+        }
+        for (int k = 0; k < copies; k++)
+            fleet[k * models.n + i] = gs[i]; /* instances interleaved: popularity ranks mix */
+    }
+    serve_config cfg = {fleet, n, zipf, pol, 0, (uint64_t)seed, threads, generations, population};
+    if (planner_resolve_budget(gs[0], memory, &cfg.memory, &e)) {
+        rc = cli_fail(EXIT_USER, "serve: --memory: %s", e.msg);
+        goto done;
+    }
+    if (serve_prepare(&cfg, &prep, &e)) {
+        rc = cli_fail(EXIT_USER, "serve: %s", e.msg);
+        goto done;
+    }
+    if (out && !(csv = fopen(out, "w"))) {
+        rc = cli_fail(EXIT_USER, "serve: cannot write %s", out);
+        goto done;
+    }
+    if (csv)
+        fprintf(csv, "policy,models,memory_bytes,rate,requests,p50_s,p90_s,p99_s,mean_s,max_s,"
+                     "throughput,samples_per_s,utilization,cold,weight_bytes_moved,hot_s,cold_s\n");
+    if (!json)
+        printf("serve: %d model%s, policy %s, %.3f GiB; service %.6f s hot, %.6f s cold "
+               "(model 0)\n", n, n == 1 ? "" : "s", policy, gib(cfg.memory), prep.info[0].hot_s,
+               prep.info[0].cold_s);
+    for (int i = 0; i < nr; i++) {
+        serve_result r;
+        if (serve_run(&prep, sweep[i], requests, &r, &e)) {
+            rc = cli_fail(EXIT_USER, "serve: %s", e.msg);
+            goto done;
+        }
+        if (json)
+            printf("{\"policy\":\"%s\",\"models\":%d,\"memory_bytes\":%lld,\"rate\":%.9g,"
+                   "\"requests\":%lld,\"p50_s\":%.9g,\"p90_s\":%.9g,\"p99_s\":%.9g,\"mean_s\":"
+                   "%.9g,\"max_s\":%.9g,\"throughput\":%.9g,\"samples_per_s\":%.9g,"
+                   "\"utilization\":%.9g,\"cold\":%lld,\"weight_bytes_moved\":%.9g}\n",
+                   policy, n, (long long)cfg.memory, r.rate, (long long)r.requests, r.p50_s,
+                   r.p90_s, r.p99_s, r.mean_s, r.max_s, r.throughput, r.samples_per_s,
+                   r.utilization, (long long)r.cold, r.weight_bytes_moved);
+        else
+            printf("  %8.1f samples/s offered: p50 %.4f s  p90 %.4f s  p99 %.4f s  served %.1f "
+                   "samples/s (%.2f requests/s)  GPU busy %.1f%%  cold %lld\n", r.rate, r.p50_s,
+                   r.p90_s, r.p99_s, r.samples_per_s, r.throughput, 100 * r.utilization,
+                   (long long)r.cold);
+        if (csv)
+            fprintf(csv, "%s,%d,%lld,%.9g,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%lld,%.9g,"
+                         "%.9g,%.9g\n", policy, n, (long long)cfg.memory, r.rate,
+                    (long long)r.requests, r.p50_s, r.p90_s, r.p99_s, r.mean_s, r.max_s,
+                    r.throughput, r.samples_per_s, r.utilization, (long long)r.cold,
+                    r.weight_bytes_moved, prep.info[0].hot_s, prep.info[0].cold_s);
+    }
+done:
+    if (csv && fclose(csv) && !rc)
+        rc = cli_fail(EXIT_USER, "serve: cannot write %s", out);
+    serve_prep_free(&prep);
+    for (int i = 0; gs && i < models.n; i++)
+        graph_free(gs[i]);
+    sw_free(gs);
+    sw_free(fleet);
+    return rc;
+}
