@@ -15,6 +15,7 @@
 
 #include "../experiments/calibrate.h"
 #include "../planners/planner.h"
+#include "../profiles/importers.h"
 #include "../profiles/profile_io.h"
 #include "../sim/plan_io.h"
 #include "../sim/simulate.h"
@@ -107,7 +108,7 @@ static void at(int stage)
 enum { ST_GENERATE, ST_PROFILE_IO, ST_PEAK, ST_PLAN, ST_VERIFY, ST_SIMULATE, ST_TRACE,
        ST_PLAN_IO, ST_COUNT };
 static const char *const stage_names[ST_COUNT] = {
-    "generate a profile", "write a profile and read it back (gzip)", "ideal peak",
+    "generate or import a profile", "write a profile and read it back (gzip)", "ideal peak",
     "plan", "verify", "simulate", "write a trace", "write a plan and read it back"};
 
 /* The planner cases: budgets as a fraction of the ideal peak, each below
@@ -270,23 +271,111 @@ static int load(graph_profile **out, int64_t *peak, uint64_t *digest, sw_err *e)
 static graph_profile *prof; /* the loaded profile, for the planner cases */
 static int64_t prof_peak;
 
-static int case_run(size_t c, uint64_t *digest, int *refused, sw_err *e)
+/* A case: one run from a fresh start, its results folded into *digest;
+   *refused set where a planner said "does not fit". */
+typedef int (*case_fn)(const void *arg, uint64_t *digest, int *refused, sw_err *e);
+
+static int load_case(const void *arg, uint64_t *digest, int *refused, sw_err *e)
 {
-    *digest = 1;
-    *refused = 0;
-    if (c == 0) {
-        graph_profile *g = NULL;
-        int64_t peak = 0;
-        int rc = load(&g, &peak, digest, e);
-        graph_free(g);
-        return rc;
-    }
-    const char *name = cases[c - 1].planner;
-    int64_t budget = (int64_t)((double)prof_peak * cases[c - 1].frac);
-    int rc = plan_one(prof, name, budget, digest, refused, e);
-    if (rc)
-        sw_err_prefix(e, "%s: ", name);
+    (void)arg;
+    (void)refused;
+    graph_profile *g = NULL;
+    int64_t peak = 0;
+    int rc = load(&g, &peak, digest, e);
+    graph_free(g);
     return rc;
+}
+
+static int plan_case(const void *arg, uint64_t *digest, int *refused, sw_err *e)
+{
+    size_t i = *(const size_t *)arg;
+    int64_t budget = (int64_t)((double)prof_peak * cases[i].frac);
+    int rc = plan_one(prof, cases[i].planner, budget, digest, refused, e);
+    if (rc)
+        sw_err_prefix(e, "%s: ", cases[i].planner);
+    return rc;
+}
+
+/* A DTR log in the authors' format (test_import_dtr.c's hand-made one),
+   written to the scratch directory at the start. */
+#define L(...) "{" __VA_ARGS__ "}\n"
+#define DTR_CONST(n, m) L("\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"" n "\"") DTR_MEM(n, m)
+#define DTR_MEM(n, m) L("\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"" n "\",\"MEMORY\":\"" m "\"")
+#define DTR_ALIAS(n, a) L("\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"" n "\",\"ALIAS\":\"" a "\"")
+#define DTR_CALL(op, args, r, t)                                                                   \
+    L("\"INSTRUCTION\":\"CALL\",\"NAME\":\"" op "\",\"ARGS\":[" args "],\"RESULT\":[\"" r      \
+      "\"],\"TIME\":\"" t "\"")
+#define DTR_REL(n) L("\"INSTRUCTION\":\"RELEASE\",\"NAME\":\"" n "\"")
+static const char dtr_log_text[] =
+    L("\"INSTRUCTION\":\"ANNOTATE\",\"ANNOTATION\":\"START\"")
+    DTR_CONST("w", "100") DTR_CONST("x", "1000")
+    DTR_CALL("mm", "\"x\",\"w\"", "a", "2000") DTR_MEM("a", "4000") DTR_ALIAS("a", "-1")
+    DTR_CALL("view", "\"a\"", "v", "10") DTR_MEM("v", "4000") DTR_ALIAS("v", "0")
+    L("\"INSTRUCTION\":\"MUTATE\",\"NAME\":\"relu_\",\"ARGS\":[\"v\"],\"MUTATE\":[\"0\"],"
+      "\"TIME\":\"500\"")
+    L("\"INSTRUCTION\":\"COPY\",\"DST\":\"k\",\"SRC\":\"a\"") DTR_REL("a")
+    DTR_CALL("sum", "\"v\"", "s", "300") DTR_MEM("s", "8") DTR_ALIAS("s", "-1")
+    DTR_REL("v")
+    L("\"INSTRUCTION\":\"ANNOTATE\",\"ANNOTATION\":\"BACKWARD\"")
+    DTR_CALL("mm_backward", "\"s\",\"x\"", "g", "4000") DTR_MEM("g", "100") DTR_ALIAS("g", "-1")
+    DTR_REL("s") DTR_CONST("c", "50");
+static char dtr_log[300]; /* its path */
+
+/* More sources of profiles: generators built on the layer library (nn.c,
+   the cost model, autograd with optimizer state) and the importers, on the
+   fuzzers' small seed files. */
+static const struct source {
+    const char *what;   /* a model name, or "import" */
+    const char *name;   /* the importer, for "import" */
+    const char *file;   /* the importer's input */
+    const char *kv[6];  /* options */
+    int nkv;
+} sources[] = {
+    {"resnet", NULL, NULL, {"depth=8", "batch=2", "optimizer=adam"}, 3},
+    {"rnn", NULL, NULL, {"layers=1", "hidden=64", "seq=3", "vocab=16", "batch=2"}, 5},
+    {"transformer", NULL, NULL, {"layers=1", "hidden=32", "heads=2", "seq=8", "batch=2",
+                                 "optimizer=momentum"}, 6},
+    {"import", "dtr", dtr_log, {"mutate=copy"}, 1},
+    {"import", "pipedream", "fuzz/corpus/pipedream/alexnet.txt", {NULL}, 0},
+    {"import", "pytorch", "fuzz/corpus/pytorch/linear-et-head.json", {"partial=true"}, 1},
+};
+
+static int source_case(const void *arg, uint64_t *digest, int *refused, sw_err *e)
+{
+    const struct source *src = arg;
+    (void)refused;
+    graph_profile *g = NULL;
+    int rc;
+    at(ST_GENERATE);
+    if (strcmp(src->what, "import") == 0) {
+        const importer *im = importer_find(src->name);
+        if (!im)
+            return sw_fail(e, SW_ENOTFOUND, "no importer %s", src->name);
+        param_set ps;
+        if (params_init(&ps, im->params))
+            return sw_fail(e, SW_ENOMEM, "out of memory");
+        rc = 0;
+        for (int i = 0; i < src->nkv && !rc; i++)
+            rc = params_set_kv(&ps, src->kv[i], e);
+        if (!rc)
+            rc = im->import(&src->file, 1, &ps, dev_find("v100"), &g, e);
+        params_free(&ps);
+    } else {
+        rc = cal_generate(src->what, src->kv, src->nkv, "v100", &g, e);
+    }
+    if (rc)
+        return rc;
+    sw_buf b;
+    sw_buf_init(&b);
+    profile_to_json(g, &b, 0);
+    graph_free(g);
+    if (b.oom) {
+        sw_buf_free(&b);
+        return sw_fail(e, SW_ENOMEM, "out of memory writing the profile");
+    }
+    *digest = sw_hash64(b.data, b.len, *digest);
+    sw_buf_free(&b);
+    return 0;
 }
 
 /* How allocation requests are refused in a sweep. */
@@ -302,9 +391,11 @@ typedef struct sweep_mode {
 static const sweep_mode modes[] = {{"refusing allocation N", 0, 1, 1},
                                    {"refusing allocations N and on", 1, 3, 1}};
 
-/* Run case c once without failures, then once with allocation requests
-   refused from each N in turn; print TAP lines named after the case. */
-static void sweep(size_t c, const char *cname, int refuses, const sweep_mode *m)
+/* Run case fn(arg) once without failures, then once with allocation
+   requests refused from each N in turn; print TAP lines named cname.
+   refuses: whether a planner case refuses its budget (-1: not a planner). */
+static void sweep(case_fn fn, const void *arg, const char *cname, int refuses,
+                  const sweep_mode *m)
 {
     int verbose = getenv("ALLOC_VERBOSE") != NULL;
     size_t maxshown = verbose ? SIZE_MAX : 5;
@@ -315,10 +406,11 @@ static void sweep(size_t c, const char *cname, int refuses, const sweep_mode *m)
     size_t live0 = cnt.live;
     counter_arm(0, 0);
     int refused = 0;
-    int rc = case_run(c, &want, &refused, &e);
+    int rc = fn(arg, &want, &refused, &e);
     size_t total = cnt.calls;
     IS_INT(rc, 0, "%s: the run without failures succeeds (%s)", cname, rc ? e.msg : "ok");
-    IS_INT(refused, refuses, "%s: %s", cname, refuses ? "the budget is refused" : "a plan");
+    if (refuses >= 0)
+        IS_INT(refused, refuses, "%s: %s", cname, refuses ? "the budget is refused" : "a plan");
     IS_INT(cnt.live - live0, 0, "%s: it makes %zu allocation requests and gives back every byte",
            cname, total);
     if (rc || total == 0)
@@ -333,7 +425,7 @@ static void sweep(size_t c, const char *cname, int refuses, const sweep_mode *m)
         counter_arm(n, m->fail_rest);
         if (verbose)
             fprintf(stderr, "# %s, %s: N = %zu\n", cname, m->name, n);
-        rc = case_run(c, &got, &refused, &e);
+        rc = fn(arg, &got, &refused, &e);
         int failed = cnt.failed, stage = cnt.failed_stage;
         size_t live = cnt.live - live0, blocks = cnt.blocks;
         counter_arm(0, 0);
@@ -382,11 +474,23 @@ int main(void)
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
     if (system(cmd) != 0)
         tap_skip_all("cannot make a scratch directory");
+    snprintf(dtr_log, sizeof dtr_log, "%s/hand.log", dir);
+    FILE *f = fopen(dtr_log, "w");
+    if (!f || fputs(dtr_log_text, f) < 0 || fclose(f) != 0)
+        tap_skip_all("cannot write a DTR log in the scratch directory");
     const char *only = getenv("ALLOC_CASE"); /* debugging: sweep only this case */
     double t0 = sw_now();
     for (size_t m = 0; m < SW_ARRAY_LEN(modes); m++)
         if (!only || !strcmp(only, "load"))
-            sweep(0, "load", 0, &modes[m]);
+            sweep(load_case, NULL, "load", -1, &modes[m]);
+    for (size_t i = 0; i < SW_ARRAY_LEN(sources); i++) {
+        const char *sname = sources[i].name ? sources[i].name : sources[i].what;
+        char cname[64];
+        snprintf(cname, sizeof cname, "%s %s", sources[i].name ? "import" : "generate", sname);
+        for (size_t m = 0; m < SW_ARRAY_LEN(modes); m++)
+            if (!only || !strcmp(only, sname))
+                sweep(source_case, &sources[i], cname, -1, &modes[m]);
+    }
     uint64_t d = 1;
     sw_err e;
     int rc = load(&prof, &prof_peak, &d, &e);
@@ -396,7 +500,7 @@ int main(void)
         snprintf(cname, sizeof cname, "%s at %.1fx", cases[i].planner, cases[i].frac);
         for (size_t m = 0; m < SW_ARRAY_LEN(modes); m++)
             if (!only || !strcmp(only, cases[i].planner))
-                sweep(i + 1, cname, cases[i].refuses, &modes[m]);
+                sweep(plan_case, &i, cname, cases[i].refuses, &modes[m]);
     }
     /* The hook serialises with a mutex, so the GA's worker threads may
        allocate at once. With 2 threads the order of requests varies from
@@ -405,7 +509,7 @@ int main(void)
     static const sweep_mode threaded = {"2 threads, refusing allocation N", 0, 5, 2};
     for (size_t i = 0; i < SW_ARRAY_LEN(cases) && !rc; i++)
         if (!strcmp(cases[i].planner, "swapadvisor") && (!only || !strcmp(only, "swapadvisor")))
-            sweep(i + 1, "swapadvisor at 0.8x", 0, &threaded);
+            sweep(plan_case, &i, "swapadvisor at 0.8x", 0, &threaded);
     graph_free(prof);
     IS_INT(cnt.live, 0, "every byte is given back at the end (%zu blocks held)", cnt.blocks);
     printf("# %.1f s in all\n", sw_now() - t0);
