@@ -1,12 +1,18 @@
 /* test_alloc.c: running out of memory is handled (Lua's ltests style). A
    counting allocator, installed with sw_set_allocator, tracks every live
-   byte the library holds and fails one chosen allocation. A small end-to-end
-   run (generate a profile, write and read it back, plan it with several
-   planners, verify, simulate, trace, write each plan as JSON and parse it
-   back) is repeated with allocation N failing, for every N from 1 to the
-   number the run makes: each run must end with SW_ENOMEM and a message, or
-   succeed with the same results as the run without failures, and must give
-   back every byte. */
+   byte the library holds and refuses chosen requests. Small end-to-end
+   cases (generate a profile, write it, read a gzipped copy back; generate
+   with the layer library; import each recorded format; plan with every
+   registered planner, verify, simulate, trace, write the plan as JSON and
+   parse it back) each run once without failures, then again with request
+   N refused, for every N from 1 to the number the case makes, and with
+   requests N and on refused for a sample of N. Each run must end with
+   SW_ENOMEM and a one-line message, or succeed with the same results as the
+   run without failures, and must give back every byte. The GA runs with
+   one thread, so that request N is the same call in every run, and once
+   with two, for the hook's thread safety. ALLOC_CASE=NAME sweeps one case,
+   ALLOC_FROM=N starts there, ALLOC_VERBOSE=1 says each N on stderr, and a
+   breakpoint on alloc_refused stops where a request is refused. */
 #include <pthread.h>
 #include <stdalign.h>
 #include <stddef.h>
@@ -25,9 +31,7 @@
 /* ---- the counting, failing allocator ---- */
 
 /* Every block carries its size in a header, since sw_free passes no old
-   size. The mutex makes the hook safe for the GA's worker threads, though
-   this test plans with one thread so that allocation N is the same call in
-   every run. */
+   size. The mutex makes the hook safe for the GA's worker threads. */
 typedef union blk_hdr {
     size_t size;
     max_align_t align; /* keeps the block after the header aligned */
