@@ -278,10 +278,25 @@ int sw_buf_write_file(const sw_buf *b, const char *path, sw_err *err)
 
 /* ---- files ---- */
 
+/* zlib's allocations go through the hook too. */
+static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
+{
+    (void)opaque;
+    return sw_calloc(items, size);
+}
+
+static void z_free(voidpf opaque, voidpf p)
+{
+    (void)opaque;
+    sw_free(p);
+}
+
 static int gunzip(const char *path, const char *src, size_t n, char **data, size_t *len, sw_err *err)
 {
     z_stream zs;
     memset(&zs, 0, sizeof zs);
+    zs.zalloc = z_alloc;
+    zs.zfree = z_free;
     if (inflateInit2(&zs, 15 + 32) != Z_OK)
         return sw_fail(err, SW_ENOMEM, "%s: cannot initialise gzip decoder", path);
     size_t cap = n * 4 + 4096, used = 0;

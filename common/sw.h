@@ -40,7 +40,16 @@ const char *sw_strerror(int code);
 const char *sw_data_dir(void);
 
 /* Allocation hook (Lua style): one function for malloc, realloc and free.
-   Tests install a counting or failing allocator with sw_set_allocator. */
+   fn(ud, NULL, 0, n) allocates, fn(ud, p, 0, n) resizes (NULL on failure, p
+   left valid), fn(ud, p, 0, 0) frees; osize is always 0, so a hook that
+   counts bytes keeps each block's size itself. Every allocation of the
+   library goes through it (zlib's too; GSL's and hwloc's do not), so tests
+   install a counting or failing allocator with sw_set_allocator
+   (tests/test_alloc.c). fn is called from the GA's worker threads when it
+   runs with more than one, so it must be thread-safe then (the default,
+   malloc, is). sw_set_allocator itself is not: call it while no other
+   thread uses the library, and free no block with another hook than the
+   one that allocated it. NULL restores the default. */
 typedef void *(*sw_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
 void sw_set_allocator(sw_alloc_fn fn, void *ud);
 void *sw_malloc(size_t n);           /* NULL on failure */

@@ -69,13 +69,15 @@ static void fmt_cell(double v, char *buf, size_t n)
         snprintf(buf, n, "%.3f", v);
 }
 
-/* The log file in dir whose name starts with prefix (caller frees), or NULL. */
-static char *find_log(const char *dir, const char *prefix)
+/* The log file in dir whose name starts with prefix: 0 with *out its path
+   (caller frees) or NULL where there is none, or SW_ENOMEM. */
+static int find_log(const char *dir, const char *prefix, char **out)
 {
+    *out = NULL;
     DIR *d = opendir(dir);
     if (!d)
-        return NULL;
-    char *found = NULL;
+        return 0;
+    int rc = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         size_t n = strlen(de->d_name);
@@ -84,13 +86,14 @@ static char *find_log(const char *dir, const char *prefix)
             sw_buf b;
             sw_buf_init(&b);
             sw_buf_printf(&b, "%s/%s", dir, de->d_name);
-            found = b.oom ? NULL : sw_strdup(b.data);
+            *out = b.oom ? NULL : sw_strdup(b.data);
+            rc = *out ? 0 : SW_ENOMEM;
             sw_buf_free(&b);
             break;
         }
     }
     closedir(d);
-    return found;
+    return rc;
 }
 
 /* One cell: our verdict (R_OOM/R_EXCEEDED) or overhead, plus details. */
@@ -194,7 +197,11 @@ int parity_run(const parity_opts *o, sw_buf *csv, sw_buf *md, parity_summary *su
         const parity_log *L = &logs[li];
         if (o->only && !strstr(L->prefix, o->only) && !strstr(L->label, o->only))
             continue;
-        char *path = find_log(dir, L->prefix);
+        char *path = NULL;
+        if (find_log(dir, L->prefix, &path)) {
+            sw_buf_free(&notes);
+            return sw_fail(err, SW_ENOMEM, "out of memory");
+        }
         if (!path) {
             sw_buf_printf(&notes, "- %s: no %s*.log in %s (skipped)\n", L->label, L->prefix, dir);
             continue;

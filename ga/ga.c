@@ -230,6 +230,16 @@ static int run_jobs(ga_ctx *ga, int n_jobs)
     return 0;
 }
 
+/* SW_ENOMEM with a message if an evaluation of the n fitnesses f failed
+   (NAN), else 0. */
+static int check_evals(const double *f, int n, sw_err *err)
+{
+    for (int i = 0; i < n; i++)
+        if (isnan(f[i]))
+            return sw_fail(err, SW_ENOMEM, "out of memory while evaluating an individual");
+    return 0;
+}
+
 /* ---- selection ---- */
 
 void ga_softmax(const double *t, int S, double t_best, double temperature, double *prob)
@@ -348,6 +358,8 @@ int ga_run(ga_ctx *ga, sw_err *err)
         ga->seeds[j] = gsl_rng_get(ga->rng);
     ga->phase = 0;
     run_jobs(ga, N);
+    if (check_evals(ga->pop_fit, N, err))
+        return SW_ENOMEM;
     for (int i = 0; i < N; i++)
         note_best(ga, GENOME(ga->pop, i), ga->pop_fit[i]);
     ga->st.evaluations = N;
@@ -367,6 +379,8 @@ int ga_run(ga_ctx *ga, sw_err *err)
             ga->seeds[j] = gsl_rng_get(ga->rng);
         ga->phase = 1;
         run_jobs(ga, N / 2);
+        if (check_evals(ga->kid_fit, K, err))
+            return SW_ENOMEM;
         for (int i = 0; i < K; i++)
             note_best(ga, GENOME(ga->kids, i), ga->kid_fit[i]);
         ga->st.evaluations += K;

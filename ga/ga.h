@@ -25,7 +25,9 @@ typedef struct ga_ops {
     /* Mutate g in place; p is the per-element mutation probability. */
     void (*mutate)(void *user, void *w, gsl_rng *r, void *g, double p);
     /* Fitness of g (lower is better, INFINITY if infeasible), using the
-       calling thread's worker state w. Must not use shared mutable state. */
+       calling thread's worker state w. Must not use shared mutable state.
+       NAN: the evaluation could not be done (out of memory); ga_run then
+       ends with SW_ENOMEM rather than count g as infeasible. */
     double (*evaluate)(void *user, void *w, const void *g);
     /* Per-thread state for evaluate (NULL slots: none). */
     void *(*worker_new)(void *user);

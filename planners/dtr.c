@@ -76,8 +76,13 @@ static int plan_dtr(const graph_profile *g, const planner_opts *o, plan **out, s
     sw_buf_init(&b);
     sw_buf_printf(&b, "dtr (%s): ", params_str(&o->params, "heuristic"));
     dtr_stats_note(&st, &cfg, &b);
-    (*out)->notes = b.oom ? NULL : sw_strdup(b.data);
+    rc = b.oom ? SW_ENOMEM : plan_set_notes(*out, b.data);
     sw_buf_free(&b);
+    if (rc) {
+        plan_free(*out);
+        *out = NULL;
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
     return 0;
 }
 

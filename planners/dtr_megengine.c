@@ -39,8 +39,13 @@ static int plan_meg(const graph_profile *g, const planner_opts *o, plan **out, s
     sw_buf_init(&b);
     sw_buf_puts(&b, "dtr-megengine: ");
     dtr_stats_note(&st, &cfg, &b);
-    (*out)->notes = b.oom ? NULL : sw_strdup(b.data);
+    rc = b.oom ? SW_ENOMEM : plan_set_notes(*out, b.data);
     sw_buf_free(&b);
+    if (rc) {
+        plan_free(*out);
+        *out = NULL;
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
     return 0;
 }
 

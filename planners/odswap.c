@@ -173,7 +173,11 @@ static int plan_odswap(const graph_profile *g, const planner_opts *o, plan **out
         snprintf(note, sizeof note, "odswap: byte limit %.0f%% of the arena; %d swap-ins, %d "
                  "swap-outs, %d drops before the end-of-iteration restore", 100 * margin, d.u.n_in, d.u.n_out,
                  d.u.n_drop);
-        (*out)->notes = sw_strdup(note);
+        if (plan_set_notes(*out, note)) {
+            plan_free(*out);
+            *out = NULL;
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        }
     }
 done:
     pb_free(b);

@@ -58,7 +58,7 @@ int planner_run(const planner *pl, const graph_profile *g, const planner_opts *o
     sw_buf b;
     sw_buf_init(&b);
     params_to_json(&o->params, &b);
-    rc = plan_set_meta(*out, pl->name, o->seed, b.oom ? "{}" : b.data);
+    rc = b.oom ? SW_ENOMEM : plan_set_meta(*out, pl->name, o->seed, b.data);
     sw_buf_free(&b);
     if (rc) {
         plan_free(*out);

@@ -377,7 +377,11 @@ int swu_offload(const graph_profile *g, int64_t budget, mem_fit fit, int64_t ali
         char note[200];
         snprintf(note, sizeof note, "%s: %d tensors offloaded, peak %lld bytes of tensors", who,
                  n_off, (long long)u.peak);
-        (*out)->notes = sw_strdup(note);
+        if (plan_set_notes(*out, note)) {
+            plan_free(*out);
+            *out = NULL;
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        }
     }
 done:
     pb_free(b);

@@ -550,8 +550,9 @@ static double op_evaluate(void *user, void *wp, const void *gv)
     const int32_t *x = gv;
     sp_alloc al = {G_CLS(c, x), G_CNT(c, x), G_NC(x)};
     sim_result r;
-    if (swapplan_make(w->sp, G_SCHED(c, x), &al, c->threshold, NULL, &r, NULL))
-        return INFINITY;
+    int rc = swapplan_make(w->sp, G_SCHED(c, x), &al, c->threshold, NULL, &r, NULL);
+    if (rc)
+        return rc == SW_ENOMEM ? NAN : INFINITY; /* NAN: ga_run ends with SW_ENOMEM */
     return r.iteration_time_s;
 }
 
@@ -795,7 +796,11 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
         snprintf(note, sizeof note, "GA: %ld generations, %ld evaluations; best of the first "
                  "generation %.9g s, best found %.9g s", st.generations, st.evaluations,
                  st.initial_best, st.best);
-        (*out)->notes = sw_strdup(note);
+        if (plan_set_notes(*out, note)) {
+            plan_free(*out);
+            *out = NULL;
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        }
     }
 done:
     if (log)

@@ -98,8 +98,10 @@ int ag_parse_optimizer(const char *s, ag_optimizer *out)
 static int finish(ag_graph *a, graph_profile **out, sw_err *err)
 {
     int rc = graph_finish(a->g, err, NULL, NULL);
-    if (rc)
+    if (rc) {
+        ag_release(a);
         return rc;
+    }
     *out = a->g;
     a->g = NULL;
     ag_release(a);
@@ -123,8 +125,10 @@ int ag_finish_training(ag_graph *a, int32_t loss, ag_optimizer opt, graph_profil
     graph_profile *g = a->g;
     int32_t nt0 = g->n_tensors;
     int32_t *grad = sw_malloc(((size_t)nt0 + 1) * sizeof *grad);
-    if (!grad)
+    if (!grad) {
+        ag_release(a);
         return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
     for (int32_t t = 0; t < nt0; t++)
         grad[t] = -1;
     int rc = SW_ENOMEM;
@@ -247,6 +251,7 @@ int ag_finish_training(ag_graph *a, int32_t loss, ag_optimizer opt, graph_profil
     return finish(a, out, err);
 done:
     sw_free(grad);
+    ag_release(a);
     if (rc == SW_ENOMEM)
         rc = sw_fail(err, SW_ENOMEM, "out of memory while building the backward pass");
     return rc;

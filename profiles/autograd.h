@@ -53,9 +53,11 @@ int32_t ag_op(ag_graph *a, const char *name, const char *type, double fwd_time_s
 int32_t ag_view(ag_graph *a, const char *name, int32_t base, int64_t bytes);
 
 /* Finish an inference profile (forward only). On success the profile is
-   finished (graph_finish) and returned in *out; the recorder is released. */
+   finished (graph_finish) and returned in *out. The recorder is released
+   either way (on failure with its profile; ag_release again is harmless). */
 int ag_finish_inference(ag_graph *a, graph_profile **out, sw_err *err);
-/* Append backward (from loss, a forward tensor) and updates, then finish. */
+/* Append backward (from loss, a forward tensor) and updates, then finish;
+   the recorder is released either way, as for ag_finish_inference. */
 int ag_finish_training(ag_graph *a, int32_t loss, ag_optimizer opt, graph_profile **out,
                        sw_err *err);
 

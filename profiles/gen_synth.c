@@ -15,7 +15,8 @@ static int set_provenance(graph_profile *g, const char *tool, const param_set *p
     sw_buf_init(&b);
     sw_buf_printf(&b, "swapsim model %s ", tool);
     params_to_json(ps, &b);
-    int rc = graph_set_str(&g->prov.source, "generated") || graph_set_str(&g->prov.tool, b.data) ||
+    int rc = b.oom || graph_set_str(&g->prov.source, "generated") ||
+             graph_set_str(&g->prov.tool, b.data) ||
              graph_set_str(&g->prov.device, dev->name) ||
              graph_set_str(&g->prov.cost_model, "synthetic: times and sizes set by options");
     sw_buf_free(&b);

@@ -733,7 +733,7 @@ int graph_is_topological(const graph_profile *g, const int32_t *order, int32_t *
 {
     int32_t *at = sw_malloc((size_t)g->n_ops * sizeof *at);
     if (!at)
-        return 0;
+        return SW_ENOMEM;
     for (int32_t o = 0; o < g->n_ops; o++)
         at[o] = -1;
     int ok = 1;

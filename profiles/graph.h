@@ -132,8 +132,9 @@ static inline int graph_storage_external(const graph_profile *g, int32_t s)
     return g->tensors[s].producer < 0;
 }
 
-/* Is order[0..n_ops) a topological order of the dependency DAG? If not and
-   bad_op is not NULL, it receives an op that runs before a predecessor. */
+/* Is order[0..n_ops) a topological order of the dependency DAG? Returns 1
+   if so, 0 if not (and bad_op, if not NULL, receives an op that runs before
+   its predecessor *bad_pred), or SW_ENOMEM. */
 int graph_is_topological(const graph_profile *g, const int32_t *order, int32_t *bad_op,
                          int32_t *bad_pred);
 

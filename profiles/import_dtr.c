@@ -761,8 +761,8 @@ static int import_dtr(const char *const *files, int n, const param_set *ps, cons
     sw_buf b;
     sw_buf_init(&b);
     sw_buf_printf(&b, "swapsim import dtr --mutate %s", params_str(ps, "mutate"));
-    int e = graph_set_str(&c.g->prov.source, "recorded") ||
-            graph_set_str(&c.g->prov.tool, b.oom ? "swapsim import dtr" : b.data) ||
+    int e = b.oom || graph_set_str(&c.g->prov.source, "recorded") ||
+            graph_set_str(&c.g->prov.tool, b.data) ||
             graph_set_str(&c.g->prov.file, file) || graph_set_str(&c.g->prov.device, dev->name) ||
             graph_set_str(&c.g->prov.notes,
                           "DTR log (PyTorch 1.5, recorded by the DTR authors); simrd's semantics: "

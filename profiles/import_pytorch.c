@@ -1178,6 +1178,8 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
         c.cur_op = c.g->n_ops;
         for (int32_t j = first[i]; j >= 0 && !rc; j = next[j])
             rc = node_accesses(&c, &t->n[j], e->phase);
+        if (rc == SW_ENOMEM) /* node_accesses reports bad input only */
+            rc = sw_fail(err, SW_ENOMEM, "%s: out of memory", etf);
         if (rc)
             break;
         if (c.nrd + c.ncr + c.nmu == 0 && e->gpu_s == 0)

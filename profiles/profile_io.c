@@ -330,6 +330,10 @@ int profile_from_json(jr *r, const json_value *root, graph_profile **out)
     sw_err e;
     int32_t bad_op, bad_t;
     rc = graph_finish(g, &e, &bad_op, &bad_t);
+    if (rc == SW_ENOMEM) {
+        graph_free(g);
+        return sw_fail(r->err, rc, "%s: %s", r->file, e.msg);
+    }
     if (rc) {
         if (bad_op >= 0 && (uint32_t)bad_op < ov->n) {
             size_t s1 = jr_push_key(r, "ops");

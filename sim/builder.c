@@ -858,7 +858,7 @@ static int finish_once(plan_builder *b, plan **out, sw_err *err, int32_t **reloc
     if (!rc)
         rc = process_pass(&f, 1);
     if (rc) {
-        if (rc == SW_ENOMEM && !err->msg[0])
+        if (rc == SW_ENOMEM) /* err may be NULL (the GA's evaluations) */
             goto oom;
         goto fail;
     }

@@ -132,6 +132,16 @@ int plan_set_meta(plan *p, const char *planner, uint64_t seed, const char *optio
     return 0;
 }
 
+int plan_set_notes(plan *p, const char *notes)
+{
+    char *n = notes ? sw_strdup(notes) : NULL;
+    if (notes && !n)
+        return SW_ENOMEM;
+    sw_free(p->notes);
+    p->notes = n;
+    return 0;
+}
+
 const char *plan_task_label(const plan *p, int32_t task, char *buf, size_t n)
 {
     if (task < 0 || task >= p->n_tasks) {

@@ -96,6 +96,9 @@ int plan_set_pool(plan *p, const int64_t *sizes, const int32_t *counts, int n);
 void plan_place_resolve(const plan *p, plan_place *pl);
 /* Set a metadata string. */
 int plan_set_meta(plan *p, const char *planner, uint64_t seed, const char *options_json);
+/* Replace the plan's notes with a copy of notes (NULL: none). Returns 0 or
+   SW_ENOMEM (the old notes kept). */
+int plan_set_notes(plan *p, const char *notes);
 
 static inline const plan_place *plan_task_places(const plan *p, const plan_task *t)
 {

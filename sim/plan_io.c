@@ -277,9 +277,9 @@ static int read_plan(jr *r, const json_value *root, plan **out)
     sw_buf_init(&ob);
     if (opts)
         options_text(opts, &ob);
-    rc = plan_set_meta(p, pname, (uint64_t)seed, opts ? ob.data : "{}");
+    rc = ob.oom ? SW_ENOMEM : plan_set_meta(p, pname, (uint64_t)seed, opts ? ob.data : "{}");
     sw_buf_free(&ob);
-    if (rc || (notes && !(p->notes = sw_strdup(notes)))) {
+    if (rc || plan_set_notes(p, notes)) {
         rc = sw_fail(r->err, SW_ENOMEM, "%s: out of memory", r->file);
         goto fail;
     }

@@ -249,7 +249,10 @@ static int check_structure(vstate *v)
             rc = violate(v, VERIFY_STRUCTURE, -1, "op %d '%s' is never run", o, g->ops[o].name);
     if (!rc) {
         int32_t bad, pred;
-        if (!graph_is_topological(g, order, &bad, &pred))
+        int topo = graph_is_topological(g, order, &bad, &pred);
+        if (topo < 0)
+            rc = sw_fail(v->err, topo, "out of memory while verifying");
+        else if (!topo)
             rc = violate(v, VERIFY_STRUCTURE, -1, "the compute order is not a topological order "
                          "of the graph: op %d '%s' runs before op %d '%s' it depends on", bad,
                          g->ops[bad].name, pred, pred >= 0 ? g->ops[pred].name : "?");

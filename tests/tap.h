@@ -10,6 +10,7 @@
 #include <string.h>
 
 static int tap_n, tap_failed;
+static const char *tap_test_name; /* the named test running now (tap_run), or NULL */
 
 static inline void tap_ok(int cond, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -24,7 +25,10 @@ static inline void tap_ok(int cond, const char *file, int line, const char *fmt,
     va_end(ap);
     if (!cond) {
         tap_failed++;
-        printf("#   failed at %s:%d\n", file, line);
+        if (tap_test_name)
+            printf("#   failed in test %s at %s:%d\n", tap_test_name, file, line);
+        else
+            printf("#   failed at %s:%d\n", file, line);
     }
     fflush(stdout);
 }
@@ -73,6 +77,43 @@ static inline int tap_done(void)
 {
     printf("1..%d\n", tap_n);
     return tap_failed ? 1 : 0;
+}
+
+/* Named tests (libuv style): a program lists its tests in a table and ends
+   with return tap_run(tests, n, argc, argv). Each test's TAP lines follow a
+   "# name" line, and a failure names its test. With arguments, only the
+   tests named run (`build/rel/tests/test_sim duplex_copies`). */
+typedef struct tap_test {
+    const char *name;
+    void (*fn)(void);
+} tap_test;
+
+static inline int tap_run(const tap_test *tests, size_t n, int argc, char **argv)
+{
+    for (int a = 1; a < argc; a++) {
+        size_t i = 0;
+        while (i < n && strcmp(tests[i].name, argv[a]) != 0)
+            i++;
+        if (i == n) {
+            fprintf(stderr, "%s: no test named %s\n", argv[0], argv[a]);
+            return 2;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        int chosen = argc < 2;
+        for (int a = 1; a < argc && !chosen; a++)
+            chosen = strcmp(tests[i].name, argv[a]) == 0;
+        if (!chosen)
+            continue;
+        printf("# %s\n", tests[i].name);
+        tap_test_name = tests[i].name;
+        int before = tap_failed;
+        tests[i].fn();
+        if (tap_failed > before)
+            printf("# %s: %d failed\n", tests[i].name, tap_failed - before);
+        tap_test_name = NULL;
+    }
+    return tap_done();
 }
 
 /* Where the recorded data lives (data/ of the repository; SWAPSIM_DATA, set

@@ -1,15 +1,17 @@
 /* test_planners.c: the reference planners and the plan builder: every plan
    they make is verified; random swap decisions recorded through the builder
-   always give safe plans (a property test of builder and verifier). */
+   always give safe plans (a property test of builder and verifier); one
+   named test each (tap_run). */
 #include "../sim/simulate.h"
 #include "../sim/verify.h"
 #include "random_plans.h"
 #include "tap.h"
 
-int main(void)
+/* ideal and none on random profiles: every plan verifies, ideal runs at
+   100% of ideal, none fits at the static peak and is refused below it. */
+static void ideal_and_none(void)
 {
     sw_err e;
-    /* ideal and none on random profiles */
     int safe = 0, total = 0, fits = 0;
     for (int seed = 1; seed <= 20; seed++) {
         graph_profile *g = random_profile(seed, 40, seed % 3 == 0 ? "adam" : "sgd");
@@ -43,8 +45,12 @@ int main(void)
     }
     IS_INT(safe, total, "every ideal and none plan verifies");
     IS_INT(fits, 20, "ideal plans run at 100%% of ideal");
+}
 
-    /* random legal decisions through the builder are always safe */
+/* Random legal decisions through the builder are always safe. */
+static void builder_random_decisions(void)
+{
+    sw_err e;
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, 42);
     int built = 0, ok = 0, sims = 0;
@@ -73,13 +79,23 @@ int main(void)
     IS_INT(built, 120, "builder accepts every legal random decision sequence");
     IS_INT(ok, 120, "every builder plan verifies");
     IS_INT(sims, 120, "every builder plan simulates no faster than ideal");
+}
 
-    /* unknown planner */
+/* The registry and the ideal peak that fractional budgets resolve against. */
+static void registry_and_ideal_peak(void)
+{
+    sw_err e;
     OK(planner_find("magic") == NULL, "unknown planner is not found");
-    /* a fractional budget resolves against the ideal peak */
     graph_profile *g = random_profile(5, 30, "sgd");
     int64_t peak;
     OK(planner_ideal_peak(g, &peak, &e) == 0 && peak > 0, "ideal peak computed");
     graph_free(g);
-    return tap_done();
 }
+
+static const tap_test tests[] = {
+    {"ideal_and_none", ideal_and_none},
+    {"builder_random_decisions", builder_random_decisions},
+    {"registry_and_ideal_peak", registry_and_ideal_peak},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

@@ -1,6 +1,6 @@
 /* test_sim.c: simulator timing against hand computation (the paper's
    Figure 3, one-way and duplex copies), determinism, and the builder
-   reproducing the hand-made plan. */
+   reproducing the hand-made plan; one named test each (tap_run). */
 #include "../sim/builder.h"
 #include "../sim/plan_io.h"
 #include "../sim/simulate.h"
@@ -23,21 +23,28 @@ static void on_task(void *ud, int iter, int32_t task, int stream, double s, doub
     }
 }
 
-int main(void)
+/* A simulation that records the first iteration's task times in *tr. */
+static sim_opts traced(rec *tr)
+{
+    memset(tr, 0, sizeof *tr);
+    sim_opts o = {0};
+    o.trace = on_task;
+    o.trace_ud = tr;
+    o.trace_from = 0;
+    o.trace_to = 0;
+    return o;
+}
+
+/* The paper's Figure 3 plan, timed against the hand computation. */
+static void figure3_timing(void)
 {
     sw_err e;
-    /* ---- Figure 3 ---- */
     graph_profile *g = fig3_profile();
     plan *p = fig3_plan(g, F3_OK);
     OK(plan_verify(p, NULL, &e) == 0, "figure 3 plan is safe");
     sim_result r;
     rec tr;
-    memset(&tr, 0, sizeof tr);
-    sim_opts o = {0};
-    o.trace = on_task;
-    o.trace_ud = &tr;
-    o.trace_from = 0;
-    o.trace_to = 0;
+    sim_opts o = traced(&tr);
     int rc = sim_plan(p, NULL, &o, &r, &e);
     OK(rc == 0, "figure 3 simulates");
     /* by hand: W1 in [0,1]; op1 [1,2]; W2 in [1,2]; W1 dropped at 2; op2 [2,3];
@@ -56,120 +63,146 @@ int main(void)
     IS_INT(r.swap_out_bytes, 0, "nothing copied out (clean parameters are dropped)");
     IS_INT(r.peak_memory_bytes, 4 * UNIT, "peak memory 4 units");
     OK(r.steady, "steady state reached");
-
-    /* the builder records the same decisions and infers the same edges */
-    {
-        mem_model *m = mem_address_new(4 * UNIT, MEM_FIRST_FIT, 1);
-        plan_builder *b = pb_new(g, m, 4 * UNIT, 0);
-        pb_swap_in(b, W1);
-        pb_run(b, 0);
-        pb_swap_in(b, W2);
-        pb_run(b, 1);
-        pb_drop(b, W1);
-        pb_swap_in(b, W3);
-        pb_drop(b, W2);
-        pb_run(b, 2);
-        pb_drop(b, W3);
-        plan *q = NULL;
-        rc = pb_finish(b, &q, &e);
-        OK(rc == 0, "builder accepts the figure 3 decisions (%s)", rc ? e.msg : "ok");
-        if (q) {
-            OK(plan_verify(q, NULL, &e) == 0, "builder's plan is safe");
-            int same = q->n_tasks == p->n_tasks;
-            for (int32_t t = 0; same && t < q->n_tasks; t++) {
-                const plan_task *x = &q->tasks[t], *y = &p->tasks[t];
-                same = x->n_dep == y->n_dep && x->n_pdep == y->n_pdep && x->n_place == y->n_place;
-                for (uint32_t k = 0; same && k < x->n_dep; k++)
-                    same = plan_task_deps(q, x)[k] == plan_task_deps(p, y)[k];
-                for (uint32_t k = 0; same && k < x->n_pdep; k++)
-                    same = plan_task_pdeps(q, x)[k] == plan_task_pdeps(p, y)[k];
-                for (uint32_t k = 0; same && k < x->n_place; k++)
-                    same = plan_task_places(q, x)[k].offset == plan_task_places(p, y)[k].offset;
-                if (!same)
-                    printf("# task %d differs\n", t);
-            }
-            OK(same, "builder's edges and placements equal the hand-made plan's");
-            sim_result r2;
-            sim_plan(q, NULL, NULL, &r2, &e);
-            IS_NUM(r2.iteration_time_s, 0.004, 1e-12, "builder's plan also takes 4 ms");
-            plan_free(q);
-        }
-        pb_free(b);
-        mem_destroy(m);
-    }
-    /* determinism: the same plan gives the same bytes of output */
-    {
-        sw_buf b1, b2;
-        sw_buf_init(&b1);
-        sw_buf_init(&b2);
-        sim_result x, y;
-        sim_plan(p, NULL, NULL, &x, &e);
-        sim_plan(p, NULL, NULL, &y, &e);
-        OK(memcmp(&x, &y, sizeof x) == 0, "two simulations give identical results");
-        plan_to_json(p, &b1);
-        plan *rt = NULL;
-        rc = plan_read_text(b1.data, b1.len, "rt.json", &rt, &e);
-        OK(rc == 0, "plan JSON reads back (%s)", rc ? e.msg : "ok");
-        if (rt) {
-            plan_to_json(rt, &b2);
-            OK(b1.len == b2.len && !memcmp(b1.data, b2.data, b1.len), "plan read(write) round trip");
-            sim_plan(rt, NULL, NULL, &y, &e);
-            IS_NUM(y.iteration_time_s, x.iteration_time_s, 0, "round-tripped plan simulates the same");
-            plan_free(rt);
-        }
-        sw_buf_free(&b1);
-        sw_buf_free(&b2);
-    }
     plan_free(p);
     graph_free(g);
-
-    /* ---- one-way and duplex copies ---- */
-    {
-        dev_spec d = fixture_device();
-        graph_profile *h = graph_new("duplex", &d);
-        graph_add_tensor(h, "P", UNIT, GK_PARAMETER, 1);
-        graph_add_tensor(h, "Q", UNIT, GK_PARAMETER, 1);
-        graph_add_tensor(h, "A", UNIT, GK_ACTIVATION, 0);
-        graph_add_tensor(h, "B", UNIT, GK_ACTIVATION, 0);
-        graph_add_op(h, "op1", "op", 0.0005, GP_FORWARD, IDS(0), IDS(2), NOIDS, 0);
-        graph_add_op(h, "op2", "op", 0.001, GP_FORWARD, IDS(1, 2), IDS(3), NOIDS, 0);
-        OK(graph_finish(h, &e, NULL, NULL) == 0, "duplex profile");
-        plan *q = plan_new(h, 0);
-        q->budget = q->capacity = 4 * UNIT;
-        plan_set_meta(q, "hand", 0, "{}");
-        q->resident = sw_malloc(sizeof *q->resident);
-        q->resident[0] = (plan_place){0, -1, -1, 0};
-        q->n_resident = 1;
-        plan_add_task(q, TASK_SWAP_IN, -1, 1, PL(1, UNIT), NOIDS, NOIDS, IDS(4));     /* t0 Q in */
-        plan_add_task(q, TASK_RUN, 0, -1, PL(2, 2 * UNIT), NOIDS, NOIDS, IDS(5));     /* t1 op1 */
-        plan_add_task(q, TASK_SWAP_OUT, -1, 0, NOPL, NOIDS, IDS(1), NOIDS);          /* t2 P out */
-        plan_add_task(q, TASK_RUN, 1, -1, PL(3, 3 * UNIT), IDS(2, 3), IDS(0), NOIDS); /* t3 op2 */
-        plan_add_task(q, TASK_DROP, -1, 1, NOPL, NOIDS, IDS(3), NOIDS);              /* t4 Q drop */
-        plan_add_task(q, TASK_SWAP_IN, -1, 0, PL(0, 0), NOIDS, IDS(2), NOIDS);        /* t5 P in */
-        rc = plan_verify(q, NULL, &e);
-        OK(rc == 0, "duplex plan is safe (%s)", rc ? e.msg : "ok");
-        memset(&tr, 0, sizeof tr);
-        rc = sim_plan(q, NULL, &o, &r, &e);
-        OK(rc == 0, "duplex plan simulates");
-        /* by hand: Q in alone at 12 GB/s for 0.5 ms (6 MB), then both directions
-           at 10 GB/s each: Q's last 6 MB end at 1.1 ms; P out has 6 MB left at
-           1.1 ms and finishes alone at 12 GB/s at 1.6 ms; P back in alone 1.6-2.6. */
-        IS_NUM(tr.end[0], 0.0011, 1e-12, "swap-in sharing PCIe ends at 1.1 ms");
-        IS_NUM(tr.start[2], 0.0005, 1e-12, "swap-out starts after op1 at 0.5 ms");
-        IS_NUM(tr.end[2], 0.0016, 1e-12, "swap-out ends at 1.6 ms");
-        IS_NUM(tr.start[3], 0.0011, 1e-12, "op2 starts when Q is in");
-        IS_NUM(tr.end[5] - tr.start[5], 0.001, 1e-12, "a one-way copy alone takes 1 ms");
-        IS_NUM(r.iteration_time_s, 0.0026, 1e-12, "steady iteration 2.6 ms");
-        IS_NUM(r.stall_swap_in_s, 0.0011, 1e-12, "1.1 ms of swap-in stalls per iteration");
-        IS_INT(r.swap_out_bytes, UNIT, "one unit copied out");
-        /* a device with a higher duplex rate speeds the overlap up */
-        dev_spec fast = d;
-        fast.duplex_bw = 24e9;
-        memset(&tr, 0, sizeof tr);
-        sim_plan(q, &fast, &o, &r, &e);
-        IS_NUM(tr.end[0], 0.001, 1e-12, "with 24 GB/s duplex each direction keeps 12 GB/s");
-        plan_free(q);
-        graph_free(h);
-    }
-    return tap_done();
 }
+
+/* The builder records the Figure 3 decisions and infers the same edges. */
+static void builder_reproduces_figure3(void)
+{
+    sw_err e;
+    graph_profile *g = fig3_profile();
+    plan *p = fig3_plan(g, F3_OK);
+    mem_model *m = mem_address_new(4 * UNIT, MEM_FIRST_FIT, 1);
+    plan_builder *b = pb_new(g, m, 4 * UNIT, 0);
+    pb_swap_in(b, W1);
+    pb_run(b, 0);
+    pb_swap_in(b, W2);
+    pb_run(b, 1);
+    pb_drop(b, W1);
+    pb_swap_in(b, W3);
+    pb_drop(b, W2);
+    pb_run(b, 2);
+    pb_drop(b, W3);
+    plan *q = NULL;
+    int rc = pb_finish(b, &q, &e);
+    OK(rc == 0, "builder accepts the figure 3 decisions (%s)", rc ? e.msg : "ok");
+    if (q) {
+        OK(plan_verify(q, NULL, &e) == 0, "builder's plan is safe");
+        int same = q->n_tasks == p->n_tasks;
+        for (int32_t t = 0; same && t < q->n_tasks; t++) {
+            const plan_task *x = &q->tasks[t], *y = &p->tasks[t];
+            same = x->n_dep == y->n_dep && x->n_pdep == y->n_pdep && x->n_place == y->n_place;
+            for (uint32_t k = 0; same && k < x->n_dep; k++)
+                same = plan_task_deps(q, x)[k] == plan_task_deps(p, y)[k];
+            for (uint32_t k = 0; same && k < x->n_pdep; k++)
+                same = plan_task_pdeps(q, x)[k] == plan_task_pdeps(p, y)[k];
+            for (uint32_t k = 0; same && k < x->n_place; k++)
+                same = plan_task_places(q, x)[k].offset == plan_task_places(p, y)[k].offset;
+            if (!same)
+                printf("# task %d differs\n", t);
+        }
+        OK(same, "builder's edges and placements equal the hand-made plan's");
+        sim_result r2;
+        sim_plan(q, NULL, NULL, &r2, &e);
+        IS_NUM(r2.iteration_time_s, 0.004, 1e-12, "builder's plan also takes 4 ms");
+        plan_free(q);
+    }
+    pb_free(b);
+    mem_destroy(m);
+    plan_free(p);
+    graph_free(g);
+}
+
+/* Determinism: the same plan gives the same results, and its JSON reads
+   back to the same bytes and the same timing. */
+static void determinism_and_round_trip(void)
+{
+    sw_err e;
+    graph_profile *g = fig3_profile();
+    plan *p = fig3_plan(g, F3_OK);
+    sw_buf b1, b2;
+    sw_buf_init(&b1);
+    sw_buf_init(&b2);
+    sim_result x, y;
+    sim_plan(p, NULL, NULL, &x, &e);
+    sim_plan(p, NULL, NULL, &y, &e);
+    OK(memcmp(&x, &y, sizeof x) == 0, "two simulations give identical results");
+    plan_to_json(p, &b1);
+    plan *rt = NULL;
+    int rc = plan_read_text(b1.data, b1.len, "rt.json", &rt, &e);
+    OK(rc == 0, "plan JSON reads back (%s)", rc ? e.msg : "ok");
+    if (rt) {
+        plan_to_json(rt, &b2);
+        OK(b1.len == b2.len && !memcmp(b1.data, b2.data, b1.len), "plan read(write) round trip");
+        sim_plan(rt, NULL, NULL, &y, &e);
+        IS_NUM(y.iteration_time_s, x.iteration_time_s, 0, "round-tripped plan simulates the same");
+        plan_free(rt);
+    }
+    sw_buf_free(&b1);
+    sw_buf_free(&b2);
+    plan_free(p);
+    graph_free(g);
+}
+
+/* One-way and duplex copies sharing PCIe, timed by hand. */
+static void duplex_copies(void)
+{
+    sw_err e;
+    dev_spec d = fixture_device();
+    graph_profile *h = graph_new("duplex", &d);
+    graph_add_tensor(h, "P", UNIT, GK_PARAMETER, 1);
+    graph_add_tensor(h, "Q", UNIT, GK_PARAMETER, 1);
+    graph_add_tensor(h, "A", UNIT, GK_ACTIVATION, 0);
+    graph_add_tensor(h, "B", UNIT, GK_ACTIVATION, 0);
+    graph_add_op(h, "op1", "op", 0.0005, GP_FORWARD, IDS(0), IDS(2), NOIDS, 0);
+    graph_add_op(h, "op2", "op", 0.001, GP_FORWARD, IDS(1, 2), IDS(3), NOIDS, 0);
+    OK(graph_finish(h, &e, NULL, NULL) == 0, "duplex profile");
+    plan *q = plan_new(h, 0);
+    q->budget = q->capacity = 4 * UNIT;
+    plan_set_meta(q, "hand", 0, "{}");
+    q->resident = sw_malloc(sizeof *q->resident);
+    q->resident[0] = (plan_place){0, -1, -1, 0};
+    q->n_resident = 1;
+    plan_add_task(q, TASK_SWAP_IN, -1, 1, PL(1, UNIT), NOIDS, NOIDS, IDS(4));     /* t0 Q in */
+    plan_add_task(q, TASK_RUN, 0, -1, PL(2, 2 * UNIT), NOIDS, NOIDS, IDS(5));     /* t1 op1 */
+    plan_add_task(q, TASK_SWAP_OUT, -1, 0, NOPL, NOIDS, IDS(1), NOIDS);          /* t2 P out */
+    plan_add_task(q, TASK_RUN, 1, -1, PL(3, 3 * UNIT), IDS(2, 3), IDS(0), NOIDS); /* t3 op2 */
+    plan_add_task(q, TASK_DROP, -1, 1, NOPL, NOIDS, IDS(3), NOIDS);              /* t4 Q drop */
+    plan_add_task(q, TASK_SWAP_IN, -1, 0, PL(0, 0), NOIDS, IDS(2), NOIDS);        /* t5 P in */
+    int rc = plan_verify(q, NULL, &e);
+    OK(rc == 0, "duplex plan is safe (%s)", rc ? e.msg : "ok");
+    sim_result r;
+    rec tr;
+    sim_opts o = traced(&tr);
+    rc = sim_plan(q, NULL, &o, &r, &e);
+    OK(rc == 0, "duplex plan simulates");
+    /* by hand: Q in alone at 12 GB/s for 0.5 ms (6 MB), then both directions
+       at 10 GB/s each: Q's last 6 MB end at 1.1 ms; P out has 6 MB left at
+       1.1 ms and finishes alone at 12 GB/s at 1.6 ms; P back in alone 1.6-2.6. */
+    IS_NUM(tr.end[0], 0.0011, 1e-12, "swap-in sharing PCIe ends at 1.1 ms");
+    IS_NUM(tr.start[2], 0.0005, 1e-12, "swap-out starts after op1 at 0.5 ms");
+    IS_NUM(tr.end[2], 0.0016, 1e-12, "swap-out ends at 1.6 ms");
+    IS_NUM(tr.start[3], 0.0011, 1e-12, "op2 starts when Q is in");
+    IS_NUM(tr.end[5] - tr.start[5], 0.001, 1e-12, "a one-way copy alone takes 1 ms");
+    IS_NUM(r.iteration_time_s, 0.0026, 1e-12, "steady iteration 2.6 ms");
+    IS_NUM(r.stall_swap_in_s, 0.0011, 1e-12, "1.1 ms of swap-in stalls per iteration");
+    IS_INT(r.swap_out_bytes, UNIT, "one unit copied out");
+    /* a device with a higher duplex rate speeds the overlap up */
+    dev_spec fast = d;
+    fast.duplex_bw = 24e9;
+    memset(&tr, 0, sizeof tr);
+    sim_plan(q, &fast, &o, &r, &e);
+    IS_NUM(tr.end[0], 0.001, 1e-12, "with 24 GB/s duplex each direction keeps 12 GB/s");
+    plan_free(q);
+    graph_free(h);
+}
+
+static const tap_test tests[] = {
+    {"figure3_timing", figure3_timing},
+    {"builder_reproduces_figure3", builder_reproduces_figure3},
+    {"determinism_and_round_trip", determinism_and_round_trip},
+    {"duplex_copies", duplex_copies},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }
