@@ -108,7 +108,10 @@ int bound_compute(const graph_profile *g, int64_t budget, const int32_t *order, 
     int32_t n = g->n_ops, nt = g->n_tensors;
     if (order) {
         int32_t bad_op = -1, bad_pred = -1;
-        if (!graph_is_topological(g, order, &bad_op, &bad_pred)) {
+        int topo = graph_is_topological(g, order, &bad_op, &bad_pred);
+        if (topo < 0)
+            return sw_fail(err, SW_ENOMEM, "out of memory");
+        if (!topo) {
             if (bad_op >= 0 && bad_op < n && bad_pred >= 0 && bad_pred < n)
                 return sw_fail(err, SW_EINVAL, "the order runs op '%s' before its predecessor "
                                "'%s'", g->ops[bad_op].name, g->ops[bad_pred].name);
