@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../experiments/mpi.h"
 #include "cli.h"
 
 #define SWAPSIM_VERSION "0.1.0"
@@ -119,6 +120,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(c, "--version")) {
         printf("swapsim %s\n", SWAPSIM_VERSION);
+        printf("MPI: %s\n", swmpi_available() ? "yes (mpirun -np N swapsim experiment ...; "
+                            "docs/cluster.md)" : "no (built without mpicc; docs/cluster.md)");
         return 0;
     }
     static const struct {
@@ -140,8 +143,11 @@ int main(int argc, char **argv)
                 {"serve", cmd_serve},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        if (!strcmp(c, cmds[i].name))
-            return cmds[i].fn(argc - 1, argv + 1);
+        if (!strcmp(c, cmds[i].name)) {
+            int rc = cmds[i].fn(argc - 1, argv + 1);
+            cli_mpi_end(); /* if the command started MPI */
+            return rc;
+        }
     fprintf(stderr, "swapsim: unknown command '%s' (see 'swapsim --help')\n", c);
     return EXIT_USAGE;
 }
