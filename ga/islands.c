@@ -292,7 +292,7 @@ int ga_islands_run(ga_islands *gi, sw_err *err)
             *err = mine;
         if (rc || stop)
             break;
-        if (done > 0)
+        if (done > 0 && gi->ip.islands > 1)
             rc = migrate(gi, &mine); /* a failure is agreed on at the top of the loop */
         long k = gi->ip.interval;
         if (p->generations > 0 && p->generations - done < k)
