@@ -135,6 +135,9 @@ struct swmpi;
 int cli_mpi_start(const char *what, struct swmpi **m);
 /* This process's rank (0 when not under MPI): only rank 0 writes results. */
 int cli_mpi_rank(void);
+/* The cores this process should use: those it is bound to (taskset, Slurm,
+   mpirun --bind-to), else the machine's, shared among the MPI ranks on it. */
+int cli_cores(void);
 void cli_mpi_end(void);
 
 int cmd_devices(int argc, char **argv);

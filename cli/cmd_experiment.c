@@ -14,8 +14,7 @@ int cmd_experiment(int argc, char **argv)
     cli_list files;
     memset(&files, 0, sizeof files);
     int rc;
-    long nproc = sysconf(_SC_NPROCESSORS_ONLN);
-    o.jobs = 0; /* not given: one per core (per rank's share of them under MPI) */
+    o.jobs = 0; /* not given: one per core (cli_cores: this rank's share under MPI) */
     o.data = sw_data_dir();
     o.progress = isatty(2);
     const cli_pos args[] = {{"FILE", "experiment files (experiments/*.json, format in "
@@ -25,8 +24,8 @@ int cmd_experiment(int argc, char **argv)
         {.name = "full", .type = PT_BOOL, .dst = &o.full,
          .help = "the paper's budgets (default: quick mode)"},
         {.name = "jobs", .type = PT_INT, .dst = &o.jobs, .min = 1, .max = 256,
-         .help = "cells run at a time (default: one per core; under mpirun, per rank: the "
-                 "cores of its machine shared among the ranks there)"},
+         .help = "cells run at a time (default: one per core it may use; under mpirun, per "
+                 "rank: the cores it is bound to, or its share of its machine's)"},
         {.name = "out", .type = PT_STRING, .dst = &o.out_dir, .def = "out", .meta = "DIR",
          .help = "where DIR/<name>.csv and the cache (DIR/cache) go"},
         {.name = "data", .type = PT_STRING, .dst = &o.data, .meta = "DIR",
@@ -50,11 +49,10 @@ int cmd_experiment(int argc, char **argv)
     if (cli_parse(&cmd, argc, argv, &rc))
         return rc;
     struct swmpi *m;
-    if ((rc = cli_mpi_start("swapsim experiment", &m)))
+    if ((rc = cli_mpi_start("experiment", &m)))
         return rc;
-    int share = m ? swmpi_ranks_here(m) : 1;
     if (o.jobs == 0)
-        o.jobs = nproc > share ? (int)(nproc / share) : 1;
+        o.jobs = cli_cores();
     if (m) {
         o.link = swmpi_exp_link(m);
         o.env = swmpi_child_env(m);

@@ -64,7 +64,7 @@ static int make_plan(const char *profile_path, plan_args *pa, plan **out)
         return cli_unknown_name("planner", pa->planner, planner_count(), planner_name);
     /* under mpirun: the ranks search one problem together (island searches) */
     struct swmpi *m;
-    int rc = cli_mpi_start("swapsim plan", &m), spread = m && swmpi_size(m) > 1;
+    int rc = cli_mpi_start("plan and run", &m), spread = m && swmpi_size(m) > 1;
     if (rc)
         return rc;
     if (spread) {

@@ -2,7 +2,9 @@
    started by the commands that use it (experiment; plan and run for island
    searches), every rank but 0 is kept quiet (rank 0 reports for all), and
    MPI is ended before swapsim exits (docs/cluster.md). */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -41,7 +43,7 @@ int cli_mpi_start(const char *what, swmpi **out)
             quiet();
         sw_err e;
         swmpi_start(&mpi, &e);
-        return cli_fail(EXIT_USER, "%s under mpirun: %s", what, e.msg);
+        return cli_fail(EXIT_USER, "%s under mpirun -np %d: %s", what, size, e.msg);
     }
     sw_err e;
     if (swmpi_start(&mpi, &e))
@@ -53,6 +55,19 @@ int cli_mpi_start(const char *what, swmpi **out)
 }
 
 int cli_mpi_rank(void) { return mpi ? swmpi_rank(mpi) : 0; }
+
+int cli_cores(void)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int mine = (int)(online > 0 ? online : 1);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0 &&
+        CPU_COUNT(&set) < mine)
+        return CPU_COUNT(&set); /* bound (taskset, Slurm, mpirun --bind-to): its own cores */
+    if (mpi && swmpi_ranks_here(mpi) > 1) /* unbound ranks share the machine's cores */
+        mine = mine / swmpi_ranks_here(mpi) > 0 ? mine / swmpi_ranks_here(mpi) : 1;
+    return mine;
+}
 
 void cli_mpi_end(void)
 {

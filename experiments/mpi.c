@@ -41,7 +41,7 @@ int swmpi_start(swmpi **out, sw_err *err)
 {
     *out = NULL;
     return sw_fail(err, SW_EUNSUPPORTED, "this swapsim was built without MPI (install "
-                   "libopenmpi-dev and rebuild: make clean && make; docs/cluster.md)");
+                   "libopenmpi-dev, then make again; docs/cluster.md)");
 }
 
 void swmpi_end(swmpi *m) { (void)m; }

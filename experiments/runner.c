@@ -542,10 +542,18 @@ static int reap_one(slots *s, int *st)
     return -1;
 }
 
-static void nap(void)
+/* Wait a little when nothing happened: 0.1 ms after activity, doubling up
+   to 5 ms while nothing does, so short cells are not held up by the
+   polling and long ones cost no CPU. */
+static void nap(long *ns, int busy)
 {
-    struct timespec ts = {0, 5000000}; /* 5 ms: a message or a child's end waits no longer */
+    if (busy) {
+        *ns = 100000;
+        return;
+    }
+    struct timespec ts = {0, *ns};
     nanosleep(&ts, NULL);
+    *ns = *ns * 2 > 5000000 ? 5000000 : *ns * 2;
 }
 
 /* every cell here, `jobs` at a time (no other process takes part) */
@@ -704,6 +712,7 @@ static int run_coordinator(exp *x, size_t done, size_t cached)
         rc = sw_fail(x->err, SW_ENOMEM, "out of memory"); /* still stops the others below */
     size_t next = 0, worked = 0;
     double t0 = sw_now(), work = 0;
+    long wait_ns = 100000;
     x->slots_total = s.jobs;
     progress(x, done, cached, t0, work, worked);
     for (;;) {
@@ -776,10 +785,15 @@ static int run_coordinator(exp *x, size_t done, size_t cached)
                 break;
             busy = 1;
             msg_rd r = {buf, n, 0};
-            if (tag == MSG_READY) {
+            if (!offered || !node_busy || !queue) {
+                /* out of memory: rc is set; only the ranks' goodbyes count now */
+                byes += tag == MSG_BYE;
+            } else if (tag == MSG_READY) {
                 uint64_t k = get_u64(&r);
                 if (!r.bad && k <= 4096) {
-                    offered[from] += (int)k;
+                    /* twice its slots: a slot that frees up starts its next cell at
+                       once, without waiting for this rank's answer */
+                    offered[from] += 2 * (int)k;
                     x->slots_total += (int)k;
                 }
             } else if (tag == MSG_RESULT) {
@@ -830,8 +844,7 @@ static int run_coordinator(exp *x, size_t done, size_t cached)
         }
         if (stopping && byes >= W - 1)
             break;
-        if (!busy)
-            nap();
+        nap(&wait_ns, busy);
     }
     if (x->o->progress)
         fputc('\n', stderr);
@@ -852,6 +865,7 @@ static int run_worker(exp *x)
     s.ch = sw_calloc((size_t)s.jobs, sizeof *s.ch);
     size_t *queue = sw_malloc((x->ncells + 1) * sizeof *queue), qh = 0, qt = 0;
     int rc = 0, failed = 0;
+    long wait_ns = 100000;
     if (!s.ch || !queue) {
         rc = sw_fail(x->err, SW_ENOMEM, "out of memory");
     } else {
@@ -940,8 +954,7 @@ static int run_worker(exp *x)
             }
             sw_free(buf);
         }
-        if (!busy)
-            nap();
+        nap(&wait_ns, busy);
     }
 }
 
