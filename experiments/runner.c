@@ -432,13 +432,13 @@ static int start(exp *x, slots *s, exp_cell *c)
     child *k = &s->ch[slot];
     k->cell = c;
     k->is_profile = 0;
-    if (rank) { /* run-N: rank 0's, as in a run of one process */
-        snprintf(k->out, sizeof k->out, "%s/cache/run-r%d-%d.out", x->dir, rank, slot);
-        snprintf(k->errf, sizeof k->errf, "%s/cache/run-r%d-%d.err", x->dir, rank, slot);
-    } else {
-        snprintf(k->out, sizeof k->out, "%s/cache/run-%d.out", x->dir, slot);
-        snprintf(k->errf, sizeof k->errf, "%s/cache/run-%d.err", x->dir, slot);
-    }
+    /* the command's output, named for this rank, process and slot: runs
+       sharing the directory (ranks, or experiments run side by side) never
+       write one file; removed once read */
+    snprintf(k->out, sizeof k->out, "%s/cache/run-%d-%ld-%d.out", x->dir, rank, (long)getpid(),
+             slot);
+    snprintf(k->errf, sizeof k->errf, "%s/cache/run-%d-%ld-%d.err", x->dir, rank,
+             (long)getpid(), slot);
     if (c->pargc >= 2 && !strcmp(c->pargv[c->pargc - 2], "-o")) {
         char *ppath = c->pargv[c->pargc - 1];
         if (access(ppath, R_OK) != 0) {
@@ -472,6 +472,8 @@ static int finish(exp *x, slots *s, child *k, int st, exp_cell **finished)
     k->pid = 0;
     int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
     char *out = slurp(k->out), *errt = slurp(k->errf);
+    unlink(k->out);
+    unlink(k->errf);
     exp_cell *c = k->cell;
     int rc = 0;
     if (k->is_profile) {
@@ -527,6 +529,8 @@ static void kill_all(slots *s)
             waitpid(s->ch[j].pid, NULL, 0);
             if (s->ch[j].is_profile)
                 unlink(s->ch[j].tmp);
+            unlink(s->ch[j].out);
+            unlink(s->ch[j].errf);
             s->ch[j].pid = 0;
         }
     s->running = 0;
