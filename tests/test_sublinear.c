@@ -250,7 +250,7 @@ int main(void)
         IS_INT(nr, 9, "chain 16, sqrt: 3 x 3 = 9 layers re-run");
         int want = 1, ckpt_kept = 1;
         for (int l = 1; l <= 16; l++) {
-            char name[16];
+            char name[32];
             snprintf(name, sizeof name, "layer%d", l);
             int32_t o = op_named(g, name);
             int expect = l <= 12 && l % 4 != 0;
@@ -368,7 +368,7 @@ int main(void)
     /* random DAGs and generated models: every plan verifies and is consistent */
     int plans = 0, good = 0;
     for (int seed = 1; seed <= 24; seed++) {
-        char s_seed[16], s_ops[16];
+        char s_seed[32], s_ops[32];
         snprintf(s_seed, sizeof s_seed, "seed=%d", seed);
         snprintf(s_ops, sizeof s_ops, "ops=%d", 10 + seed * 3);
         const char *kv[] = {s_seed, s_ops, seed % 3 ? "optimizer=sgd" : "optimizer=adam"};
