@@ -73,7 +73,8 @@ typedef struct sl {
     int32_t *pos;      /* per op: its position in g->order */
     int32_t *fwd;      /* the forward ops in order (nf) */
     int32_t *fidx;     /* per op: its index in fwd, -1 if not forward */
-    int32_t *pf;       /* per storage: fidx of its producer, -1 unless a forward op makes it */
+    int32_t *pf;       /* per storage: fidx of its producer (a forward op) where elig could
+                          hold, else -1 */
     uint8_t *elig;     /* per storage: its producer could re-run it */
     int32_t *lastfr;   /* per storage: fidx of its last forward reader, -1 if none */
     int32_t *late;     /* per storage: position of its first access by a non-forward op */
@@ -96,11 +97,11 @@ typedef struct sl {
     uint8_t *rerun;    /* per op: re-run */
     uint8_t *open;     /* per storage (scratch) */
     uint8_t *flag;     /* per storage (scratch) */
-    int32_t *stk;
+    int32_t *stk;      /* per op: work list, or per position: a cursor (scratch) */
     int32_t *cnt;      /* per position / event: CSR counts (scratch) */
     int32_t *list;     /* CSR payload (scratch) */
     int32_t *a1, *a2;  /* per storage (scratch) */
-    sl_ev *ev, *ev2;
+    sl_ev *ev, *ev2;   /* the task sequence; ev2: scratch for merging drops in */
     size_t nev, cap, cap2;
 } sl;
 
@@ -123,8 +124,9 @@ static void sl_free(sl *c)
 {
     void *ptrs[] = {c->pos, c->fwd, c->fidx, c->pf, c->elig, c->lastfr, c->late, c->use_off,
                     c->use_pos, c->mut_off, c->muts, c->prefix, c->cut, c->runev, c->splits,
-                    c->seg, c->seg_lo, c->seg_end, c->byT, c->flag, c->T, c->forced, c->dropped, c->rerun, c->open, c->stk,
-                    c->cnt, c->list, c->a1, c->a2, c->ev, c->ev2};
+                    c->seg, c->seg_lo, c->seg_end, c->byT, c->flag, c->T, c->forced,
+                    c->dropped, c->rerun, c->open, c->stk, c->cnt, c->list, c->a1, c->a2,
+                    c->ev, c->ev2};
     for (size_t i = 0; i < SW_ARRAY_LEN(ptrs); i++)
         sw_free(ptrs[i]);
 }
@@ -860,27 +862,28 @@ static int plan_sublinear(const graph_profile *g, const planner_opts *o, plan **
             note(*out, "sqrt", &r);
         goto done;
     }
-    /* budget: thresholds total / k, every k up to 64 segments, then 1 in 64;
-       for each, the walk's own last segment, and the longest kept tail that
-       fits (binary search: a longer tail holds more at the backward pass's
-       start and recomputes less) */
+    /* budget: thresholds total / k, every k up to 64 segments, then 1 in 64
+       (k = 1: one segment, nothing dropped); for each, the walk's own last
+       segment, and the longest kept tail that fits (binary search: a longer
+       tail holds more at the backward pass's start and recomputes less; with
+       k = 1, one recomputed segment before the tail) */
     sl_search q = {NULL, 0, 0, arena, INT64_MAX, 1};
     int32_t kmax = SW_MAX(c.layers, 1);
     for (int32_t k = 1; k <= kmax && !rc; k += 1 + k / 64) {
         int fits;
         rc = consider(&c, &q, k, -1, &fits);
-        if (rc || k == 1 || c.nf < 2)
-            continue; /* k = 1: one segment, nothing dropped, whatever the tail */
-        int32_t lo = 1, hi = c.nf - 1;
+        if (rc || c.nf < 2)
+            continue;
+        int32_t lo = 1, hi = c.nf - 1; /* tail = fidx where the kept tail starts */
         rc = consider(&c, &q, k, hi, &fits);
         while (!rc && fits && lo < hi) {
             int32_t mid = lo + (hi - lo) / 2;
-            rc = consider(&c, &q, k, mid, &fits);
-            if (fits)
+            int ok;
+            rc = consider(&c, &q, k, mid, &ok);
+            if (ok)
                 hi = mid;
             else
                 lo = mid + 1;
-            fits = 1;
         }
     }
     cand = q.cand;
