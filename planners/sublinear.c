@@ -27,8 +27,9 @@
    bytes flow (a residual block's output rather than its inside). Mode
    `sqrt` takes B = total / round(sqrt(n)), n the forward ops making such
    activations (sqrt(n) segments on a chain); mode `budget` tries B = total
-   / k for k = 1..n (one segment: nothing recomputed) and keeps the plan
-   with the least recomputation whose memory fits the budget. */
+   / k for k = 1..n (one segment: nothing recomputed), each also with the
+   longest kept tail (forward ops never dropped) that fits, and keeps the
+   plan with the least recomputation whose memory fits the budget. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +42,8 @@
 
 static const param_def sublinear_params[] = {
     {"mode", PT_CHOICE, "sqrt", "sqrt: about sqrt(n) segments of equal activation bytes; "
-     "budget: Chen's greedy threshold searched for the least recomputation whose plan fits the "
-     "budget", "sqrt|budget", 1, 0},
+     "budget: Chen's greedy threshold (and a kept tail of the forward pass) searched for the "
+     "least recomputation whose plan fits the budget", "sqrt|budget", 1, 0},
     {"segments", PT_INT, "0", "sqrt mode: the number of segments to aim for (0: round(sqrt(n)), "
      "n the forward ops making activations the backward pass reads)", NULL, 0, 1e9},
     {"allocator", PT_CHOICE, "best-fit", "address allocator placing the plan",
