@@ -269,6 +269,7 @@ typedef struct js {
     double tau;       /* own progress in the iteration, s */
     int64_t mem;      /* bytes held now */
     double start_at;  /* zico: the planned start of the next iteration */
+    double ready_since; /* when it became ready to start an iteration (fairness order) */
     int planned;      /* zico: start_at is set */
 } js;
 
@@ -472,8 +473,10 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
     for (int guard = 0; guard < 50000000; guard++) {
         /* arrivals */
         for (int32_t i = 0; i < n; i++)
-            if (st[i].state == S_ARRIVING && jobs[i].arrival_s <= t + CO_EPS)
+            if (st[i].state == S_ARRIVING && jobs[i].arrival_s <= t + CO_EPS) {
                 st[i].state = S_READY;
+                st[i].ready_since = jobs[i].arrival_s;
+            }
         /* time: a switch that ended starts its job */
         if (policy == CO_TIME && switch_to >= 0 && t >= switch_end - CO_EPS) {
             cur = switch_to;
@@ -483,8 +486,16 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
             st[cur].tau = 0;
             st[cur].mem = jobs[cur].level[0];
         }
-        /* starts */
-        for (int32_t q = 0; q < n; q++) {
+        /* starts: the job ready the longest first (then by index) */
+        int32_t order[64];
+        for (int32_t i = 0; i < n; i++) {
+            int32_t k = i;
+            for (; k > 0 && (st[order[k - 1]].ready_since > st[i].ready_since); k--)
+                order[k] = order[k - 1];
+            order[k] = i;
+        }
+        for (int32_t oi = 0; oi < n; oi++) {
+            int32_t q = order[oi];
             if (st[q].state != S_READY)
                 continue;
             if (policy == CO_TIME) {
@@ -602,6 +613,7 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
                         s->mem = 0;
                     } else {
                         s->state = S_READY;
+                        s->ready_since = t;
                         s->mem = SW_MIN(jobs[i].persistent, s->mem);
                     }
                     continue;
@@ -628,7 +640,8 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
     for (int32_t i = 0; i < n; i++) {
         co_job_result *x = &r->jobs[i];
         double span = x->finish_s - jobs[i].arrival_s;
-        x->iter_per_s = span > 0 ? x->done / span : 0;
+        /* a job that failed crashed: what it had done is lost */
+        x->iter_per_s = span > 0 && !x->failed ? x->done / span : 0;
         x->normalized = x->iter_per_s * jobs[i].iter_s;
         r->total_normalized += x->normalized;
         r->makespan_s = SW_MAX(r->makespan_s, x->finish_s);

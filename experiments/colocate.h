@@ -58,7 +58,8 @@ typedef struct co_job_result {
     int failed;           /* 1: out of memory (spatial) or deadlocked (zico) */
     char why[160];        /* when failed */
     double finish_s;      /* when its last iteration ended (or it failed) */
-    double iter_per_s;    /* done / (finish - arrival) */
+    double iter_per_s;    /* done / (finish - arrival); 0 for a job that failed (it crashed:
+                             its work is lost) */
     double normalized;    /* iter_per_s x iter_s: 1 = as fast as alone */
     double stall_s;       /* waiting for memory (zico) or for its turn (time: other jobs'
                              iterations and the switches) */

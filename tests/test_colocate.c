@@ -7,7 +7,8 @@
 
 #include "../experiments/calibrate.h"
 #include "../experiments/colocate.h"
-#include "tap.h"
+#include "../profiles/profile_io.h"
+#include "cli_run.h"
 
 /* Each job: 6 GB for its first second, 2 GB for its second (2 s alone), 1 GB
    held between iterations, two iterations, arriving at 0. GPU: 10 GB;
@@ -143,9 +144,83 @@ static void test_random_workloads(void)
     OK(done_all, "time and zico: every job that did not fail ran all its iterations");
 }
 
+static void put_file(const char *name, const char *text)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static void test_cli(void)
+{
+    const char *kv[] = {"ops=12", "seed=3", "unit=64MiB"};
+    graph_profile *g = NULL;
+    sw_err e;
+    if (cal_generate("random", kv, 3, "v100", &g, &e)) {
+        OK(0, "generate: %s", e.msg);
+        return;
+    }
+    char path[400];
+    snprintf(path, sizeof path, "%s/p.json", dir);
+    IS_INT(profile_write_file(g, path, &e), 0, "write a profile");
+    int64_t peak = graph_peak_memory(g, g->order);
+    graph_free(g);
+    char w[600];
+    snprintf(w, sizeof w, "{\"memory\": \"%lld\", \"jobs\": [{\"profile\": \"p.json\", "
+             "\"iterations\": 3}, {\"profile\": \"p.json\", \"iterations\": 3, "
+             "\"arrival\": 0.001}]}", (long long)(peak * 3 / 2));
+    put_file("w.json", w);
+    char *o = NULL;
+    IS_INT(sh("colocate w.json --policy zico --csv rows.csv --memory-csv mem.csv", &o, NULL), 0,
+           "swapsim colocate");
+    IS_STR_HAS(o, "total normalised throughput", "prints the total");
+    sw_free(o);
+    IS_INT(sh("colocate w.json --policy time --csv rows.csv --json", &o, NULL), 0,
+           "colocate --json");
+    IS_STR_HAS(o, "\"policy\":\"time\"", "JSON output");
+    sw_free(o);
+    char *text = NULL;
+    size_t len;
+    snprintf(path, sizeof path, "%s/rows.csv", dir);
+    IS_INT(sw_read_file(path, &text, &len, &e), 0, "the row CSV is written");
+    IS_INT(lines(text), 3, "a header and one row per run");
+    sw_free(text);
+    expect_fail("colocate w.json --policy magic", 1, "expected time|spatial|zico",
+                "unknown policy");
+    put_file("empty.json", "{\"jobs\": []}");
+    expect_fail("colocate empty.json", 1, "expected at least one job", "an empty job list");
+    put_file("missing.json", "{\"jobs\": [{\"profile\": \"nope.json\"}]}");
+    expect_fail("colocate missing.json", 1, "nope.json", "a missing profile");
+    snprintf(w, sizeof w, "{\"memory\": \"%lld\", \"jobs\": [{\"profile\": \"p.json\"}]}",
+             (long long)(peak / 2));
+    put_file("small.json", w);
+    expect_fail("colocate small.json", 1, "does not fit",
+                "a job whose peak exceeds the memory, with no swapping");
+    put_file("badjob.json", "{\"jobs\": [{\"profile\": \"p.json\", \"iterations\": 0}]}");
+    expect_fail("colocate badjob.json", 1, "$.jobs[0].iterations", "zero iterations");
+    put_file("badpl.json", "{\"jobs\": [{\"profile\": \"p.json\", \"planner\": \"x\"}]}");
+    expect_fail("colocate badpl.json", 1, "unknown planner 'x'", "an unknown planner");
+}
+
 int main(void)
 {
     test_hand_worked();
     test_random_workloads();
+    bin = getenv("SWAPSIM_BIN");
+    snprintf(dir, sizeof dir, "/tmp/swapsim-colocate-%d", (int)getpid());
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    if (!bin || system(cmd) != 0)
+        tap_skip(22, "SWAPSIM_BIN not set (run through make test)");
+    else {
+        test_cli();
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        if (system(cmd) != 0)
+            printf("# could not remove %s\n", dir);
+    }
     return tap_done();
 }
