@@ -678,10 +678,14 @@ static int read_job(jr *r, const json_value *o, const char *dir, int32_t idx, co
     if (util == 0 || (util < 0 && util != -1))
         return jr_error(r, o, "utilization", "expected a number in (0, 1]");
     char path[4096];
-    if (prof[0] == '/' || !dir[0])
-        snprintf(path, sizeof path, "%s", prof);
-    else
-        snprintf(path, sizeof path, "%s/%s", dir, prof);
+    size_t dl = prof[0] == '/' ? 0 : strlen(dir), fl = strlen(prof);
+    if (dl + fl + 2 > sizeof path)
+        return jr_error(r, o, "profile", "path too long");
+    if (dl) {
+        memcpy(path, dir, dl);
+        path[dl++] = '/';
+    }
+    memcpy(path + dl, prof, fl + 1);
     graph_profile *g = NULL;
     int rc = profile_read_file(path, &g, err);
     if (rc)
@@ -765,7 +769,12 @@ int co_workload_read(const char *path, co_workload *w, sw_err *err)
         goto done;
     }
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
+    size_t pl = strlen(path);
+    if (pl >= sizeof dir) {
+        rc = sw_fail(err, SW_EINVAL, "%.200s...: path too long", path);
+        goto done;
+    }
+    memcpy(dir, path, pl + 1);
     char *slash = strrchr(dir, '/');
     if (slash)
         *slash = 0;
