@@ -272,9 +272,47 @@ done:
     return rc;
 }
 
+/* Chrome trace of a colocated run: one process per job (iterations, waits,
+   switches, its memory), process 0 the total memory. */
+static int write_co_trace(const char *path, const co_workload *w, const co_result *r)
+{
+    static const char *const kinds[] = {"iteration", "waiting", "switch", "lost (out of memory)"};
+    sw_buf b;
+    sw_buf_init(&b);
+    sw_buf_puts(&b, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+    sw_buf_puts(&b, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":"
+                    "\"GPU memory (all jobs)\"}}");
+    for (int32_t i = 0; i < w->n_jobs; i++) {
+        sw_buf_printf(&b, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":"
+                          "{\"name\":", (int)i + 1);
+        sw_buf_put_jstr(&b, w->jobs[i].name);
+        sw_buf_puts(&b, "}}");
+    }
+    for (int32_t k = 0; k < r->n_spans; k++) {
+        const co_span *x = &r->spans[k];
+        sw_buf_printf(&b, ",\n{\"name\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
+                          "\"dur\":%.3f}", kinds[x->kind], (int)x->job + 1,
+                      x->kind == CO_SPAN_ITERATION || x->kind == CO_SPAN_LOST ? 1 : 2,
+                      x->start * 1e6, (x->end - x->start) * 1e6);
+    }
+    size_t stride = (size_t)w->n_jobs + 1;
+    for (int32_t s = 0; s < r->n_samples; s++) {
+        for (int32_t i = 0; i <= w->n_jobs; i++)
+            sw_buf_printf(&b, ",\n{\"name\":\"memory\",\"ph\":\"C\",\"pid\":%d,\"ts\":%.3f,"
+                              "\"args\":{\"bytes\":%lld}}", i == w->n_jobs ? 0 : (int)i + 1,
+                          r->t[s] * 1e6, (long long)r->bytes[(size_t)s * stride + (size_t)i]);
+    }
+    sw_buf_puts(&b, "\n]}\n");
+    sw_err e;
+    int rc = sw_buf_write_file(&b, path, &e);
+    sw_buf_free(&b);
+    return rc ? cli_fail(EXIT_USER, "colocate: %s", e.msg) : 0;
+}
+
 int cmd_colocate(int argc, char **argv)
 {
-    const char *path = NULL, *policy = "zico", *mem_csv = NULL, *row_csv = NULL;
+    const char *path = NULL, *policy = "zico", *mem_csv = NULL, *row_csv = NULL, *on_oom = "fail",
+               *trace = NULL;
     int json = 0, rc;
     const cli_pos args[] = {{"WORKLOAD", "the workload file (docs/colocate.md)", 1, 1, &path},
                             {NULL, NULL, 0, 0, NULL}};
@@ -284,6 +322,12 @@ int cmd_colocate(int argc, char **argv)
                  "a job whose memory does not fit fails), zico (all at once; each iteration "
                  "starts after the smallest stall that keeps the predicted combined memory "
                  "within the GPU's)"},
+        {.name = "on-oom", .type = PT_STRING, .dst = &on_oom, .def = "fail", .meta = "fail|swap",
+         .help = "spatial: a job that runs out of memory fails (fail), or starts its iteration "
+                 "over with an ODSwap plan within an equal share of the memory (swap)"},
+        {.name = "trace", .type = PT_STRING, .dst = &trace, .meta = "FILE",
+         .help = "write a Chrome trace (one track group per job: iterations, waits, switches, "
+                 "and its memory; the total memory) for https://ui.perfetto.dev"},
         {.name = "json", .type = PT_BOOL, .dst = &json, .help = "print one JSON object"},
         {.name = "memory-csv", .type = PT_STRING, .dst = &mem_csv, .meta = "FILE",
          .help = "write each job's memory and the total over time as CSV"},
@@ -307,9 +351,11 @@ int cmd_colocate(int argc, char **argv)
     if (pol < 0)
         return cli_fail(EXIT_USER, "colocate: --policy: expected %s, got '%s'", co_policy_list(),
                         policy);
+    if (strcmp(on_oom, "fail") && strcmp(on_oom, "swap"))
+        return cli_fail(EXIT_USER, "colocate: --on-oom: expected fail or swap, got '%s'", on_oom);
     co_workload w;
     sw_err e;
-    if (co_workload_read(path, &w, &e))
+    if (co_workload_read(path, pol == CO_SPATIAL && !strcmp(on_oom, "swap"), &w, &e))
         return cli_fail(EXIT_USER, "colocate: %s", e.msg);
     co_result r;
     if (co_run(w.jobs, w.n_jobs, w.memory, pol, w.device.h2d_bw, w.device.d2h_bw, &r, &e)) {
@@ -328,9 +374,10 @@ int cmd_colocate(int argc, char **argv)
             sw_buf_puts(&b, "");
             printf("%s{\"name\":%s,\"iteration_alone_s\":%.9g,\"utilization\":%.6g,\"done\":%d,"
                    "\"failed\":%s,\"finish_s\":%.9g,\"iter_per_s\":%.9g,\"normalized\":%.9g,"
-                   "\"stall_s\":%.9g,\"switch_s\":%.9g}", i ? "," : "", b.data ? b.data : "\"\"",
-                   w.jobs[i].iter_s, w.jobs[i].util, x->done, x->failed ? "true" : "false",
-                   x->finish_s, x->iter_per_s, x->normalized, x->stall_s, x->switch_s);
+                   "\"stall_s\":%.9g,\"switch_s\":%.9g,\"fell_back\":%s}", i ? "," : "",
+                   b.data ? b.data : "\"\"", w.jobs[i].iter_s, w.jobs[i].util, x->done,
+                   x->failed ? "true" : "false", x->finish_s, x->iter_per_s, x->normalized,
+                   x->stall_s, x->switch_s, x->fell_back ? "true" : "false");
             sw_buf_free(&b);
         }
         printf("]}\n");
@@ -340,8 +387,9 @@ int cmd_colocate(int argc, char **argv)
         for (int32_t i = 0; i < w.n_jobs; i++) {
             const co_job_result *x = &r.jobs[i];
             printf("  %-16s alone %.4f s/iter, util %.2f: %d iterations, %.3f iter/s, "
-                   "normalised %.3f, stalled %.3f s%s%s\n", w.jobs[i].name, w.jobs[i].iter_s,
+                   "normalised %.3f, stalled %.3f s%s%s%s\n", w.jobs[i].name, w.jobs[i].iter_s,
                    w.jobs[i].util, x->done, x->iter_per_s, x->normalized, x->stall_s,
+                   x->fell_back ? ", out of memory: went on swapping" : "",
                    x->failed ? ", FAILED: " : "", x->failed ? x->why : "");
         }
         printf("  total normalised throughput %.3f; makespan %.3f s; peak combined memory "
@@ -369,7 +417,8 @@ int cmd_colocate(int argc, char **argv)
             if (fresh)
                 fprintf(f, "workload,policy,memory_bytes,sum_of_peaks_bytes,makespan_s,peak_bytes,"
                            "total_normalized,failed,jobs_normalized\n");
-            fprintf(f, "%s,%s,%lld,%lld,%.9g,%lld,%.9g,%d,", path, policy, (long long)w.memory,
+            fprintf(f, "%s,%s%s,%lld,%lld,%.9g,%lld,%.9g,%d,", path, policy,
+                    pol == CO_SPATIAL && !strcmp(on_oom, "swap") ? "+swap" : "", (long long)w.memory,
                     (long long)sum_peaks, r.makespan_s, (long long)r.peak_bytes,
                     r.total_normalized, failed);
             for (int32_t i = 0; i < w.n_jobs; i++)
@@ -379,6 +428,8 @@ int cmd_colocate(int argc, char **argv)
                 rc = cli_fail(EXIT_USER, "colocate: cannot write %s", row_csv);
         }
     }
+    if (trace && !rc)
+        rc = write_co_trace(trace, &w, &r);
     if (mem_csv) {
         FILE *f = fopen(mem_csv, "w");
         if (!f)

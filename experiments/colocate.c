@@ -34,6 +34,11 @@ const char *co_policy_list(void) { return "time|spatial|zico"; }
 
 void co_job_free(co_job *j)
 {
+    if (j->fallback) {
+        co_job_free(j->fallback);
+        sw_free(j->fallback);
+        j->fallback = NULL;
+    }
     sw_free(j->at);
     sw_free(j->level);
     j->at = NULL;
@@ -270,6 +275,8 @@ typedef struct js {
     int64_t mem;      /* bytes held now */
     double start_at;  /* zico: the planned start of the next iteration */
     double ready_since; /* when it became ready to start an iteration (fairness order) */
+    const co_job *cv; /* the curve it runs: the job's, or its fallback after an out of memory */
+    double iter_start; /* when its current iteration started */
     int planned;      /* zico: start_at is set */
 } js;
 
@@ -321,9 +328,9 @@ static double zico_start(const co_job *jobs, const js *st, const int *done, int3
                          double now, int64_t memory)
 {
     double r = rate_of(jobs, st, n, q);
-    double span = jobs[q].iter_s / r, horizon = span;
+    double span = st[q].cv->iter_s / r, horizon = span;
     for (int32_t i = 0; i < n; i++)
-        horizon = SW_MAX(horizon, 2 * jobs[i].iter_s / r);
+        horizon = SW_MAX(horizon, 2 * st[i].cv->iter_s / r);
     /* candidate starts: now, and every predicted step of the others */
     double cand[1 + 64 * (CO_MAX_STEPS + 1)];
     int nc = 0;
@@ -332,8 +339,8 @@ static double zico_start(const co_job *jobs, const js *st, const int *done, int3
         if (i == q || st[i].state != S_RUNNING)
             continue;
         for (int rep = 0; rep < 2; rep++)
-            for (int32_t k = 0; k <= jobs[i].n && nc < (int)SW_ARRAY_LEN(cand) - 1; k++) {
-                double p = jobs[i].at[k] + rep * jobs[i].iter_s;
+            for (int32_t k = 0; k <= st[i].cv->n && nc < (int)SW_ARRAY_LEN(cand) - 1; k++) {
+                double p = st[i].cv->at[k] + rep * st[i].cv->iter_s;
                 if (p > st[i].tau)
                     cand[nc++] = now + (p - st[i].tau) / r;
             }
@@ -352,20 +359,20 @@ static double zico_start(const co_job *jobs, const js *st, const int *done, int3
         int ok = 1;
         /* the combined memory changes only at q's own steps and at the
            others' predicted steps: check it there, over [s, s + span) */
-        for (int32_t k = 0; k < jobs[q].n && ok; k++) {
-            double x = s + jobs[q].at[k] / r;
-            int64_t tot = jobs[q].level[k];
+        for (int32_t k = 0; k < st[q].cv->n && ok; k++) {
+            double x = s + st[q].cv->at[k] / r;
+            int64_t tot = st[q].cv->level[k];
             for (int32_t i = 0; i < n; i++)
                 if (i != q)
-                    tot += predict(&jobs[i], &st[i], done[i], now, r, x);
+                    tot += predict(st[i].cv, &st[i], done[i], now, r, x);
             ok = tot <= memory;
         }
         for (int c2 = c; c2 < nc && ok && cand[c2] < s + span; c2++) {
             double x = cand[c2];
-            int64_t tot = level_at(&jobs[q], (x - s) * r);
+            int64_t tot = level_at(st[q].cv, (x - s) * r);
             for (int32_t i = 0; i < n; i++)
                 if (i != q)
-                    tot += predict(&jobs[i], &st[i], done[i], now, r, x);
+                    tot += predict(st[i].cv, &st[i], done[i], now, r, x);
             ok = tot <= memory;
         }
         if (ok)
@@ -374,8 +381,17 @@ static double zico_start(const co_job *jobs, const js *st, const int *done, int3
     return INFINITY;
 }
 
+static int64_t curve_peak(const co_job *j)
+{
+    int64_t pk = 0;
+    for (int32_t k = 0; k < j->n; k++)
+        pk = SW_MAX(pk, j->level[k]);
+    return pk;
+}
+
 void co_result_free(co_result *r)
 {
+    sw_free(r->spans);
     sw_free(r->jobs);
     sw_free(r->t);
     sw_free(r->bytes);
@@ -406,7 +422,7 @@ static int sample(co_result *r, int32_t n, const js *st, double t, size_t *cap)
     row[n] = tot;
     r->t[r->n_samples++] = t;
     r->peak_bytes = SW_MAX(r->peak_bytes, tot);
-    return 0;
+    return tot > r->memory ? SW_EINVAL : 0;
 }
 
 static int64_t total(const js *st, int32_t n)
@@ -424,6 +440,61 @@ static void fail(co_result *r, js *s, int32_t i, double t, const char *why)
     r->jobs[i].failed = 1;
     r->jobs[i].finish_s = t;
     snprintf(r->jobs[i].why, sizeof r->jobs[i].why, "%s", why);
+}
+
+/* record a span of job i (kind CO_SPAN_*) for the trace; 0 or SW_ENOMEM */
+static int span(co_result *r, int32_t i, int kind, double a, double b)
+{
+    if (b <= a)
+        return 0;
+    if ((size_t)r->n_spans == r->spans_cap) {
+        size_t nc = r->spans_cap ? 2 * r->spans_cap : 64;
+        co_span *ns = sw_realloc(r->spans, nc * sizeof *ns);
+        if (!ns)
+            return SW_ENOMEM;
+        r->spans = ns;
+        r->spans_cap = nc;
+    }
+    co_span *x = &r->spans[r->n_spans++];
+    x->job = i;
+    x->kind = kind;
+    x->start = a;
+    x->end = b;
+    return 0;
+}
+
+/* job i starts an iteration at t on its current curve */
+static int begin(co_result *r, js *s, int32_t i, double t)
+{
+    int rc = s->state == S_READY ? span(r, i, CO_SPAN_WAIT, s->ready_since, t) : 0;
+    s->state = S_RUNNING;
+    s->k = 0;
+    s->tau = 0;
+    s->mem = s->cv->level[0];
+    s->iter_start = t;
+    return rc;
+}
+
+/* spatial with a fallback (--on-oom swap): job i, out of memory, switches
+   to its swapping curve and starts its iteration over (what it had done of
+   it is lost). Returns 1 if it could (the fallback's first step fits
+   beside the others), 0 if it fails. */
+static int oom_swap(const co_job *jobs, js *st, int32_t n, int32_t i, int64_t memory,
+                    co_result *r, double t, int *rc)
+{
+    const co_job *fb = jobs[i].fallback;
+    if (!fb || st[i].cv == fb)
+        return 0;
+    int64_t others = total(st, n) - st[i].mem;
+    if (others + fb->level[0] > memory)
+        return 0;
+    if (st[i].state == S_RUNNING || st[i].state == S_BLOCKED)
+        *rc |= span(r, i, CO_SPAN_LOST, st[i].iter_start, t);
+    st[i].cv = fb;
+    st[i].state = S_RUNNING; /* the work of this iteration so far is lost */
+    *rc |= begin(r, &st[i], i, t);
+    r->jobs[i].fell_back = 1;
+    return 1;
 }
 
 int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d, double d2h,
@@ -447,15 +518,16 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
     js st[64];
     int done[64] = {0};
     memset(st, 0, sizeof st);
+    for (int32_t i = 0; i < n; i++)
+        st[i].cv = &jobs[i];
     r->jobs = sw_calloc((size_t)n, sizeof *r->jobs);
     if (!r->jobs)
         return sw_fail(err, SW_ENOMEM, "out of memory");
+    r->memory = memory;
     size_t cap = 0;
     int64_t sum_peaks = 0;
     for (int32_t i = 0; i < n; i++) {
-        int64_t pk = 0;
-        for (int32_t k = 0; k < jobs[i].n; k++)
-            pk = SW_MAX(pk, jobs[i].level[k]);
+        int64_t pk = curve_peak(&jobs[i]);
         sum_peaks += pk;
         if (pk > memory) {
             char why[160];
@@ -481,10 +553,8 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
         if (policy == CO_TIME && switch_to >= 0 && t >= switch_end - CO_EPS) {
             cur = switch_to;
             switch_to = -1;
-            st[cur].state = S_RUNNING;
-            st[cur].k = 0;
-            st[cur].tau = 0;
-            st[cur].mem = jobs[cur].level[0];
+            rc |= span(r, cur, CO_SPAN_SWITCH, switch_end - r->jobs[cur].last_switch_s, t);
+            rc |= begin(r, &st[cur], cur, t);
         }
         /* starts: the job ready the longest first (then by index) */
         int32_t order[64];
@@ -515,6 +585,7 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
                 if (!all_fit && last >= 0 && last != q && st[last].state != S_FAILED)
                     st[last].mem = 0; /* swapped out */
                 r->jobs[q].switch_s += sw;
+                r->jobs[q].last_switch_s = sw;
                 last = q;
                 if (sw > 0) {
                     switch_to = q;
@@ -523,16 +594,14 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
                     break;
                 }
                 cur = q;
-                st[q].state = S_RUNNING;
-                st[q].k = 0;
-                st[q].tau = 0;
-                st[q].mem = jobs[q].level[0];
+                rc |= begin(r, &st[q], q, t);
                 break;
             }
-            int64_t need = jobs[q].level[0] - st[q].mem;
+            int64_t need = st[q].cv->level[0] - st[q].mem;
             if (policy == CO_SPATIAL) {
                 if (total(st, n) + need > memory) {
-                    fail(r, &st[q], q, t, "out of memory at the start of an iteration");
+                    if (!oom_swap(jobs, st, n, q, memory, r, t, &rc))
+                        fail(r, &st[q], q, t, "out of memory at the start of an iteration");
                     continue;
                 }
             } else { /* zico */
@@ -547,12 +616,9 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
                 if (total(st, n) + need > memory)
                     continue; /* the prediction was off: plan again at the next event */
             }
-            st[q].state = S_RUNNING;
-            st[q].k = 0;
-            st[q].tau = 0;
-            st[q].mem = jobs[q].level[0];
+            rc |= begin(r, &st[q], q, t);
         }
-        if ((rc = sample(r, n, st, t, &cap)) != 0)
+        if (rc || (rc = sample(r, n, st, t, &cap)) != 0)
             break;
         /* the next event */
         double rate = policy == CO_TIME ? 1 : rate_of(jobs, st, n, -1);
@@ -563,7 +629,7 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
             if (s->state == S_ARRIVING)
                 next = SW_MIN(next, jobs[i].arrival_s);
             if (s->state == S_RUNNING)
-                next = SW_MIN(next, t + (jobs[i].at[s->k + 1] - s->tau) / rate);
+                next = SW_MIN(next, t + (st[i].cv->at[s->k + 1] - s->tau) / rate);
             if (s->state == S_READY && policy == CO_ZICO && st[i].planned && isfinite(s->start_at))
                 next = SW_MIN(next, s->start_at);
             any |= s->state != S_DONE && s->state != S_FAILED;
@@ -597,13 +663,14 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
                 js *s = &st[i];
                 if (s->state != S_RUNNING && s->state != S_BLOCKED)
                     continue;
-                if (s->state == S_RUNNING && s->tau < jobs[i].at[s->k + 1] - 1e-9 * jobs[i].iter_s)
+                if (s->state == S_RUNNING && s->tau < st[i].cv->at[s->k + 1] - 1e-9 * st[i].cv->iter_s)
                     continue;
-                s->tau = jobs[i].at[s->k + 1];
-                if (s->k + 1 == jobs[i].n) { /* the iteration ends */
+                s->tau = st[i].cv->at[s->k + 1];
+                if (s->k + 1 == st[i].cv->n) { /* the iteration ends */
                     if (pass == 0)
                         continue;
                     done[i]++;
+                    rc |= span(r, i, CO_SPAN_ITERATION, s->iter_start, t);
                     r->jobs[i].done = done[i];
                     r->jobs[i].finish_s = t;
                     if (policy == CO_TIME && cur == i)
@@ -618,20 +685,27 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
                     }
                     continue;
                 }
-                int64_t nxt = jobs[i].level[s->k + 1];
+                int64_t nxt = st[i].cv->level[s->k + 1];
                 if ((pass == 0) != (nxt <= s->mem))
                     continue;
                 if (nxt > s->mem && total(st, n) - s->mem + nxt > memory) {
-                    if (policy == CO_SPATIAL)
-                        fail(r, s, i, t, "out of memory during an iteration");
-                    else
+                    if (policy != CO_SPATIAL)
                         s->state = S_BLOCKED; /* zico: wait for memory */
+                    else if (!oom_swap(jobs, st, n, i, memory, r, t, &rc))
+                        fail(r, s, i, t, "out of memory during an iteration");
                     continue;
                 }
                 s->state = S_RUNNING;
                 s->k++;
                 s->mem = nxt;
             }
+    }
+    if (rc == SW_EINVAL) {
+        double at_t = r->t[r->n_samples - 1];
+        int64_t tot = r->bytes[(size_t)(r->n_samples - 1) * ((size_t)n + 1) + (size_t)n];
+        co_result_free(r);
+        return sw_fail(err, SW_EINVAL, "internal error (a bug): the jobs hold %lld bytes at "
+                       "%.6f s, over the GPU's %lld", (long long)tot, at_t, (long long)memory);
     }
     if (rc) {
         co_result_free(r);
@@ -642,7 +716,7 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
         double span = x->finish_s - jobs[i].arrival_s;
         /* a job that failed crashed: what it had done is lost */
         x->iter_per_s = span > 0 && !x->failed ? x->done / span : 0;
-        x->normalized = x->iter_per_s * jobs[i].iter_s;
+        x->normalized = x->iter_per_s * jobs[i].iter_s; /* against the job alone with its own plan */
         r->total_normalized += x->normalized;
         r->makespan_s = SW_MAX(r->makespan_s, x->finish_s);
     }
@@ -660,7 +734,7 @@ void co_workload_free(co_workload *w)
 }
 
 static int read_job(jr *r, const json_value *o, const char *dir, int32_t idx, co_workload *w,
-                    int64_t memory_default, sw_err *err)
+                    int64_t memory_default, graph_profile **gout, sw_err *err)
 {
     const char *name, *prof, *pl, *budget_s;
     double arrival, util;
@@ -702,9 +776,11 @@ static int read_job(jr *r, const json_value *o, const char *dir, int32_t idx, co
     g->device.memory_bytes = SW_MAX(g->device.memory_bytes, budget);
     co_job *j = &w->jobs[idx];
     rc = co_job_from_profile(j, name, g, pl, budget, err);
-    graph_free(g);
-    if (rc)
+    if (rc) {
+        graph_free(g);
         return rc;
+    }
+    *gout = g;
     j->arrival_s = arrival;
     j->iterations = (int)iters;
     if (util > 0)
@@ -712,7 +788,7 @@ static int read_job(jr *r, const json_value *o, const char *dir, int32_t idx, co
     return 0;
 }
 
-int co_workload_read(const char *path, co_workload *w, sw_err *err)
+int co_workload_read(const char *path, int fallbacks, co_workload *w, sw_err *err)
 {
     memset(w, 0, sizeof *w);
     char *text = NULL;
@@ -780,18 +856,49 @@ int co_workload_read(const char *path, co_workload *w, sw_err *err)
         *slash = 0;
     else
         dir[0] = 0;
+    graph_profile *gs[64] = {0};
     size_t s0 = jr_push_key(&r, "jobs");
     for (uint32_t i = 0; i < jobs->n && !rc; i++) {
         size_t s1 = jr_push_idx(&r, i);
-        rc = read_job(&r, &jobs->u.items[i], dir, (int32_t)i, w,
-                      w->memory ? w->memory : (w->device.name[0] ? w->device.memory_bytes : 0),
-                      err);
+        int64_t mem = w->memory ? w->memory : (w->device.name[0] ? w->device.memory_bytes : 0);
+        rc = read_job(&r, &jobs->u.items[i], dir, (int32_t)i, w, mem, &gs[i], err);
         w->n_jobs = (int32_t)i + (rc ? 0 : 1);
         jr_pop(&r, s1);
     }
     jr_pop(&r, s0);
     if (!rc && !w->memory)
         w->memory = w->device.memory_bytes;
+    /* spatial's fallback: an ODSwap plan within what the other jobs' peaks
+       leave (an equal share where they leave nothing) */
+    for (int32_t i = 0; i < w->n_jobs && !rc && fallbacks; i++) {
+        int64_t others = 0;
+        for (int32_t k = 0; k < w->n_jobs; k++)
+            if (k != i)
+                others += curve_peak(&w->jobs[k]);
+        int64_t fb = w->memory - others > 0 ? w->memory - others : w->memory / w->n_jobs;
+        co_job *j = &w->jobs[i];
+        j->fallback = sw_calloc(1, sizeof *j->fallback);
+        if (!j->fallback) {
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+            break;
+        }
+        if ((rc = co_job_from_profile(j->fallback, j->name, gs[i], "odswap", fb, err)) != 0) {
+            sw_free(j->fallback);
+            j->fallback = NULL;
+            if (rc == SW_ENOFIT || rc == SW_EEXCEEDED) {
+                rc = 0; /* no swapping plan fits what the others leave: it fails as without */
+                continue;
+            }
+            sw_err_prefix(err, "its fallback for --on-oom swap (odswap within %lld bytes): ",
+                          (long long)fb);
+            break;
+        }
+        j->fallback->iterations = j->iterations;
+        j->fallback->util = j->util;
+        j->fallback->arrival_s = j->arrival_s;
+    }
+    for (int32_t i = 0; i < 64; i++)
+        graph_free(gs[i]);
 done:
     if (rc)
         co_workload_free(w);

@@ -38,6 +38,8 @@ typedef struct co_job {
     double util;          /* share of the GPU the job uses alone, (0, 1] */
     double arrival_s;     /* when it starts */
     int iterations;       /* how many it runs */
+    struct co_job *fallback; /* spatial: the curve it switches to when out of memory (a
+                                swapping plan; owned), or NULL: it fails */
 } co_job;
 
 /* Fill j from profile g planned by planner (a registered name) within
@@ -64,17 +66,32 @@ typedef struct co_job_result {
     double stall_s;       /* waiting for memory (zico) or for its turn (time: other jobs'
                              iterations and the switches) */
     double switch_s;      /* time: copying persistent memory out and in at switches */
+    int fell_back;        /* spatial: ran out of memory and went on with its swapping plan */
+    double last_switch_s; /* time: the length of its latest switch (for the trace) */
 } co_job_result;
+
+/* A span of one job's timeline (for the Chrome trace). */
+enum { CO_SPAN_ITERATION, CO_SPAN_WAIT, CO_SPAN_SWITCH, CO_SPAN_LOST };
+typedef struct co_span {
+    int32_t job;
+    int kind;             /* CO_SPAN_*: an iteration, waiting to start one, a switch, an
+                             iteration cut short by an out of memory (its work lost) */
+    double start, end;    /* s */
+} co_span;
 
 typedef struct co_result {
     co_job_result *jobs;  /* n_jobs (owned) */
     double makespan_s;    /* last finish */
     int64_t peak_bytes;   /* largest combined memory in use */
     double total_normalized; /* sum of the jobs' normalised throughputs */
+    int64_t memory;       /* the GPU memory shared */
     /* combined memory over time (owned): n_samples change points */
     int32_t n_samples;
     double *t;
     int64_t *bytes;       /* n_samples x (n_jobs + 1): each job's, then the total */
+    co_span *spans;       /* n_spans (owned) */
+    int32_t n_spans;
+    size_t spans_cap;
 } co_result;
 
 /* Run jobs[0..n) together on memory bytes with policy; h2d, d2h: the copy
@@ -97,9 +114,12 @@ typedef struct co_workload {
 
 /* Read and prepare a workload: each profile (a path relative to the
    workload's directory) is read and planned, the plan verified and
-   simulated for its memory curve. Errors name the file, the JSON path or
-   the job. Free with co_workload_free. */
-int co_workload_read(const char *path, co_workload *w, sw_err *err);
+   simulated for its memory curve. With fallbacks, each job also gets the
+   curve of an ODSwap plan within an equal share of the memory, which
+   spatial sharing switches it to when it runs out of memory (--on-oom
+   swap). Errors name the file, the JSON path or the job. Free with
+   co_workload_free. */
+int co_workload_read(const char *path, int fallbacks, co_workload *w, sw_err *err);
 void co_workload_free(co_workload *w);
 
 #endif

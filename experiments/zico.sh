@@ -12,6 +12,9 @@
 #
 # Environment: OUT (default out/zico), DATA (default data).
 #
+# Policies: time, spatial (a job out of memory fails), spatial+swap (it
+# starts its iteration over with an ODSwap plan, --on-oom swap) and zico.
+#
 # Writes OUT/zico.csv (one row per device, pair, demand and policy, with
 # the total normalised throughput and each job's; `vs_time` is the total
 # over time slicing's), OUT/memory_<policy>.csv (the memory over time of
@@ -55,6 +58,7 @@ EOF
     for p in time spatial zico; do
         "$S" colocate "$w" --policy "$p" --csv "$RAW" >/dev/null
     done
+    "$S" colocate "$w" --policy spatial --on-oom swap --csv "$RAW" >/dev/null
 }
 
 for dev in v100 rtx2080ti; do

@@ -19,15 +19,16 @@ do for [t in 'png svg'] {
     set multiplot layout 1,2
     set title 'total normalised throughput over time slicing (simulated)'
     set style fill solid 0.8 border rgb '#333333'
-    set boxwidth 0.4
     set xtics rotate by -40 scale 0 font ',8'
     set ylabel 'x time slicing'
     set yrange [0:*]
     set key top left
     set grid ytics lc rgb '#dddddd'
-    # rows come in threes per case (time, spatial, zico): case k at x = k
-    plot csv every 3::2 using ($0 - 0.2):12:xtic(strcol(1).' '.strcol(2).' '.strcol(3)) with boxes lc rgb '#ff7f0e' title 'spatial', \
-         csv every 3::3 using ($0 + 0.2):12 with boxes lc rgb '#2ca02c' title 'zico', \
+    # rows come in fours per case (time, spatial, zico, spatial+swap): case k at x = k
+    set boxwidth 0.27
+    plot csv every 4::2 using ($0 - 0.28):12:xtic(strcol(1).' '.strcol(2).' '.strcol(3)) with boxes lc rgb '#ff7f0e' title 'spatial (out of memory: fails)', \
+         csv every 4::4 using ($0):12 with boxes lc rgb '#d62728' title 'spatial (out of memory: swaps)', \
+         csv every 4::3 using ($0 + 0.28):12 with boxes lc rgb '#2ca02c' title 'zico', \
          1 with lines dt 2 lc rgb '#000000' title 'time slicing'
     set xtics norotate font ',10'
     set title 'two ResNet-50 (batch 128) on a 16 GiB V100: combined memory'

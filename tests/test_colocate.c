@@ -189,6 +189,16 @@ static void test_cli(void)
     IS_INT(sw_read_file(path, &text, &len, &e), 0, "the row CSV is written");
     IS_INT(lines(text), 3, "a header and one row per run");
     sw_free(text);
+    IS_INT(sh("colocate w.json --policy spatial --on-oom swap --json --trace t.json", &o, NULL),
+           0, "spatial with --on-oom swap");
+    OK(o && (strstr(o, "\"fell_back\":true") || !strstr(o, "\"failed\":true")),
+       "a job out of memory goes on swapping instead of failing");
+    sw_free(o);
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    IS_INT(sw_read_file(path, &text, &len, &e), 0, "the trace is written");
+    IS_STR_HAS(text, "\"name\":\"iteration\"", "the trace has the jobs' iterations");
+    sw_free(text);
+    expect_fail("colocate w.json --on-oom later", 1, "expected fail or swap", "bad --on-oom");
     expect_fail("colocate w.json --policy magic", 1, "expected time|spatial|zico",
                 "unknown policy");
     put_file("empty.json", "{\"jobs\": []}");
@@ -215,7 +225,7 @@ int main(void)
     char cmd[600];
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
     if (!bin || system(cmd) != 0)
-        tap_skip(22, "SWAPSIM_BIN not set (run through make test)");
+        tap_skip(29, "SWAPSIM_BIN not set (run through make test)");
     else {
         test_cli();
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
