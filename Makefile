@@ -237,7 +237,7 @@ docs-check: deps $(SWAPSIM)
 # fails if AFL++ saved any crash or hang. Findings stay in $(FUZZ_OUT)/.
 FUZZ_S ?= 60
 FUZZ_OUT ?= out/fuzz
-FUZZ_PARSERS := profile plan dtr pipedream pytorch experiment
+FUZZ_PARSERS := profile plan dtr pipedream pytorch experiment workload
 
 $(BUILD)/fuzz/fuzz_parse: fuzz/fuzz_parse.c $(LIB)
 	@mkdir -p $(dir $@)
