@@ -124,7 +124,8 @@ int cmd_serve(int argc, char **argv)
 {
     cli_list models;
     memset(&models, 0, sizeof models);
-    const char *memory = NULL, *policy = "swapadvisor", *rates = NULL, *out = NULL;
+    const char *memory = NULL, *policy = "swapadvisor", *rates = NULL, *out = NULL,
+               *shares = "equal";
     int copies = 1, json = 0, threads = 1, generations = 20, population = 16, rc;
     int64_t requests = 20000, seed = 1;
     double rate = 0, zipf = 0;
@@ -138,6 +139,11 @@ int cmd_serve(int argc, char **argv)
                               "copies the next model's weights in first), swapadvisor (memory "
                               "split equally, each model planned by swapadvisor in its share), "
                               "lru (weights cached in the whole memory)"},
+        {.name = "shares", .type = PT_STRING, .dst = &shares, .def = "equal",
+         .meta = "equal|search", .help = "swapadvisor: split the memory equally, or search the "
+                                         "split by the request mix (shares proportional to "
+                                         "popularity^a, a = 0, 1/2, 1: the least mean service "
+                                         "time)"},
         {.name = "copies", .type = PT_INT, .dst = &copies, .def = "1", .min = 1, .max = 4096,
          .help = "serve this many instances of each PROFILE (each with its own weights)"},
         {.name = "memory", .type = PT_SIZE, .dst = &memory,
@@ -178,6 +184,8 @@ int cmd_serve(int argc, char **argv)
     if (pol < 0)
         return cli_fail(EXIT_USER, "serve: --policy: expected %s, got '%s'", serve_policy_list(),
                         policy);
+    if (strcmp(shares, "equal") && strcmp(shares, "search"))
+        return cli_fail(EXIT_USER, "serve: --shares: expected equal or search, got '%s'", shares);
     if (!rates && !(rate > 0))
         return cli_fail(EXIT_USER, "serve: give --rate R or --rates R1,R2,...");
     double sweep[256];
@@ -215,7 +223,8 @@ int cmd_serve(int argc, char **argv)
         for (int k = 0; k < copies; k++)
             fleet[k * models.n + i] = gs[i]; /* instances interleaved: popularity ranks mix */
     }
-    serve_config cfg = {fleet, n, zipf, pol, 0, (uint64_t)seed, threads, generations, population};
+    serve_config cfg = {fleet, n, zipf, pol, 0, (uint64_t)seed, threads, generations, population,
+                        !strcmp(shares, "search")};
     if (planner_resolve_budget(gs[0], memory, &cfg.memory, &e)) {
         rc = cli_fail(EXIT_USER, "serve: --memory: %s", e.msg);
         goto done;
@@ -233,8 +242,12 @@ int cmd_serve(int argc, char **argv)
                      "throughput,samples_per_s,utilization,cold,weight_bytes_moved,hot_s,cold_s\n");
     if (!json)
         printf("serve: %d model%s, policy %s, %.3f GiB; service %.6f s hot, %.6f s cold "
-               "(model 0)\n", n, n == 1 ? "" : "s", policy, gib(cfg.memory), prep.info[0].hot_s,
-               prep.info[0].cold_s);
+               "(model 0)%s\n", n, n == 1 ? "" : "s", policy, gib(cfg.memory), prep.info[0].hot_s,
+               prep.info[0].cold_s,
+               pol != SERVE_SWAPADVISOR ? ""
+               : prep.share_alpha == 0  ? "; equal shares"
+               : prep.share_alpha == 1  ? "; shares by popularity"
+                                        : "; shares by the square root of popularity");
     for (int i = 0; i < nr; i++) {
         serve_result r;
         if (serve_run(&prep, sweep[i], requests, &r, &e)) {
@@ -372,10 +385,11 @@ int cmd_colocate(int argc, char **argv)
             sw_buf_init(&b);
             sw_buf_put_jstr(&b, w.jobs[i].name);
             sw_buf_puts(&b, "");
-            printf("%s{\"name\":%s,\"iteration_alone_s\":%.9g,\"utilization\":%.6g,\"done\":%d,"
+            printf("%s{\"name\":%s,\"iteration_alone_s\":%.9g,\"utilization\":%.6g,"
+                   "\"pcie\":%.6g,\"done\":%d,"
                    "\"failed\":%s,\"finish_s\":%.9g,\"iter_per_s\":%.9g,\"normalized\":%.9g,"
                    "\"stall_s\":%.9g,\"switch_s\":%.9g,\"fell_back\":%s}", i ? "," : "",
-                   b.data ? b.data : "\"\"", w.jobs[i].iter_s, w.jobs[i].util, x->done,
+                   b.data ? b.data : "\"\"", w.jobs[i].iter_s, w.jobs[i].util, w.jobs[i].pcie, x->done,
                    x->failed ? "true" : "false", x->finish_s, x->iter_per_s, x->normalized,
                    x->stall_s, x->switch_s, x->fell_back ? "true" : "false");
             sw_buf_free(&b);
@@ -386,9 +400,9 @@ int cmd_colocate(int argc, char **argv)
                gib(w.memory));
         for (int32_t i = 0; i < w.n_jobs; i++) {
             const co_job_result *x = &r.jobs[i];
-            printf("  %-16s alone %.4f s/iter, util %.2f: %d iterations, %.3f iter/s, "
+            printf("  %-16s alone %.4f s/iter, util %.2f, PCIe %.2f: %d iterations, %.3f iter/s, "
                    "normalised %.3f, stalled %.3f s%s%s%s\n", w.jobs[i].name, w.jobs[i].iter_s,
-                   w.jobs[i].util, x->done, x->iter_per_s, x->normalized, x->stall_s,
+                   w.jobs[i].util, w.jobs[i].pcie, x->done, x->iter_per_s, x->normalized, x->stall_s,
                    x->fell_back ? ", out of memory: went on swapping" : "",
                    x->failed ? ", FAILED: " : "", x->failed ? x->why : "");
         }
