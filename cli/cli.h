@@ -147,5 +147,6 @@ int cmd_profile(int argc, char **argv);
 int cmd_bound(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_colocate(int argc, char **argv);
+int cmd_tradeoff(int argc, char **argv);
 
 #endif
