@@ -413,7 +413,8 @@ static inline void start_ready_tasks(run_state *rs)
             if (rs->mem > rs->peak)
                 rs->peak = rs->mem;
             if (rs->trace && s->alloc[t] && k >= rs->tr_from && k <= rs->tr_to)
-                rs->trace(rs->trace_ud, k, -1, st, rs->now, rs->now, rs->mem); /* memory level only */
+                /* the memory level only */
+                rs->trace(rs->trace_ud, k, -1, st, rs->now, rs->now, rs->mem);
             if (st == STREAM_COMPUTE)
                 start_compute(rs, t, k, gate, gate_task);
             else
