@@ -67,6 +67,7 @@ typedef struct eng {
     sw_err *err;             /* borrowed */
     int32_t nt, no;          /* tensors, ops */
     int64_t budget;          /* bytes for tensors: the budget less the largest workspace */
+    const struct heuristic_def *heur; /* the eviction heuristic (heuristics[]) */
     double remat_limit;      /* give up past this much rematerialisation (ticks); < 0 none */
     /* static, from setup */
     int64_t *ticks;          /* per op: its compute time */
@@ -131,15 +132,6 @@ typedef struct eng {
     gsl_rng *rng;            /* random picks and sampling strides (seeded from cfg) */
     int use_regions, use_eq; /* keep neighbourhood caches / equivalence classes */
 } eng;
-
-int dtr_heuristic_parse(const char *s)
-{
-    static const char *names[] = {"dtr", "dtr-eq", "dtr-local", "lru", "size", "msps", "random"};
-    for (int i = 0; i < (int)SW_ARRAY_LEN(names); i++)
-        if (s && !strcmp(s, names[i]))
-            return i;
-    return -1;
-}
 
 static int64_t sbytes(const eng *e, int32_t s) { return e->g->tensors[s].bytes; }
 static int32_t stor(const eng *e, int32_t t) { return e->g->tensors[t].storage; }
@@ -323,60 +315,155 @@ static double quot(int64_t num, unsigned __int128 den)
     return (double)((long double)num / (long double)den);
 }
 
+/* A heuristic's score of evicting storage s (the lowest score is evicted):
+   sz its bytes, stale the ticks since its last access, den sz x stale
+   (stale clamped at 0). */
+typedef double score_fn(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __int128 den);
+
+/* h_DTR: (own compute + both evicted neighbourhoods) / (size x staleness) */
+static double score_dtr(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __int128 den)
+{
+    (void)sz;
+    (void)stale;
+    if (e->fwd_dirty[s]) {
+        e->fwd_region_ns[s] = region(e, s, 0);
+        e->fwd_dirty[s] = 0;
+    }
+    if (e->rev_dirty[s]) {
+        e->rev_region_ns[s] = region(e, s, 1);
+        e->rev_dirty[s] = 0;
+    }
+    return quot(e->compute_ns[s] + e->fwd_region_ns[s] + e->rev_region_ns[s], den);
+}
+
+/* h_DTR^eq: (own compute + the evicted equivalence classes beside it) /
+   (size x staleness) */
+static double score_eq(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __int128 den)
+{
+    (void)sz;
+    (void)stale;
+    int64_t sum = e->compute_ns[s];
+    if (++e->epoch == 0)
+        e->epoch = 1;
+    uint32_t mk = e->epoch;
+    FOR_EVICTED_NEIGHBOURS(e, s, y, {
+        int32_t r = uf_find(e, e->eq_node[y]);
+        if (e->uf_mark[r] != mk) {
+            e->uf_mark[r] = mk;
+            sum += e->uf_cost[r];
+        }
+    })
+    return quot(sum, den);
+}
+
+/* h_DTR^local: own compute / (size x staleness) */
+static double score_local(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __int128 den)
+{
+    (void)sz;
+    (void)stale;
+    return quot(e->compute_ns[s], den);
+}
+
+/* least recently used */
+static double score_lru(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __int128 den)
+{
+    (void)sz;
+    (void)stale;
+    (void)den;
+    return (double)e->last_access[s];
+}
+
+/* largest first */
+static double score_size(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __int128 den)
+{
+    (void)e;
+    (void)s;
+    (void)stale;
+    (void)den;
+    return sz > 0 ? 1.0 / (double)sz : INFINITY;
+}
+
+/* MSPS: (own compute + evicted ancestors) / size */
+static double score_msps(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __int128 den)
+{
+    (void)stale;
+    (void)den;
+    if (e->rev_dirty[s]) {
+        e->rev_region_ns[s] = region(e, s, 1);
+        e->rev_dirty[s] = 0;
+    }
+    return quot(e->compute_ns[s] + e->rev_region_ns[s], (unsigned __int128)(uint64_t)sz);
+}
+
+/* MegEngine: compute^a / (staleness^b x (size + free blocks beside it)^c)
+   x d^(times recomputed) */
+static double score_megengine(eng *e, int32_t s, int64_t sz, int64_t stale,
+                              unsigned __int128 den)
+{
+    (void)den;
+    const dtr_config *c = e->cfg;
+    double adj = (double)mem_adjacent_free(e->mem, &e->place[s], sz);
+    double d = pow((double)stale, c->exp_staleness) * pow((double)sz + adj, c->exp_memory);
+    if (!(d > 0))
+        return INFINITY;
+    return pow((double)e->compute_ns[s], c->exp_compute) / d *
+           pow(c->recompute_base, e->n_remat[s]);
+}
+
+/* no score: every candidate ties (random picks without scoring) */
+static double score_none(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __int128 den)
+{
+    (void)e;
+    (void)s;
+    (void)sz;
+    (void)stale;
+    (void)den;
+    return INFINITY;
+}
+
+typedef struct heuristic_def {
+    const char *name;   /* the dtr planner's `heuristic` value; NULL: not selectable by name */
+    score_fn *score;    /* the candidate's score */
+    uint8_t regions;    /* keeps the evicted neighbourhoods' compute (fwd/rev_region_ns) */
+    uint8_t eq;         /* keeps union-find equivalence classes of evicted storages */
+    uint8_t random;     /* picks a uniformly random candidate instead of scoring */
+} heuristic_def;
+
+/* Indexed by dtr_heuristic. */
+static const heuristic_def heuristics[] = {
+    [DH_DTR] = {"dtr", score_dtr, 1, 0, 0},
+    [DH_EQ] = {"dtr-eq", score_eq, 0, 1, 0},
+    [DH_LOCAL] = {"dtr-local", score_local, 0, 0, 0},
+    [DH_LRU] = {"lru", score_lru, 0, 0, 0},
+    [DH_SIZE] = {"size", score_size, 0, 0, 0},
+    [DH_MSPS] = {"msps", score_msps, 1, 0, 0},
+    [DH_RANDOM] = {"random", score_none, 0, 0, 1},
+    [DH_MEGENGINE] = {NULL, score_megengine, 0, 0, 0}, /* the dtr-megengine planner's */
+};
+_Static_assert(SW_ARRAY_LEN(heuristics) == DH_MEGENGINE + 1, "one entry per dtr_heuristic");
+
+/* The entry of heuristic h; an unknown one scores every candidate INFINITY. */
+static const heuristic_def *heuristic_of(int h)
+{
+    static const heuristic_def unknown = {NULL, score_none, 0, 0, 0};
+    return h >= 0 && h < (int)SW_ARRAY_LEN(heuristics) ? &heuristics[h] : &unknown;
+}
+
+int dtr_heuristic_parse(const char *s)
+{
+    for (int i = 0; i < (int)SW_ARRAY_LEN(heuristics); i++)
+        if (s && heuristics[i].name && !strcmp(s, heuristics[i].name))
+            return i;
+    return -1;
+}
+
+/* Score candidate s by the run's heuristic (counted in the stats). */
 static double cost(eng *e, int32_t s)
 {
     e->st->evaluations++;
     int64_t stale = e->clock - e->last_access[s], sz = sbytes(e, s);
     unsigned __int128 den = (unsigned __int128)(uint64_t)sz * (uint64_t)(stale > 0 ? stale : 0);
-    switch (e->cfg->heuristic) {
-    case DH_DTR:
-        if (e->fwd_dirty[s]) {
-            e->fwd_region_ns[s] = region(e, s, 0);
-            e->fwd_dirty[s] = 0;
-        }
-        if (e->rev_dirty[s]) {
-            e->rev_region_ns[s] = region(e, s, 1);
-            e->rev_dirty[s] = 0;
-        }
-        return quot(e->compute_ns[s] + e->fwd_region_ns[s] + e->rev_region_ns[s], den);
-    case DH_EQ: {
-        int64_t sum = e->compute_ns[s];
-        if (++e->epoch == 0)
-            e->epoch = 1;
-        uint32_t mk = e->epoch;
-        FOR_EVICTED_NEIGHBOURS(e, s, y, {
-            int32_t r = uf_find(e, e->eq_node[y]);
-            if (e->uf_mark[r] != mk) {
-                e->uf_mark[r] = mk;
-                sum += e->uf_cost[r];
-            }
-        })
-        return quot(sum, den);
-    }
-    case DH_LOCAL:
-        return quot(e->compute_ns[s], den);
-    case DH_LRU:
-        return (double)e->last_access[s];
-    case DH_SIZE:
-        return sz > 0 ? 1.0 / (double)sz : INFINITY;
-    case DH_MSPS:
-        if (e->rev_dirty[s]) {
-            e->rev_region_ns[s] = region(e, s, 1);
-            e->rev_dirty[s] = 0;
-        }
-        return quot(e->compute_ns[s] + e->rev_region_ns[s], (unsigned __int128)(uint64_t)sz);
-    case DH_MEGENGINE: {
-        const dtr_config *c = e->cfg;
-        double adj = (double)mem_adjacent_free(e->mem, &e->place[s], sz);
-        double d = pow((double)stale, c->exp_staleness) * pow((double)sz + adj, c->exp_memory);
-        if (!(d > 0))
-            return INFINITY;
-        return pow((double)e->compute_ns[s], c->exp_compute) / d *
-               pow(c->recompute_base, e->n_remat[s]);
-    }
-    default:
-        return INFINITY;
-    }
+    return e->heur->score(e, s, sz, stale, den);
 }
 
 /* Fragmentation: the cheapest candidate whose removal (coalesced with the
@@ -391,7 +478,7 @@ static int32_t choose_opening(eng *e, int64_t need)
         int64_t sz = sbytes(e, s), own = ((sz > 0 ? sz : 1) + a - 1) / a * a;
         if (own + mem_adjacent_free(e->mem, &e->place[s], sz) < want)
             continue;
-        double c = e->cfg->heuristic == DH_RANDOM ? 0 : cost(e, s);
+        double c = e->heur->random ? 0 : cost(e, s);
         if (c <= best_cost) {
             best_cost = c;
             best = s;
@@ -405,7 +492,7 @@ static int32_t choose(eng *e)
 {
     if (e->pool_n == 0)
         return -1;
-    if (e->cfg->heuristic == DH_RANDOM) {
+    if (e->heur->random) {
         int32_t k = (int32_t)gsl_rng_uniform_int(e->rng, (unsigned long)e->pool_n);
         int32_t s = e->pool_head;
         while (k--)
@@ -1295,8 +1382,9 @@ int dtr_run(const graph_profile *g, int64_t budget, const dtr_config *cfg, plan 
     e.st = st;
     e.err = err;
     e.cur_op = -1;
-    e.use_regions = cfg->heuristic == DH_DTR || cfg->heuristic == DH_MSPS;
-    e.use_eq = cfg->heuristic == DH_EQ;
+    e.heur = heuristic_of(cfg->heuristic);
+    e.use_regions = e.heur->regions;
+    e.use_eq = e.heur->eq;
     e.budget = budget - g->max_workspace;
     e.clock = 1;
     if (e.budget <= 0)
