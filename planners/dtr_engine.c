@@ -96,7 +96,8 @@ typedef struct eng {
     uint8_t *ran;            /* per op: its scheduled run happened */
     uint8_t *dead;           /* per storage: the framework dropped its last reference */
     uint8_t *banished;       /* per storage: deleted for real, can never come back */
-    uint8_t *no_evict;       /* per storage: protected by a real delete of an input */
+    uint8_t *no_evict;       /* per storage: never evicted again (recomputing it would need
+                                a storage deleted for real) */
     uint8_t *fwd_dirty, *rev_dirty; /* per storage: fwd/rev_region_ns is stale */
     uint8_t *in_pool;        /* per storage: in the candidate pool */
     int32_t *locks;          /* per storage: lock count (locked: not a candidate) */
