@@ -90,7 +90,7 @@ done
 # tensor as it is made (first fit or best fit, in program order: a dynamic
 # allocator) needs, against the peak of the bytes in use, which an offline
 # (static) placement can reach at best
-echo "model,batch,planner,allocator,arena_bytes,peak_in_use_bytes,ratio" >"$OUT/allocation.csv"
+echo "model,batch,planner,allocator,arena_gib,peak_in_use_gib,ratio" >"$OUT/allocation.csv"
 f="$OUT/p/r50_400.json"
 "$S" model resnet --depth 50 --batch 400 --device $DEV -o "$f"
 for al in first-fit best-fit; do
@@ -98,7 +98,20 @@ for al in first-fit best-fit; do
     if [ -n "$r" ]; then
         arena=$(echo "$r" | json reserved_memory_bytes)
         peak=$(echo "$r" | json peak_memory_bytes)
-        echo "resnet50,400,none,$al,$arena,$peak,$(awk -v a=$arena -v p=$peak 'BEGIN { printf "%.3f", a / p }')" >>"$OUT/allocation.csv"
+        echo "resnet50,400,none,$al,$(awk -v a=$arena -v p=$peak 'BEGIN { printf "%.3f,%.3f,%.3f", a / 2^30, p / 2^30, a / p }')" >>"$OUT/allocation.csv"
+    fi
+done
+
+# and DTR's own allocations at batch 300 within 11 GiB (evictions and
+# regenerations in between)
+f="$OUT/p/r50_300.json"
+"$S" model resnet --depth 50 --batch 300 --device $DEV -o "$f"
+for al in first-fit best-fit; do
+    r=$("$S" run "$f" --planner dtr-megengine --memory $MEM --set allocator=$al --json 2>/dev/null || true)
+    if [ -n "$r" ]; then
+        arena=$(echo "$r" | json reserved_memory_bytes)
+        peak=$(echo "$r" | json peak_memory_bytes)
+        echo "resnet50,300,dtr-megengine,$al,$(awk -v a=$arena -v p=$peak 'BEGIN { printf "%.3f,%.3f,%.3f", a / 2^30, p / 2^30, a / p }')" >>"$OUT/allocation.csv"
     fi
 done
 
