@@ -209,6 +209,12 @@ static void test_cli(void)
     IS_STR_HAS(o, "compute", "prints the compute bound");
     sw_free(o);
     expect_fail("bound m.json --memory 1K", 1, "no plan fits", "bound: an impossible budget");
+    /* tradeoff: the op makes 1 MB in 10 ms; out and in at 3 GB/s (no copy
+       latency) take 2 x 1e6 / 3e9 s, 0.0667 of the recompute */
+    IS_INT(sh("tradeoff m.json --rate 3GB/s --csv", &o, NULL), 0, "swapsim tradeoff");
+    IS_STR_HAS(o, "x,1,0.06667,0.06667,0.06667", "swap over recompute for the one activation");
+    sw_free(o);
+    expect_fail("tradeoff m.json --rate fast", 1, "--rate", "tradeoff: a bad rate");
 }
 
 int main(void)
@@ -222,7 +228,7 @@ int main(void)
     char cmd[600];
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
     if (!bin || system(cmd) != 0)
-        tap_skip(20, "SWAPSIM_BIN not set (run through make test)");
+        tap_skip(25, "SWAPSIM_BIN not set (run through make test)");
     else {
         test_cli();
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
