@@ -146,6 +146,7 @@ int cmd_table1(int argc, char **argv);
 int cmd_dtr_parity(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+int cmd_calibrate_device(int argc, char **argv);
 int cmd_bound(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 

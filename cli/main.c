@@ -96,6 +96,8 @@ static void usage(FILE *f)
           "                          run a plan for real; measured vs simulated time, canaries\n"
           "  profile PROFILE --device-index N -o F\n"
           "                          record op times on a GPU (CUDA, CUPTI)\n"
+          "  calibrate-device --device-index N -o F\n"
+          "                          measure a GPU into a device file (docs/devices.md)\n"
           "  serve PROFILE... --policy P --rate R\n"
           "                          serve several models on one GPU (latency percentiles)\n"
           "\n"
@@ -134,6 +136,7 @@ int main(int argc, char **argv)
                 {"dtr-parity", cmd_dtr_parity},
                 {"replay", cmd_replay},
                 {"profile", cmd_profile},
+                {"calibrate-device", cmd_calibrate_device},
                 {"bound", cmd_bound},
                 {"serve", cmd_serve},
     };

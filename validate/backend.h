@@ -157,8 +157,9 @@ typedef const val_backend_methods *(*val_cuda_entry_fn)(int abi);
 
 /* calibrate-device: a second entry point of the CUDA shared object (C
    linkage), so the method table above is unchanged. It measures GPU
-   cfg->device_index and fills *out; on error returns a negative code with
-   a one-line message in err ("no CUDA device (...)"). */
+   cfg->device_index and fills *out; on error returns VAL_CALIB_ENODEV
+   (no such device) or another negative code, with a one-line message in
+   err ("no CUDA device (...)"). */
 #define VAL_CALIB_VERSION 1
 typedef struct val_calib_cfg {
     int version;            /* VAL_CALIB_VERSION */
@@ -193,6 +194,7 @@ typedef struct val_calib_result {
 typedef int (*val_cuda_calibrate_fn)(const val_calib_cfg *cfg, val_calib_result *out, char *err,
                                      size_t errn);
 #define VAL_CUDA_CALIBRATE "swapsim_cuda_calibrate"
+#define VAL_CALIB_ENODEV (-19) /* its return value where there is no such CUDA device */
 
 /* Methods of time_op's *method. */
 enum { VAL_METHOD_TOUCH = 0, VAL_METHOD_CALIBRATED = 1, VAL_METHOD_CUBLAS = 2,

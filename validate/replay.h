@@ -98,4 +98,34 @@ typedef struct val_profile_opts {
 int val_profile(const graph_profile *g, const val_profile_opts *o, graph_profile **out,
                 sw_err *err);
 
+/* calibrate-device (devcal.c): measure a GPU through the CUDA shared
+   object's second entry point and turn the figures into a device file. */
+typedef struct val_calib_opts {
+    int device_index;   /* which GPU */
+    int64_t copy_bytes; /* bytes of each timed copy (default 256 MiB) */
+    int repeats;        /* timings per figure, median kept (default 5) */
+    const char *name;   /* the device's name in the file; NULL: from the GPU's name */
+} val_calib_opts;
+
+void val_calib_opts_init(val_calib_opts *o);
+/* The calibrate-device entry point of libswapsim_cuda.so (loaded as for
+   the cuda backend), or NULL with SW_EUNSUPPORTED and why. */
+val_cuda_calibrate_fn val_cuda_calibrate_find(sw_err *err);
+/* Measure GPU o->device_index into *res. Errors, with a one-line reason:
+   SW_EUNSUPPORTED without the shared object or such a device, SW_EIO when
+   a CUDA call fails on the device. */
+int val_calibrate(const val_calib_opts *o, val_calib_result *res, sw_err *err);
+/* The device a measurement describes: copy rates, per-copy latency (the
+   mean of both directions), usable memory (rounded down to MiB), GEMM
+   peaks (fp32 without tensor cores; fp16), memory bandwidth and launch
+   time; named name (NULL: the GPU's name in lower case, dashes for the
+   rest), described with the GPU, index and date. SW_EINVAL naming the
+   figure when one is not a positive finite number or out of range. */
+int val_calib_device(const val_calib_result *res, int device_index, const char *name,
+                     const char *date, dev_spec *out, sw_err *err);
+/* Append the device file's "calibration" object: what was measured, how,
+   on what and when (date: "2025-01-31T12:00:00Z"). */
+void val_calib_to_json(const val_calib_opts *o, const val_calib_result *res, const char *date,
+                       sw_buf *b);
+
 #endif

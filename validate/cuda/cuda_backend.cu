@@ -1050,12 +1050,12 @@ int cal_run(const val_calib_cfg *cfg, cal_t *c, val_calib_result *out)
     if (e != cudaSuccess || n == 0) {
         cal_msg(c, "no CUDA device (%s)",
                 e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount found none");
-        return -9;
+        return VAL_CALIB_ENODEV;
     }
     if (cfg->device_index < 0 || cfg->device_index >= n) {
         cal_msg(c, "device index %d: this machine has %d CUDA device%s", cfg->device_index, n,
                 n == 1 ? "" : "s");
-        return -9;
+        return VAL_CALIB_ENODEV;
     }
     CAL_CK(c, cudaSetDevice(cfg->device_index));
     cudaDeviceProp prop;
