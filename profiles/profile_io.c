@@ -129,14 +129,14 @@ int device_file_from_json(jr *r, const json_value *v, dev_spec *out)
     if ((rc = jr_str(r, v, "format", 0, DEVICE_FORMAT, &fmt)))
         return rc;
     if (strcmp(fmt, DEVICE_FORMAT) != 0)
-        return jr_error(r, json_get(v, "format"), NULL, "expected format \"%s\", got \"%s\"",
+        return jr_error(r, json_get(v, "format"), "format", "expected \"%s\", got \"%s\"",
                         DEVICE_FORMAT, fmt);
     if ((rc = jr_i64(r, v, "version", 0, DEVICE_VERSION, 1, DEVICE_VERSION, &version)) ||
         (rc = jr_field(r, v, "calibration", JSON_OBJECT, 0, &cal)) ||
         (rc = jr_str(r, v, "name", 1, NULL, &name)))
         return rc;
     if (!name[0] || strlen(name) >= sizeof out->name)
-        return jr_error(r, json_get(v, "name"), NULL, "expected a name of 1 to %d characters, "
+        return jr_error(r, json_get(v, "name"), "name", "expected a name of 1 to %d characters, "
                         "got %zu", (int)sizeof out->name - 1, strlen(name));
     /* a new device gives every figure; one named after a built-in overrides some */
     if (!dev_find(name))
@@ -154,8 +154,7 @@ int device_file_from_json(jr *r, const json_value *v, dev_spec *out)
     for (size_t i = 0; i < SW_ARRAY_LEN(positive); i++)
         if (!(pv[i] > 0))
             return jr_error(r, json_get(v, positive[i]) ? json_get(v, positive[i]) : v,
-                            json_get(v, positive[i]) ? NULL : positive[i],
-                            "expected a positive number, got %g", pv[i]);
+                            positive[i], "expected a positive number, got %g", pv[i]);
     sw_err e;
     if (dev_validate(&d, &e))
         return jr_error(r, v, NULL, "%s", e.msg);
