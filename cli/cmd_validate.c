@@ -274,6 +274,7 @@ int cmd_calibrate_device(int argc, char **argv)
     int rc;
     val_calib_opts o;
     val_calib_opts_init(&o);
+    dev_spec dev;
     const cli_opt opts[] = {
         {.name = "device-index", .type = PT_INT, .dst = &o.device_index, .min = 0, .max = 1023,
          .flags = CLI_REQUIRED, .help = "the GPU to measure"},
@@ -305,9 +306,9 @@ int cmd_calibrate_device(int argc, char **argv)
         return cli_fail(EXIT_USER, "calibrate-device: --copy-size: expected at least 1MiB, got "
                         "'%s'", size);
     o.name = name;
-    if (name && (!name[0] || strlen(name) >= sizeof ((dev_spec *)0)->name))
+    if (name && (!name[0] || strlen(name) >= sizeof dev.name))
         return cli_fail(EXIT_USER, "calibrate-device: --name: expected 1 to %d characters, got "
-                        "'%s'", (int)sizeof ((dev_spec *)0)->name - 1, name);
+                        "'%s'", (int)sizeof dev.name - 1, name);
     val_calib_result res;
     rc = val_calibrate(&o, &res, &e);
     if (rc == SW_EUNSUPPORTED)
@@ -319,7 +320,6 @@ int cmd_calibrate_device(int argc, char **argv)
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    dev_spec dev;
     if (val_calib_device(&res, o.device_index, name, date, &dev, &e))
         return cli_error(&e);
     sw_buf cal;

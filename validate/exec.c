@@ -185,8 +185,11 @@ int val_execute(const plan *p, const val_backend_methods *m, const val_opts *o, 
 {
     const graph_profile *g = p->prof;
     memset(r, 0, sizeof *r);
-    if (o->iterations < 1 || o->warmup < 1 || o->canary_iterations < 0)
+    if (o->iterations < 1 || o->warmup < 1)
         return sw_fail(err, SW_EINVAL, "a replay needs at least 1 warm-up and 1 measured iteration");
+    if (o->canary_iterations < 0)
+        return sw_fail(err, SW_EINVAL, "canary iterations must be 0 or more, got %d",
+                       o->canary_iterations);
     if (!m || m->version != VAL_ABI_VERSION)
         return sw_fail(err, SW_EINVAL, "backend interface version mismatch");
     double w0 = sw_now();
