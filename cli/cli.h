@@ -149,5 +149,6 @@ int cmd_profile(int argc, char **argv);
 int cmd_calibrate_device(int argc, char **argv);
 int cmd_bound(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_colocate(int argc, char **argv);
 
 #endif
