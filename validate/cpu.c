@@ -5,9 +5,9 @@
    one-way rate while the other direction is idle, its share of the duplex
    rate while both copy, as the simulator models it); an operator checks
    and writes its canaries (canary pass only) and then waits out its
-   profiled time on the clock. Every duration is stretched by a time scale chosen so that
-   memcpy and canary work fit inside the modelled times on this machine;
-   measured times are divided by it. */
+   profiled time on the clock. Every duration is stretched by a time scale
+   chosen so that memcpy and canary work fit inside the modelled times on
+   this machine; measured times are divided by it. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
