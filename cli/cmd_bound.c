@@ -51,8 +51,8 @@ int cmd_bound(int argc, char **argv)
                  "peak; default: the device's memory"},
         {.name = "json", .type = PT_BOOL, .dst = &json,
          .help = "print the bounds as one JSON object"},
-        {.name = "device", .type = PT_STRING, .dst = &dev.name, .meta = "NAME",
-         .help = "bound for another built-in device (memory and PCIe)"},
+        {.name = "device", .type = PT_STRING, .dst = &dev.name, .meta = CLI_DEVICE_META,
+         .help = "bound for another device, built-in or a device file (memory and PCIe)"},
         {.name = "device-set", .type = PT_STRING, .dst = &dev.sets,
          .flags = CLI_MULTI | CLI_KEYVAL, .help = "override one device figure"},
         {.name = NULL}};

@@ -31,8 +31,8 @@ int cmd_model(int argc, char **argv)
                  "option alone, e.g. --inference, means true"},
         {.name = "set", .type = PT_STRING, .dst = &kv, .flags = CLI_MULTI | CLI_KEYVAL,
          .help = "the same as --KEY VALUE"},
-        {.name = "device", .type = PT_STRING, .dst = &dv.name, .meta = "NAME",
-         .help = "the device (default v100) supplies the cost model's figures "
+        {.name = "device", .type = PT_STRING, .dst = &dv.name, .meta = CLI_DEVICE_META,
+         .help = "the device (default v100; a built-in name or a device file) supplies the cost model's figures "
                  "(profiles/costmodel.c)"},
         {.name = "device-set", .type = PT_STRING, .dst = &dv.sets, .flags = CLI_MULTI | CLI_KEYVAL,
          .help = "override one device figure ('swapsim devices --help')"},

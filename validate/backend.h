@@ -155,6 +155,47 @@ typedef struct val_backend_methods {
 typedef const val_backend_methods *(*val_cuda_entry_fn)(int abi);
 #define VAL_CUDA_ENTRY "swapsim_cuda_backend"
 
+/* calibrate-device: a second entry point of the CUDA shared object (C
+   linkage), so the method table above is unchanged. It measures GPU
+   cfg->device_index and fills *out; on error returns VAL_CALIB_ENODEV
+   (no such device) or another negative code, with a one-line message in
+   err ("no CUDA device (...)"). */
+#define VAL_CALIB_VERSION 1
+typedef struct val_calib_cfg {
+    int version;            /* VAL_CALIB_VERSION */
+    int device_index;       /* which GPU */
+    int64_t copy_bytes;     /* bytes of each timed copy (pinned host memory) and of the
+                               device-to-device copy timing memory bandwidth */
+    int64_t small_bytes;    /* bytes of the back-to-back copies timing the per-copy latency */
+    int small_copies;       /* how many of them per timing */
+    int repeats;            /* timings of each figure after one warm-up; the median is kept */
+} val_calib_cfg;
+
+typedef struct val_calib_result {
+    char gpu[256];                /* the GPU's name (cudaDeviceProp.name) */
+    int cc_major, cc_minor;       /* compute capability */
+    int driver_version;           /* cudaDriverGetVersion: 1000 major + 10 minor */
+    int runtime_version;          /* cudaRuntimeGetVersion, the same way */
+    int64_t memory_total_bytes;   /* cudaMemGetInfo's total */
+    int64_t memory_free_bytes;    /* and free, with the context and a cuBLAS handle alive */
+    int64_t memory_usable_bytes;  /* the largest single cudaMalloc that succeeded then */
+    double h2d_bw, d2h_bw;        /* bytes/s, pinned, one direction alone */
+    double duplex_bw;             /* bytes/s in total, both directions at once (two streams) */
+    double h2d_latency_s;         /* per copy: back-to-back small copies, less their bytes */
+    double d2h_latency_s;         /*   at the one-way rate */
+    int gemm_n;                   /* m = n = k of the GEMMs */
+    double gemm_fp32_flops;       /* cublasSgemm, no tensor cores (CUBLAS_DEFAULT_MATH) */
+    double gemm_tf32_flops;       /* cublasSgemm with CUBLAS_TF32_TENSOR_OP_MATH */
+    double gemm_fp16_flops;       /* cublasGemmEx, fp16 in and out, fp32 compute */
+    double mem_bw;                /* device-to-device cudaMemcpyAsync, bytes read + written /s */
+    double launch_s;              /* per kernel: back-to-back empty kernels on one stream */
+} val_calib_result;
+
+typedef int (*val_cuda_calibrate_fn)(const val_calib_cfg *cfg, val_calib_result *out, char *err,
+                                     size_t errn);
+#define VAL_CUDA_CALIBRATE "swapsim_cuda_calibrate"
+#define VAL_CALIB_ENODEV (-19) /* its return value where there is no such CUDA device */
+
 /* Methods of time_op's *method. */
 enum { VAL_METHOD_TOUCH = 0, VAL_METHOD_CALIBRATED = 1, VAL_METHOD_CUBLAS = 2,
        VAL_METHOD_CUDNN = 3 };
