@@ -77,7 +77,8 @@ enum {
 
 /* Operand slots of a call (val_call.arg). X, W and DY are read; Y, DX and
    DW are written. GEMM: A in X, B in W, C in Y. Batch norm: W holds the
-   scale (c floats) then the bias (c floats), fp32; DW their gradients. */
+   scale (c floats) then the bias (c floats), fp32; DW their gradients.
+   Pooling and softmax backward: W holds the forward output y. */
 enum { VAL_ARG_X, VAL_ARG_W, VAL_ARG_DY, VAL_ARG_Y, VAL_ARG_DX, VAL_ARG_DW, VAL_ARGS };
 #define VAL_ARG_NONE (-1)    /* no operand */
 #define VAL_ARG_SCRATCH (-2) /* the backend's scratch buffer (a fused op's temporary) */

@@ -343,7 +343,8 @@ static int match_bmm(mctx *m)
 
 /* ---- convolutions ---- */
 
-static int conv_shape(const graph_op *o, val_nchw_shape *s)
+/* sep: a separable convolution (groups applies to its depthwise part only) */
+static int conv_shape(const graph_op *o, val_nchw_shape *s, int sep)
 {
     int64_t stride, pad, pad_w, groups, ho, wo, r, ss;
     memset(s, 0, sizeof *s);
@@ -354,7 +355,7 @@ static int conv_shape(const graph_op *o, val_nchw_shape *s)
         !ival_def(o, OA_GROUPS, 1, 1, &groups))
         return 0;
     if (r > 1 << 20 || ss > 1 << 20 || stride > 1 << 20 || pad > 1 << 20 || pad_w > 1 << 20 ||
-        groups > 1 << 30 || s->c % groups || s->k % groups)
+        groups > 1 << 30 || s->c % groups || (!sep && s->k % groups))
         return 0;
     if (!ival_def(o, OA_HO, 1, (s->h + 2 * pad - r) / stride + 1, &ho) ||
         !ival_def(o, OA_WO, 1, (s->w + 2 * pad_w - ss) / stride + 1, &wo) || ho < 1 || wo < 1)
@@ -413,7 +414,7 @@ static void conv(mctx *m, int kind, const val_nchw_shape *s, opnd x, opnd w, opn
 static int match_conv(mctx *m, int flags)
 {
     val_nchw_shape s;
-    if (!conv_shape(m->f, &s))
+    if (!conv_shape(m->f, &s, 0))
         return 0;
     int32_t x = fin(m, 0), w = fin(m, 1), y = fout(m, 0);
     if (x < 0 || w < 0 || y < 0)
@@ -446,7 +447,7 @@ static int match_conv(mctx *m, int flags)
 static int match_sepconv(mctx *m, int flags)
 {
     val_nchw_shape s;
-    if (!conv_shape(m->f, &s) || s.groups != s.c)
+    if (!conv_shape(m->f, &s, 1) || s.groups != s.c)
         return 0;
     val_nchw_shape dw = s, pw = s;
     dw.k = s.c;
