@@ -176,6 +176,9 @@ fig11: deps $(SWAPSIM)
 fig8: deps $(SWAPSIM)
 	OUT=$(OUT)/fig8 ./experiments/fig8.sh $(SWAPSIM)
 
+zico: deps $(SWAPSIM)
+	OUT=$(OUT)/zico DATA=$(DATA) ./experiments/zico.sh $(SWAPSIM)
+
 # The main job: every experiment grid in quick mode (FULL=1: the paper's
 # budgets), the DTR parity table, Figure 11 on the CPU backend, the plots,
 # and paper_results.md regenerated from the CSVs. Results go to $(OUT)/;
@@ -197,13 +200,14 @@ experiments: deps $(SWAPSIM)
 	else echo "[dtr-parity] skipped: $(DATA)/dtr-logs is absent"; fi; \
 	OUT=$(OUT)/fig11 ./experiments/fig11.sh $(SWAPSIM) || exit 1; \
 	OUT=$(OUT)/fig8 ./experiments/fig8.sh $(SWAPSIM) || exit 1; \
+	OUT=$(OUT)/zico DATA=$(DATA) ./experiments/zico.sh $(SWAPSIM) || exit 1; \
 	echo "These figures come from \`make experiments$(if $(FULL), FULL=1)\` in $(if $(FULL),full mode (the paper's search budgets),quick mode (short searches: 8-60 s per GA run instead of the paper's 30 minutes; two seeds for the ablation)), which took $$(( $$(date +%s) - start )) s on $$(nproc) cores on $$(date -u +%Y-%m-%d)." > $(OUT)/run-mode.txt; \
 	$(MAKE) --no-print-directory plots paper_results.md SWAPSIM=$(SWAPSIM) OUT=$(OUT) || exit 1; \
 	echo "experiments: done in $$(( $$(date +%s) - start )) s$(if $(FULL),, (quick mode))"
 
 plots: $(SWAPSIM)
 	@for p in plots/*.gp; do \
-	  case $$p in */common.gp|*/fig11.gp|*/fig8.gp) continue;; esac; \
+	  case $$p in */common.gp|*/fig11.gp|*/fig8.gp|*/zico.gp) continue;; esac; \
 	  gnuplot -e "data='$(OUT)'; swapsim='$(SWAPSIM)'" $$p 2>&1 | grep -v "^$$" | \
 	    sed "s|^|$$p: |"; \
 	done; echo "plots: PNG and SVG in $(OUT)/"
@@ -236,7 +240,7 @@ docs-check: deps $(SWAPSIM)
 # fails if AFL++ saved any crash or hang. Findings stay in $(FUZZ_OUT)/.
 FUZZ_S ?= 60
 FUZZ_OUT ?= out/fuzz
-FUZZ_PARSERS := profile plan dtr pipedream pytorch experiment
+FUZZ_PARSERS := profile plan dtr pipedream pytorch experiment workload
 
 $(BUILD)/fuzz/fuzz_parse: fuzz/fuzz_parse.c $(LIB)
 	@mkdir -p $(dir $@)

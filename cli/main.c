@@ -100,6 +100,8 @@ static void usage(FILE *f)
           "                          record op times on a GPU (CUDA, CUPTI)\n"
           "  serve PROFILE... --policy P --rate R\n"
           "                          serve several models on one GPU (latency percentiles)\n"
+          "  colocate WORKLOAD --policy time|spatial|zico\n"
+          "                          several training jobs on one GPU (Zico)\n"
           "\n"
           "Each command takes --help. Exit status: 0 success, 1 error (one line on stderr),\n"
           "2 bad command line.\n",
@@ -138,6 +140,7 @@ int main(int argc, char **argv)
                 {"profile", cmd_profile},
                 {"bound", cmd_bound},
                 {"serve", cmd_serve},
+                {"colocate", cmd_colocate},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name))
