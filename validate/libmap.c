@@ -564,7 +564,8 @@ static int match_pool(mctx *m, op_class cls, int flags)
             stride > 1 << 20 || pad > 1 << 20 || pad_w > 1 << 20)
             return 0;
         if (!ival_def(m->f, OA_HO, 1, (s.h + 2 * pad - r) / stride + 1, &s.ho) ||
-            !ival_def(m->f, OA_WO, 1, (s.w + 2 * pad_w - ss) / stride + 1, &s.wo))
+            !ival_def(m->f, OA_WO, 1, (s.w + 2 * pad_w - ss) / stride + 1, &s.wo) || s.ho < 1 ||
+            s.wo < 1 || (double)s.n * (double)s.c * (double)s.ho * (double)s.wo > LM_ELEMS_MAX)
             return 0;
         s.r = (int32_t)r;
         s.s = (int32_t)ss;
@@ -691,8 +692,10 @@ static const graph_op *forward_of(const graph_profile *g, int32_t op, const grap
     if (!ival(o, OA_FWD_OP, 0, &f) || f >= op || f >= g->n_ops)
         return NULL;
     const graph_op *fo = &g->ops[f];
-    size_t n = fo->type ? strlen(fo->type) : 0;
-    if (fo->phase != GP_FORWARD || !o->type || strncmp(o->type, fo->type, n) ||
+    if (!fo->type || !o->type)
+        return NULL;
+    size_t n = strlen(fo->type);
+    if (fo->phase != GP_FORWARD || strncmp(o->type, fo->type, n) ||
         strcmp(o->type + n, OT_BACKWARD_SUFFIX))
         return NULL;
     return fo;
