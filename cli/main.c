@@ -84,6 +84,8 @@ static void usage(FILE *f)
           "  plan PROFILE --planner NAME --memory SIZE -o PLAN\n"
           "                          make a plan\n"
           "  verify PLAN             check a plan is safe under every allowed order\n"
+          "  tradeoff PROFILE [--rate R]\n"
+          "                          swapping against recomputing each activation\n"
           "  bound PROFILE --memory SIZE\n"
           "                          lower bounds on any plan's iteration time\n"
           "  simulate PLAN           time a plan (steady-state iteration)\n"
@@ -141,6 +143,7 @@ int main(int argc, char **argv)
                 {"bound", cmd_bound},
                 {"serve", cmd_serve},
                 {"colocate", cmd_colocate},
+                {"tradeoff", cmd_tradeoff},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name))
