@@ -79,8 +79,10 @@ NVFLAGS   += -Werror all-warnings
 endif
 ifeq ($(wildcard $(CUDA_HOME)/include/cudnn.h),)
 NVFLAGS   += -DSWAPSIM_NO_CUDNN
+CUDNN_SAY := without cuDNN (no $(CUDA_HOME)/include/cudnn.h: convolutions, batch norm, pooling and softmax run as touch kernels)
 else
 CUDA_LIBS += -lcudnn
+CUDNN_SAY := with cuDNN ($(CUDA_HOME)/include/cudnn.h)
 endif
 
 ifeq ($(SANITIZE),1)
@@ -102,6 +104,7 @@ cuda:
 	@echo "cuda: nvcc not found: the CUDA backend and profiler are not built (set NVCC=/path/to/nvcc)"
 else
 cuda: $(CUDA_SO)
+	@echo "cuda: $(CUDA_SO): $(notdir $(NVCC)) $(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'), cuBLAS, $(CUDNN_SAY)"
 
 $(BUILD)/validate/cuda/%.o: validate/cuda/%.cu validate/backend.h
 	@mkdir -p $(dir $@)

@@ -152,4 +152,8 @@ int cmd_serve(int argc, char **argv);
 int cmd_colocate(int argc, char **argv);
 int cmd_tradeoff(int argc, char **argv);
 
+/* `swapsim profile --dry-run`: print how g's ops map to library calls
+   (validate/libmap.h), as JSON or text. Returns 0 or EXIT_USER. */
+int cli_libmap_print(const graph_profile *g, int json);
+
 #endif

@@ -227,15 +227,20 @@ int cmd_replay(int argc, char **argv)
 int cmd_profile(int argc, char **argv)
 {
     const char *path = NULL, *out = NULL;
-    int rc;
-    val_profile_opts o = {0, 5, 0, NULL};
+    int rc, dry_run = 0, json = 0;
+    val_profile_opts o = {-1, 5, 0, NULL};
     const cli_pos args[] = {{"PROFILE", "the profile whose ops are timed", 1, 1, &path},
                             {NULL, NULL, 0, 0, NULL}};
     const cli_opt opts[] = {
         {.name = "device-index", .type = PT_INT, .dst = &o.device_index, .min = 0, .max = 1023,
-         .flags = CLI_REQUIRED, .help = "the GPU"},
+         .help = "the GPU (required unless --dry-run)"},
         {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &out, .meta = "RECORDED",
-         .flags = CLI_REQUIRED, .help = "the copy with the measured times"},
+         .help = "the copy with the measured times (required unless --dry-run)"},
+        {.name = "dry-run", .type = PT_BOOL, .dst = &dry_run,
+         .help = "no GPU: print which cuBLAS/cuDNN calls or touch kernels the ops map to and "
+                 "the share of FLOPs on library calls (validate/libmap.c)"},
+        {.name = "json", .type = PT_BOOL, .dst = &json,
+         .help = "--dry-run: one JSON object (fields in docs/cli.md)"},
         {.name = "repeats", .type = PT_INT, .dst = &o.reps, .def = "5", .meta = "R", .min = 1,
          .max = 1000, .help = "runs per op; the median is kept"},
         {.name = "unknown", .type = PT_CHOICE, .dst = &o.unknown, .def = "touch",
@@ -247,17 +252,27 @@ int cmd_profile(int argc, char **argv)
         .name = "profile",
         .about = "Run every op of PROFILE on GPU N under CUPTI's activity API and write a copy\n"
                  "with the measured times and provenance \"recorded with swapsim profile on\n"
-                 "<GPU>\". Ops whose attrs give shapes run as cuBLAS GEMMs or cuDNN convolutions\n"
-                 "(docs/validate.md lists the attrs); others as --unknown says. Needs\n"
-                 "libswapsim_cuda.so and a CUDA device.\n",
+                 "<GPU>\". Ops whose type and attrs give shapes run as cuBLAS / cuDNN calls,\n"
+                 "forward and backward (docs/validate.md lists them); others as --unknown says.\n"
+                 "Needs libswapsim_cuda.so and a CUDA device, except with --dry-run, which only\n"
+                 "prints the mapping.\n",
         .args = args,
         .opts = opts};
     if (cli_parse(&cmd, argc, argv, &rc))
         return rc;
+    if (!dry_run && o.device_index < 0)
+        return cli_usage("profile", "--device-index is required (or --dry-run)");
+    if (!dry_run && !out)
+        return cli_usage("profile", "--output is required (or --dry-run)");
     graph_profile *g, *rec;
     sw_err e;
     if (profile_read_file(path, &g, &e))
         return cli_error(&e);
+    if (dry_run) {
+        rc = cli_libmap_print(g, json);
+        graph_free(g);
+        return rc;
+    }
     o.source_file = path;
     rc = val_profile(g, &o, &rec, &e);
     graph_free(g);

@@ -11,6 +11,7 @@
 #include "../planners/planner.h"
 #include "../profiles/profile_io.h"
 #include "../profiles/device.h"
+#include "../profiles/opattr.h"
 #include "../sim/plan.h"
 #include "../sim/simulate.h"
 #include "../sim/verify.h"
@@ -143,9 +144,9 @@ static double job_util(const graph_profile *g)
         const graph_op *op = &g->ops[o];
         double fl = -1, by = -1;
         for (int32_t a = 0; a < op->n_attr; a++) {
-            if (!strcmp(op->attr[a].key, "flops"))
+            if (!strcmp(op->attr[a].key, OA_FLOPS))
                 fl = op->attr[a].value;
-            else if (!strcmp(op->attr[a].key, "bytes"))
+            else if (!strcmp(op->attr[a].key, OA_BYTES))
                 by = op->attr[a].value;
         }
         if (fl < 0 || by < 0 || op->time_s <= 0)

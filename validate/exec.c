@@ -14,6 +14,7 @@
 #include "canary.h"
 #include "events.h"
 #include "layout.h"
+#include "libmap.h"
 #include "replay.h"
 
 void val_opts_init(val_opts *o)
@@ -147,9 +148,13 @@ static int run_pass(const plan *p, const val_backend_methods *m, const val_opts 
                     akey[j] = op->attr[j].key;
                     aval[j] = op->attr[j].value;
                 }
+                val_call calls[LM_MAX_CALLS];
+                int nc = 0;
+                if (o->ops_library && !lm_match(g, x->op, calls, LM_MAX_CALLS, &nc))
+                    lm_bind(calls, &nc, reg, (int32_t)lt->n_acc);
                 val_op_work w = {t, x->op, k, op->time_s, (int32_t)lt->n_acc, reg, L->ws_off,
                                  SW_MIN(op->workspace_bytes, L->ws_bytes), op->name, op->type,
-                                 op->n_attr, akey, aval};
+                                 op->n_attr, akey, aval, nc, calls};
                 rc = m->run_op(b, st, &w);
             } else if (x->kind == TASK_SWAP_IN) {
                 rc = m->copy(b, st, VAL_H2D, lt->dev_off, lt->host_off, lt->bytes);
