@@ -464,7 +464,10 @@ int cal_calibration_report_with(const char *data, const char *const *files, int 
                    "It compares profiles generated with the cost model (profiles/costmodel.c) "
                    "with recorded ones: the DTR authors' logs (Titan V, PyTorch 1.5; figures "
                    "from data/README.md) and PipeDream's per-layer profiles (batch 128, "
-                   "fp32, V100 assumed; data/pipedream/).\n\n");
+                   "fp32, V100 assumed; data/pipedream/); and, operator by operator, the "
+                   "H100 PyTorch 2.11 traces (data/pytorch-traces/), with the efficiency "
+                   "figures fitted to them (`swapsim calibrate --recorded FILE` does the "
+                   "same for profiles recorded with `swapsim profile`).\n\n");
     sw_buf_puts(b, "## The cost model\n\nPer operator: `time = kernels x launch + max(FLOPs / "
                    "(peak x eff x ramp), bytes / (bandwidth x eff_bw))`, `ramp = FLOPs / (FLOPs + "
                    "half_flops)`; FLOPs and bytes from the operator's shapes (backward of a "

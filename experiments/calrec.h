@@ -102,7 +102,7 @@ typedef struct cr_fit_result {
    forward-difference Jacobian, deterministic). Fitted: the compute
    efficiency of every compute kind and the bandwidth efficiency of every
    memory-bound kind with at least 3 operators, and the fixed cost per
-   kernel; a weak pull (weight 1e-3) keeps a figure the data does not
+   kernel; a weak pull (weight 1e-5) keeps a figure the data does not
    determine at its built-in value. SW_EINVAL if no operator can be fitted. */
 int cr_fit(const cr_set *s, int skip, cr_fit_result *out, sw_err *err);
 
