@@ -22,26 +22,31 @@
 # of copies and dependencies, not a GPU: every CSV row and the plot say so.
 #
 # DESIGN=paper (the GPU path): the paper's design. Inception-4 (inception
-# --width INCEPTION_WIDTH, default 4) at INCEPTION_BATCHES (default "32 64")
-# and WResNet-WRESNET_DEPTH-WRESNET_WIDTH (default 152 and 4: a width whose
-# plans fit an 80 GB GPU and its host; the paper's 10 needs more) at
-# WRESNET_BATCHES (default "16 32"), a budget of MEMORY (default 0.4x: 40%
-# of each profile's ideal peak, heavy swapping; or bytes, 16GiB). Per group:
-# GA_PLANS (default 5) individuals of the GA's final population (swapadvisor
-# --set dump_population: GENERATIONS generations of POPULATION, default 40
-# and 32, seed SEED, default 1, THREADS threads, default all cores), plus
-# the odswap, tflms and vdnn plans. Profiles are generated on DEVICE_FILE
-# when given (a device file of `swapsim calibrate-device`, passed as
-# --device), else on DEVICE (default h100); with BACKEND=cuda and RECORD=1
-# (the default) every op is then timed on the GPU with `swapsim profile`
-# (REPEATS runs each, default 5) and the plans are made from the recorded
-# profile (where recording fails the generated one is used, and the summary
-# says so). Replays run the ops as OPS (cuda; default library: cuBLAS and
-# cuDNN where the attrs give shapes; kernel: calibrated kernels).
-# OUT/environment.txt records the GPU, driver, CUDA version and date. With
+# --width INCEPTION_WIDTH, default 4) and WResNet-WRESNET_DEPTH-WRESNET_WIDTH
+# (default 152 and 4: a width whose plans fit an 80 GB GPU and a 128 GB
+# host; the paper's 10 needs more), each at batch 32 and 64
+# (INCEPTION_BATCHES, WRESNET_BATCHES; an empty list skips the model), a
+# budget of MEMORY (default 0.5x: half of each profile's ideal peak, heavy
+# swapping, the least at which tflms and vdnn fit all four; or bytes,
+# 16GiB). Per group: GA_PLANS (default 5) individuals of the GA's final
+# population (swapadvisor --set dump_population, spread over its ranking:
+# GENERATIONS generations of POPULATION, default 40 and 32, seed SEED,
+# default 1, THREADS threads, default all cores), plus the odswap, tflms
+# and vdnn plans. Profiles are generated on DEVICE_FILE when given (a
+# device file of `swapsim calibrate-device`, passed as --device), else on
+# DEVICE (default h100); with BACKEND=cuda and RECORD=1 (the default) every
+# op is then timed on the GPU with `swapsim profile` (REPEATS runs each,
+# default 5) and the plans are made from the recorded profile (where
+# recording fails the generated one is used, and the summary says so).
+# Replays run the ops as OPS (cuda; default library: cuBLAS and cuDNN where
+# the attrs give shapes; kernel: calibrated kernels). OUT/environment.txt
+# records the GPU, driver, CUDA version and date. APPEND=1 keeps the rows
+# of an earlier run in OUT/fig11.csv (one group per run: WRESNET_BATCHES=
+# INCEPTION_BATCHES=32 APPEND=1 ...), and the summary covers them all. With
 # BACKEND=cpu the paper design runs on the CPU backend too, as a check of
 # the path (small settings make it quick: INCEPTION_WIDTH=1
-# INCEPTION_BATCHES=2 WRESNET_DEPTH=50 WRESNET_WIDTH=1 WRESNET_BATCHES=2).
+# INCEPTION_BATCHES=2 WRESNET_DEPTH=50 WRESNET_WIDTH=1 WRESNET_BATCHES=2
+# MEMORY=0.8x).
 #
 # Writes OUT/fig11.csv (one row per plan; a GA individual's seed column is
 # its number), OUT/summary.txt, and with gnuplot OUT/fig11.png and
@@ -68,7 +73,9 @@ json() {
         print s }'
 }
 
-echo "group,model,batch,planner,seed,budget_fraction,budget_bytes,swap_in_bytes,swap_out_bytes,simulated_s,measured_s,measured_min_s,measured_max_s,error,time_scale,canaries,canary_checks,overruns,timed,backend" >"$CSV"
+if [ "${APPEND:-0}" != 1 ] || [ ! -s "$CSV" ]; then
+    echo "group,model,batch,planner,seed,budget_fraction,budget_bytes,swap_in_bytes,swap_out_bytes,simulated_s,measured_s,measured_min_s,measured_max_s,error,time_scale,canaries,canary_checks,overruns,timed,backend" >"$CSV"
+fi
 
 n=0
 # replay a plan and append its row:
@@ -140,7 +147,7 @@ IND
 
 # DESIGN=paper (see the top of this file)
 RECORDED=""
-MEM=${MEMORY:-0.4x}
+MEM=${MEMORY:-0.5x}
 GA_N=${GA_PLANS:-5}
 paper() {
     SEED=${SEED:-1}
@@ -151,8 +158,8 @@ paper() {
         set -- --device "${DEVICE:-h100}"
     fi
     specs=""
-    for b in ${INCEPTION_BATCHES:-32 64}; do specs="$specs inception:$b"; done
-    for b in ${WRESNET_BATCHES:-16 32}; do specs="$specs wresnet:$b"; done
+    for b in ${INCEPTION_BATCHES-32 64}; do specs="$specs inception:$b"; done
+    for b in ${WRESNET_BATCHES-32 64}; do specs="$specs wresnet:$b"; done
     for spec in $specs; do
         kind=${spec%%:*}
         batch=${spec#*:}
