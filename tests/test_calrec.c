@@ -130,6 +130,14 @@ static void known_errors(void)
                cr_class_name(c));
     }
     IS_INT(cs[CR__COUNT].n, 6, "all: six operators");
+    /* a profile recorded with `swapsim profile` keeps the device it was
+       generated for: it is timed on the GPU its provenance names */
+    graph_set_str(&g->prov.device, "NVIDIA H100 80GB HBM3");
+    cr_add_profile(&s, g, "on-h100", NULL, &err);
+    IS_STR_HAS(s.src[s.n_src - 1].dev.name, "h100", "timed on the GPU it was recorded on");
+    dev_spec d = round_dev();
+    cr_add_profile(&s, g, "on-round", &d, &err);
+    IS_STR_HAS(s.src[s.n_src - 1].dev.name, "round", "unless a device is given");
     /* a profile that is not recorded is refused */
     graph_set_str(&g->prov.source, "generated");
     IS_INT(cr_add_profile(&s, g, "gen.json", NULL, &err), SW_EINVAL, "a generated profile is refused");
