@@ -285,6 +285,20 @@ static void gpu_name(const graph_profile *g, char *buf, size_t n)
     snprintf(buf, n, "%.*s", (int)l, d);
 }
 
+/* the built-in device of the GPU the provenance names (a profile recorded
+   with `swapsim profile` keeps the device it was generated for), or NULL */
+static const dev_spec *recorded_on(const graph_profile *g)
+{
+    static const struct {
+        const char *pat, *dev;
+    } map[] = {{"2080 Ti", "rtx2080ti"}, {"V100", "v100"}, {"TITAN V", "titanv"},
+               {"Titan V", "titanv"},    {"A100", "a100"}, {"H100", "h100"}};
+    for (size_t i = 0; g->prov.device && i < SW_ARRAY_LEN(map); i++)
+        if (strstr(g->prov.device, map[i].pat))
+            return dev_find(map[i].dev);
+    return NULL;
+}
+
 static int profile_fp16(const graph_profile *g)
 {
     for (int32_t i = 0; i < g->n_tensors; i++)
@@ -306,7 +320,8 @@ int cr_add_profile(cr_set *s, const graph_profile *g, const char *name, const de
     memset(src, 0, sizeof *src);
     snprintf(src->name, sizeof src->name, "%s", name ? name : g->name ? g->name : "profile");
     gpu_name(g, src->gpu, sizeof src->gpu);
-    src->dev = dev ? *dev : g->device;
+    const dev_spec *on = recorded_on(g);
+    src->dev = dev ? *dev : on ? *on : g->device;
     src->fp16 = profile_fp16(g);
     name_index nx;
     if (index_build(&nx, g))

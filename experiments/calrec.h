@@ -64,8 +64,9 @@ void cr_set_init(cr_set *s);
 void cr_set_free(cr_set *s);
 
 /* Add every operator of g with a positive recorded time, timed on dev (NULL:
-   g's device), labelled name (NULL: g's name). g must say it is recorded
-   (provenance source "recorded"): SW_EINVAL otherwise, naming it. */
+   the built-in device of the GPU its provenance names, else g's device),
+   labelled name (NULL: g's name). g must say it is recorded (provenance
+   source "recorded"): SW_EINVAL otherwise, naming it. */
 int cr_add_profile(cr_set *s, const graph_profile *g, const char *name, const dev_spec *dev,
                    sw_err *err);
 
