@@ -11,7 +11,8 @@
 #                        paper's budgets), the plots, paper_results.md (out/)
 #   make plots           redraw the plots from out/*.csv
 #   make paper_results.md regenerate paper_results.md from out/*.csv
-#   make fig11           the paper's Figure 11 on the CPU backend (out/fig11/)
+#   make fig11           the paper's Figure 11 on the CPU backend (out/fig11/); BACKEND=cuda:
+#                        on a GPU, the paper's design (experiments/fig11.sh says which settings)
 #   make install PREFIX=/usr/local
 #   make clean
 
@@ -170,8 +171,8 @@ bench: deps
 demo: deps $(SWAPSIM)
 	./experiments/demo.sh $(SWAPSIM)
 
-fig11: deps $(SWAPSIM)
-	OUT=$(OUT)/fig11 ./experiments/fig11.sh $(SWAPSIM)
+fig11: deps $(SWAPSIM) $(if $(filter cuda,$(BACKEND)),cuda)
+	OUT=$(OUT)/fig11 BACKEND=$(or $(BACKEND),cpu) ./experiments/fig11.sh $(SWAPSIM)
 
 fig8: deps $(SWAPSIM)
 	OUT=$(OUT)/fig8 ./experiments/fig8.sh $(SWAPSIM)

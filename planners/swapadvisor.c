@@ -3,12 +3,17 @@
    swaps (swapplan.c) and simulating the plan. */
 #include "swapadvisor.h"
 
+#include <errno.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../ga/ga.h"
+#include "../sim/plan_io.h"
+#include "../sim/verify.h"
 #include "planner.h"
 #include "swap_util.h"
 #include "swapplan.h"
@@ -587,6 +592,15 @@ static const param_def sa_params[] = {
      "per size) in the first generation", NULL, 1, 0},
     {"time_budget", PT_SECONDS, "60s", "search time when --time-budget is not given", NULL, 1, 0},
     {"pin", PT_BOOL, "true", "pin worker threads to cores (hwloc)", NULL, 1, 0},
+    {"dump_population", PT_STRING, "", "directory: also write plans of the final population "
+     "there (individual-01.plan.json ...), each verified; distinct plans of feasible "
+     "individuals only (the paper's Figure 11 replays GA individuals). Deterministic for a seed "
+     "with generations=N", NULL, 1, 0},
+    {"dump_count", PT_INT, "5", "how many plans dump_population writes (0: every distinct one)",
+     NULL, 0, 100000},
+    {"dump_pick", PT_CHOICE, "spread", "which individuals dump_population writes: the best, or "
+     "spread evenly over the population's ranking by simulated time (best and worst "
+     "included)", "best|spread", 1, 0},
     PARAM_END};
 
 /* default allocation: one class per distinct size, counts proportional to
@@ -670,6 +684,128 @@ out:
     sw_free(csize);
     sw_free(minc);
     sw_free(maxc);
+    return rc;
+}
+
+/* FNV-1a over a plan's JSON: tells distinct plans apart */
+static uint64_t text_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+typedef struct sa_member {
+    int index;      /* in the final population */
+    double fitness; /* simulated iteration time */
+} sa_member;
+
+static int cmp_member(const void *a, const void *b)
+{
+    const sa_member *x = a, *y = b;
+    if (x->fitness != y->fitness)
+        return x->fitness < y->fitness ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* the plan of genome x, with the planner's provenance */
+static int member_plan(sa_ctx *c, const int32_t *x, const planner_opts *o, plan **out,
+                       sw_err *err)
+{
+    sp_alloc al = {G_CLS(c, x), G_CNT(c, x), G_NC(x)};
+    int rc = swapplan_make(c->sp0, G_SCHED(c, x), &al, c->threshold, out, NULL, err);
+    if (rc)
+        return rc;
+    sw_buf b;
+    sw_buf_init(&b);
+    params_to_json(&o->params, &b);
+    rc = b.oom ? SW_ENOMEM : plan_set_meta(*out, "swapadvisor", o->seed, b.data);
+    sw_buf_free(&b);
+    if (rc) {
+        plan_free(*out);
+        *out = NULL;
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* dump_population: write count plans of the final population into dir:
+   the distinct plans of feasible individuals ranked by simulated time
+   (ties: population order), the best count or count spread evenly over the
+   ranking, each verified */
+static int dump_population(sa_ctx *c, const ga_ctx *ga, const planner_opts *o, sw_err *err)
+{
+    const param_set *ps = &o->params;
+    const char *dir = params_str(ps, "dump_population");
+    int count = (int)params_int(ps, "dump_count");
+    int spread = !strcmp(params_str(ps, "dump_pick"), "spread");
+    int n = (int)params_int(ps, "population");
+    if (mkdir(dir, 0777) && errno != EEXIST)
+        return sw_fail(err, SW_EIO, "%s: cannot create the directory for dump_population", dir);
+    sa_member *m = sw_malloc(((size_t)n + 1) * sizeof *m);
+    uint64_t *hash = sw_malloc(((size_t)n + 1) * sizeof *hash);
+    if (!m || !hash) {
+        sw_free(m);
+        sw_free(hash);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    int nm = 0;
+    for (int i = 0; i < n; i++) {
+        double f;
+        if (ga_individual(ga, i, &f) && isfinite(f)) {
+            m[nm].index = i;
+            m[nm++].fitness = f;
+        }
+    }
+    qsort(m, (size_t)nm, sizeof *m, cmp_member);
+    /* distinct plans only (two genomes can make one plan) */
+    int nd = 0, rc = 0;
+    for (int i = 0; i < nm && !rc; i++) {
+        plan *p = NULL;
+        if ((rc = member_plan(c, ga_individual(ga, m[i].index, NULL), o, &p, err)) != 0)
+            break;
+        sw_buf b;
+        sw_buf_init(&b);
+        plan_to_json(p, &b);
+        plan_free(p);
+        if (b.oom) {
+            sw_buf_free(&b);
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+            break;
+        }
+        uint64_t h = text_hash(b.data, b.len);
+        sw_buf_free(&b);
+        int dup = 0;
+        for (int j = 0; j < nd && !dup; j++)
+            dup = hash[j] == h;
+        if (!dup) {
+            hash[nd] = h;
+            m[nd++] = m[i];
+        }
+    }
+    int k = count > 0 && count < nd ? count : nd;
+    for (int i = 0; i < k && !rc; i++) {
+        int r = !spread || k < 2 ? i : (int)(((long long)i * (nd - 1) + (k - 1) / 2) / (k - 1));
+        plan *p = NULL;
+        if ((rc = member_plan(c, ga_individual(ga, m[r].index, NULL), o, &p, err)) != 0)
+            break;
+        char note[256], path[4096];
+        snprintf(note, sizeof note, "GA final population: individual %d, rank %d of %d distinct "
+                 "feasible plans, simulated %.9g s", m[r].index, r + 1, nd, m[r].fitness);
+        snprintf(path, sizeof path, "%s/individual-%02d.plan.json", dir, i + 1);
+        if (plan_set_notes(p, note))
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        else if ((rc = plan_verify(p, NULL, err)) != 0)
+            sw_err_prefix(err, "dump_population: individual %d: ", m[r].index);
+        else
+            rc = plan_write_file(p, path, err);
+        plan_free(p);
+    }
+    sw_free(m);
+    sw_free(hash);
     return rc;
 }
 
@@ -801,6 +937,10 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
             *out = NULL;
             rc = sw_fail(err, SW_ENOMEM, "out of memory");
         }
+    }
+    if (!rc && params_str(ps, "dump_population")[0] && (rc = dump_population(&c, ga, o, err))) {
+        plan_free(*out);
+        *out = NULL;
     }
 done:
     if (log)
