@@ -735,8 +735,9 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     if (rc)
         goto done;
     if (c.search == SEARCH_ALLOCATION && c.unsearched != UNSEARCHED_INITIAL) {
-        c.fix_sched = c.unsearched == UNSEARCHED_FRAMEWORK ? swu_framework_order(g, o->seed)
-                                                          : sw_malloc(((size_t)c.no + 1) * sizeof(int32_t));
+        c.fix_sched = c.unsearched == UNSEARCHED_FRAMEWORK
+                          ? swu_framework_order(g)
+                          : sw_malloc(((size_t)c.no + 1) * sizeof(int32_t));
         if (!c.fix_sched) {
             rc = sw_fail(err, SW_ENOMEM, "out of memory");
             goto done;

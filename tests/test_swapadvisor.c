@@ -292,7 +292,7 @@ int main(void)
         int64_t peak;
         planner_ideal_peak(rg, &peak, &e);
         const planner *pl = planner_find("swapadvisor");
-        int32_t *fw = swu_framework_order(rg, 3);
+        int32_t *fw = swu_framework_order(rg);
         const char *which[2] = {"unsearched=default", "unsearched=framework"};
         const int32_t *want[2] = {rg->order, fw};
         for (int k = 0; k < 2; k++) {
