@@ -181,7 +181,7 @@ zico: deps $(SWAPSIM)
 # and paper_results.md regenerated from the CSVs. Results go to $(OUT)/;
 # cells already run with the same inputs and binary are reused.
 OUT ?= out
-EXPERIMENTS := table1 fig6 fig7 table2 fig9 fig10 ablation planners planners-recorded dtr \
+EXPERIMENTS := table1 fig6 fig7 table2 fig9 fig10 ablation mutation planners planners-recorded dtr \
                dtr-megengine
 
 experiments: deps $(SWAPSIM)

@@ -488,10 +488,10 @@ static void op_init(void *user, void *wp, gsl_rng *r, void *gv, int index)
        individual when seed_default is set); a part the search leaves alone
        keeps each individual's initial value */
     int dflt = c->seed_default && index == 0;
-    if (dflt)
-        memcpy(G_SCHED(c, x), c->def_sched, (size_t)c->no * sizeof(int32_t));
-    else if (c->search == SEARCH_ALLOCATION && c->fix_sched)
+    if (c->search == SEARCH_ALLOCATION && c->fix_sched) /* the default individual too */
         memcpy(G_SCHED(c, x), c->fix_sched, (size_t)c->no * sizeof(int32_t));
+    else if (dflt)
+        memcpy(G_SCHED(c, x), c->def_sched, (size_t)c->no * sizeof(int32_t));
     else
         sa_schedule_mutate(c->g, w->ss, c->def_sched, 1.0, r, G_SCHED(c, x));
     if (dflt || (c->search == SEARCH_SCHEDULE && c->unsearched != UNSEARCHED_INITIAL))
