@@ -623,14 +623,15 @@ static const param_def sa_params[] = {
     {"schedule_mutation", PT_CHOICE, "dataflow", "schedule mutation: the paper's pass through "
      "a dataflow scheduler (each pick a random ready op with probability P, else the ready op "
      "earliest in the parent's order: many ops move), or move_one (one random op to a random "
-     "legal position between its last predecessor and first successor; the paper's weaker "
-     "alternative)", "dataflow|move_one", 1, 0},
+     "legal position between its last predecessor and first successor: the alternative the "
+     "paper reports as weaker; docs/swapadvisor.md)", "dataflow|move_one", 1, 0},
     {"cls", PT_CHOICE, "monotone", "size-class encoding: monotone (the paper's restriction) or "
      "free (Figure 9c)", "monotone|free", 1, 0},
     {"threshold", PT_FLOAT, "1", "eviction threshold: victims last used at least this many "
      "copy times of the incoming tensor ago", NULL, 0, 1e6},
     {"seed_default", PT_BOOL, "true", "include the default individual (profile order, one class "
-     "per size) in the first generation", NULL, 1, 0},
+     "per size) in the first generation; the paper's is all random (false), which the search "
+     "experiments use", NULL, 1, 0},
     {"time_budget", PT_SECONDS, "60s", "search time when --time-budget is not given", NULL, 1, 0},
     {"pin", PT_BOOL, "true", "pin worker threads to cores (hwloc)", NULL, 1, 0},
     PARAM_END};
