@@ -79,8 +79,10 @@ NVFLAGS   += -Werror all-warnings
 endif
 ifeq ($(wildcard $(CUDA_HOME)/include/cudnn.h),)
 NVFLAGS   += -DSWAPSIM_NO_CUDNN
+CUDNN_SAY := without cuDNN (no $(CUDA_HOME)/include/cudnn.h: convolutions, batch norm, pooling and softmax run as touch kernels)
 else
 CUDA_LIBS += -lcudnn
+CUDNN_SAY := with cuDNN ($(CUDA_HOME)/include/cudnn.h)
 endif
 
 ifeq ($(SANITIZE),1)
@@ -102,6 +104,7 @@ cuda:
 	@echo "cuda: nvcc not found: the CUDA backend and profiler are not built (set NVCC=/path/to/nvcc)"
 else
 cuda: $(CUDA_SO)
+	@echo "cuda: $(CUDA_SO): $(notdir $(NVCC)) $(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'), cuBLAS, $(CUDNN_SAY)"
 
 $(BUILD)/validate/cuda/%.o: validate/cuda/%.cu validate/backend.h
 	@mkdir -p $(dir $@)
@@ -176,6 +179,12 @@ fig8: deps $(SWAPSIM)
 zico: deps $(SWAPSIM)
 	OUT=$(OUT)/zico DATA=$(DATA) ./experiments/zico.sh $(SWAPSIM)
 
+megengine: deps $(SWAPSIM)
+	OUT=$(OUT)/megengine ./experiments/megengine.sh $(SWAPSIM)
+
+optimality: deps $(SWAPSIM)
+	OUT=$(OUT)/optimality DATA=$(DATA) ./experiments/optimality.sh $(SWAPSIM)
+
 # The main job: every experiment grid in quick mode (FULL=1: the paper's
 # budgets), the DTR parity table, Figure 11 on the CPU backend, the plots,
 # and paper_results.md regenerated from the CSVs. Results go to $(OUT)/;
@@ -198,6 +207,8 @@ experiments: deps $(SWAPSIM)
 	OUT=$(OUT)/fig11 ./experiments/fig11.sh $(SWAPSIM) || exit 1; \
 	OUT=$(OUT)/fig8 ./experiments/fig8.sh $(SWAPSIM) || exit 1; \
 	OUT=$(OUT)/zico DATA=$(DATA) ./experiments/zico.sh $(SWAPSIM) || exit 1; \
+	OUT=$(OUT)/megengine ./experiments/megengine.sh $(SWAPSIM) || exit 1; \
+	OUT=$(OUT)/optimality DATA=$(DATA) ./experiments/optimality.sh $(SWAPSIM) || exit 1; \
 	echo "These figures come from \`make experiments$(if $(FULL), FULL=1)\` in $(if $(FULL),full mode (the paper's search budgets),quick mode (short searches: 8-60 s or 40 generations per GA run instead of the paper's 30 minutes; two seeds for the ablation, three for the mutation ablation)), which took $$(( $$(date +%s) - start )) s on $$(nproc) cores on $$(date -u +%Y-%m-%d)." > $(OUT)/run-mode.txt; \
 	$(MAKE) --no-print-directory plots paper_results.md SWAPSIM=$(SWAPSIM) OUT=$(OUT) || exit 1; \
 	echo "experiments: done in $$(( $$(date +%s) - start )) s$(if $(FULL),, (quick mode))"

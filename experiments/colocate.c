@@ -11,6 +11,7 @@
 #include "../planners/planner.h"
 #include "../profiles/profile_io.h"
 #include "../profiles/device.h"
+#include "../profiles/opattr.h"
 #include "../sim/plan.h"
 #include "../sim/simulate.h"
 #include "../sim/verify.h"
@@ -143,9 +144,9 @@ static double job_util(const graph_profile *g)
         const graph_op *op = &g->ops[o];
         double fl = -1, by = -1;
         for (int32_t a = 0; a < op->n_attr; a++) {
-            if (!strcmp(op->attr[a].key, "flops"))
+            if (!strcmp(op->attr[a].key, OA_FLOPS))
                 fl = op->attr[a].value;
-            else if (!strcmp(op->attr[a].key, "bytes"))
+            else if (!strcmp(op->attr[a].key, OA_BYTES))
                 by = op->attr[a].value;
         }
         if (fl < 0 || by < 0 || op->time_s <= 0)
@@ -258,6 +259,9 @@ int co_job_from_profile(co_job *j, const char *name, const graph_profile *g,
         goto out;
     }
     j->util = job_util(g);
+    j->pcie = r.iteration_time_s > 0
+                  ? SW_MIN(1.0, SW_MAX(r.h2d_busy_s, r.d2h_busy_s) / r.iteration_time_s)
+                  : 0;
 out:
     sim_prog_free(s);
     plan_free(p);
@@ -310,15 +314,19 @@ static int64_t predict(const co_job *j, const js *s, int done, double now, doubl
     return level_at(j, fmod(p, j->iter_s));
 }
 
+/* Processor sharing of two resources, the GPU's compute and the PCIe link:
+   jobs running together progress at min(1, 1 / their summed compute share,
+   1 / their summed PCIe share) each. */
 static double rate_of(const co_job *jobs, const js *st, int32_t n, int extra)
 {
-    double u = 0;
+    double u = 0, p = 0;
     for (int32_t i = 0; i < n; i++)
-        if (st[i].state == S_RUNNING)
+        if (st[i].state == S_RUNNING || i == extra) {
             u += jobs[i].util;
-    if (extra >= 0)
-        u += jobs[extra].util;
-    return u > 1 ? 1 / u : 1;
+            p += st[i].cv->pcie;
+        }
+    double m = SW_MAX(u, p);
+    return m > 1 ? 1 / m : 1;
 }
 
 /* zico: the earliest s >= now at which job q can start an iteration with
@@ -511,9 +519,11 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
         return sw_fail(err, SW_EINVAL, "memory and copy rates must be positive");
     for (int32_t i = 0; i < n; i++)
         if (jobs[i].n < 1 || !(jobs[i].iter_s > 0) || jobs[i].iterations < 1 ||
-            !(jobs[i].util > 0) || jobs[i].util > 1 || !(jobs[i].arrival_s >= 0))
+            !(jobs[i].util > 0) || jobs[i].util > 1 || !(jobs[i].arrival_s >= 0) ||
+            !(jobs[i].pcie >= 0) || jobs[i].pcie > 1)
             return sw_fail(err, SW_EINVAL, "job %d '%s': expected a curve, an iteration time > 0, "
-                           "iterations >= 1, a utilisation in (0, 1] and an arrival >= 0",
+                           "iterations >= 1, a utilisation in (0, 1], a PCIe share in [0, 1] and an "
+                           "arrival >= 0",
                            (int)i, jobs[i].name);
     js st[64];
     int done[64] = {0};

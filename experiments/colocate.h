@@ -35,7 +35,9 @@ typedef struct co_job {
     int64_t *level;       /* n levels, bytes (owned) */
     double iter_s;        /* iteration time alone on the GPU, s */
     int64_t persistent;   /* bytes held between iterations (weights, optimizer state) */
-    double util;          /* share of the GPU the job uses alone, (0, 1] */
+    double util;          /* share of the GPU's compute the job uses alone, (0, 1] */
+    double pcie;          /* share of the PCIe link it uses alone (its busiest copy direction's
+                             busy time over its iteration), [0, 1] */
     double arrival_s;     /* when it starts */
     int iterations;       /* how many it runs */
     struct co_job *fallback; /* spatial: the curve it switches to when out of memory (a
@@ -47,7 +49,8 @@ typedef struct co_job {
    steady-state period of its simulation gives the curve; util is the
    time-weighted bottleneck utilisation of the ops that carry FLOP and byte
    counts (max of FLOPs / peak FLOP/s and bytes / memory bandwidth), 1 where
-   none do. Errors name the job. Free with co_job_free. */
+   none do; pcie the busier copy stream's busy time over the iteration.
+   Errors name the job. Free with co_job_free. */
 int co_job_from_profile(co_job *j, const char *name, const graph_profile *g,
                         const char *planner_name, int64_t budget, sw_err *err);
 /* Fill j with a given curve (copied). */

@@ -8,7 +8,13 @@
 #   BACKEND=cuda experiments/fig11.sh       on a GPU (needs libswapsim_cuda.so)
 #
 # Environment: OUT (default out/fig11), BACKEND (cpu|cuda, default cpu),
-# ITERATIONS (measured iterations per replay, default 8), DEVICE_INDEX (cuda).
+# ITERATIONS (measured iterations per replay, default 8), DEVICE_INDEX (cuda),
+# DEVICE (replay --device: the GPU used, a built-in name or the device file
+# `swapsim calibrate-device` wrote; default: each profile's device).
+#
+# Measured times come from iterations without canary work; each replay then
+# runs a separate canary pass (replay's default, 3 iterations) whose verdict
+# and counts are in the CSV (canaries, canary_checks, canary_violations).
 #
 # The paper replayed 20 random GA individuals (Inception-4 and
 # WResNet-152-10 at batch 32 and 64, 5 each) on a V100. This script does
@@ -29,6 +35,7 @@ OUT=${OUT:-out/fig11}
 BACKEND=${BACKEND:-cpu}
 ITER=${ITERATIONS:-8}
 DEV=${DEVICE_INDEX:-0}
+DEVICE=${DEVICE:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT/plans"
 CSV="$OUT/fig11.csv"
@@ -44,7 +51,7 @@ json() {
         print s }'
 }
 
-echo "group,model,batch,planner,seed,budget_fraction,budget_bytes,swap_in_bytes,swap_out_bytes,simulated_s,measured_s,measured_min_s,measured_max_s,error,time_scale,canaries,canary_checks,overruns,timed,backend" >"$CSV"
+echo "group,model,batch,planner,seed,budget_fraction,budget_bytes,swap_in_bytes,swap_out_bytes,simulated_s,measured_s,measured_min_s,measured_max_s,error,time_scale,canaries,canary_checks,overruns,timed,backend,canary_iterations,canary_violations,simulated_device" >"$CSV"
 
 # the random individuals of a group: budget fraction, seed, evict probability, prefetch
 INDIVIDUALS="0.5:1:0.5:0 0.6:2:0.3:1 0.7:3:0.5:0 0.8:4:0.2:1 0.9:5:0.4:0"
@@ -80,12 +87,13 @@ EOF
                 continue
             fi
             if ! r=$("$S" replay "$plan" --backend "$BACKEND" --device-index "$DEV" \
-                --iterations "$ITER" --warmup 2 --json 2>"$OUT/replay.err"); then
+                ${DEVICE:+--device "$DEVICE"} --iterations "$ITER" --warmup 2 --json \
+                2>"$OUT/replay.err"); then
                 echo "fig11: $group $planner at ${frac}x: $(cat "$OUT/replay.err")" >&2
                 [ -n "$r" ] || continue
             fi
             n=$((n + 1))
-            printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$group" "$model" \
+            printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$group" "$model" \
                 "$batch" "$planner" "$seed" "$frac" "$(echo "$r" | json memory_budget_bytes)" \
                 "$(echo "$r" | json swap_in_bytes)" "$(echo "$r" | json swap_out_bytes)" \
                 "$(echo "$r" | json simulated_iteration_time_s)" \
@@ -93,7 +101,8 @@ EOF
                 "$(echo "$r" | json measured_max_s)" "$(echo "$r" | json error)" \
                 "$(echo "$r" | json time_scale)" "$(echo "$r" | json canaries)" \
                 "$(echo "$r" | json canary_checks)" "$(echo "$r" | json overruns)" \
-                "$(echo "$r" | json timed)" "$BACKEND" >>"$CSV"
+                "$(echo "$r" | json timed)" "$BACKEND" "$(echo "$r" | json canary_iterations)" \
+                "$(echo "$r" | json canary_violations)" "$(echo "$r" | json simulated_device)" >>"$CSV"
             printf 'fig11: %-10s %-6s %4sx  simulated %s s  measured %s s  error %s  canaries %s  (%ss)\n' \
                 "$group" "$planner" "$frac" "$(echo "$r" | json simulated_iteration_time_s | cut -c1-8)" \
                 "$(echo "$r" | json measured_iteration_time_s | cut -c1-8)" \

@@ -1,5 +1,6 @@
 /* fuzz_parse.c: one AFL++ harness for every parser swapsim has, chosen by
-   the first argument: profile JSON, plan JSON (then verified and
+   the first argument: profile JSON (then mapped to library calls, as
+   `swapsim profile --dry-run` does), plan JSON (then verified and
    simulated, as `swapsim simulate` does), the dtr, pipedream and pytorch
    importers, experiment files (expanded with --dry-run), and colocate
    workloads (read, planned and run under Zico beside a small valid profile,
@@ -20,6 +21,7 @@
 #include "../sim/plan_io.h"
 #include "../sim/simulate.h"
 #include "../sim/verify.h"
+#include "../validate/libmap.h"
 
 static int run(const char *what, const char *path)
 {
@@ -30,6 +32,8 @@ static int run(const char *what, const char *path)
             return 1;
         graph_stats st;
         graph_compute_stats(g, &st);
+        lm_summary ls;
+        lm_summarize(g, &ls);
         graph_free(g);
         return 0;
     }
@@ -115,6 +119,9 @@ static int run(const char *what, const char *path)
     graph_profile *g = NULL;
     int rc = im->import(&path, 1, &ps, dev_find("v100"), &g, &e);
     params_free(&ps);
+    lm_summary ls;
+    if (!rc)
+        lm_summarize(g, &ls);
     graph_free(g);
     return rc ? 1 : 0;
 }

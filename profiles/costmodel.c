@@ -140,6 +140,7 @@ void cm_conv(const cm_ctx *c, int64_t n, int64_t ci, int64_t h, int64_t w, int64
         bwd_flops += flops;
         kernels = table[kind].kernels_bwd;
     }
+    out->bwd_flops = bwd_flops;
     out->bwd_s = cm_time(c, kind, bwd_flops, bwd_bytes, dim, kernels);
 }
 
@@ -167,6 +168,7 @@ void cm_matmul(const cm_ctx *c, int64_t batch, int64_t m, int64_t n, int64_t kk,
         bwd_bytes += es * (y + w + a);
         kernels = table[CM_MATMUL].kernels_bwd;
     }
+    out->bwd_flops = bwd_flops;
     out->bwd_s = cm_time(c, CM_MATMUL, bwd_flops, bwd_bytes, dim, kernels);
 }
 
@@ -180,6 +182,7 @@ void cm_simple(const cm_ctx *c, cm_kind k, double in_elems, double out_elems,
     /* memory-bound kinds have no compute efficiency: the FLOPs are hidden
        under the memory traffic (eff 0 skips the compute term) */
     out->fwd_s = cm_time(c, k, out->flops, out->bytes, 0, table[k].kernels_fwd);
+    out->bwd_flops = bwd_read + bwd_write > 0 ? out->flops : 0;
     out->bwd_s = bwd_read + bwd_write > 0 ? cm_time(c, k, out->flops, es * (bwd_read + bwd_write),
                                                     0, table[k].kernels_bwd)
                                           : 0;

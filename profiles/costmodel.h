@@ -66,6 +66,7 @@ double cm_time(const cm_ctx *c, cm_kind k, double flops, double bytes, double di
    (attrs for the profile); times are full times including launches. */
 typedef struct cm_cost {
     double flops, bytes;
+    double bwd_flops; /* FLOPs of the backward (0: no backward cost) */
     double fwd_s, bwd_s;
     cm_kind kind;
 } cm_cost;

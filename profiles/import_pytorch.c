@@ -25,6 +25,7 @@
 
 #include "../common/json.h"
 #include "importers.h"
+#include "opattr.h"
 
 /* ---- int64 -> int32 hash map ---- */
 
@@ -1230,7 +1231,7 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
         sw_free(rd);
         sw_free(cr);
         sw_free(mu);
-        if (op < 0 || graph_op_attr(c.g, op, "et_id", (double)e->id)) {
+        if (op < 0 || graph_op_attr(c.g, op, OA_ET_ID, (double)e->id)) {
             rc = sw_fail(err, SW_ENOMEM, "out of memory");
             break;
         }

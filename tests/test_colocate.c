@@ -75,6 +75,15 @@ static void test_hand_worked(void)
     OK(!r.jobs[0].failed && !r.jobs[1].failed, "spatial 12 GB: nobody fails");
     IS_NUM(r.jobs[1].finish_s, 4, 1e-9, "spatial 12 GB: B finishes at 4 s");
     co_result_free(&r);
+    /* the PCIe link shared too: each job keeps it busy 80% of the time
+       alone, so together they run at 1 / 1.6 = 0.625 of their speed: two
+       iterations of 2 s take 6.4 s */
+    j[0].pcie = j[1].pcie = 0.8;
+    IS_INT(co_run(j, 2, 12000000000LL, CO_SPATIAL, 10e9, 10e9, &r, &e), 0, "spatial, PCIe shared");
+    IS_NUM(r.jobs[0].finish_s, 6.4, 1e-9, "PCIe shared: A finishes at 6.4 s");
+    IS_NUM(r.jobs[1].finish_s, 6.4, 1e-9, "PCIe shared: B finishes at 6.4 s");
+    co_result_free(&r);
+    j[0].pcie = j[1].pcie = 0;
     /* time with room for both: no switches, A 0-2, B 2-4, A 4-6, B 6-8 */
     IS_INT(co_run(j, 2, 12000000000LL, CO_TIME, 10e9, 10e9, &r, &e), 0, "time 12 GB");
     IS_NUM(r.jobs[1].finish_s, 8, 1e-9, "time 12 GB: no switch cost: B at 8 s");
