@@ -154,6 +154,43 @@ void sa_schedule_mutate(const graph_profile *g, sa_sched_scratch *s, const int32
     }
 }
 
+int sa_schedule_move_one(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
+                         gsl_rng *r, int32_t *out)
+{
+    int32_t n = g->n_ops, nm = 0;
+    memcpy(out, in, (size_t)n * sizeof *out);
+    for (int32_t i = 0; i < n; i++)
+        s->pos[in[i]] = i;
+    /* legal positions of v: after its last predecessor, before its first
+       successor (positions in `in`, v itself still there) */
+    for (int32_t v = 0; v < n; v++) {
+        int32_t lo = 0, hi = n - 1;
+        for (int32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+            lo = SW_MAX(lo, s->pos[g->pred[e]] + 1);
+        for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+            hi = SW_MIN(hi, s->pos[g->succ[e]] - 1);
+        if (hi > lo)
+            s->heap[nm++] = v; /* movable: another legal position exists */
+    }
+    if (!nm)
+        return 0;
+    int32_t v = s->heap[gsl_rng_uniform_int(r, (unsigned long)nm)], i = s->pos[v];
+    int32_t lo = 0, hi = n - 1;
+    for (int32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+        lo = SW_MAX(lo, s->pos[g->pred[e]] + 1);
+    for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+        hi = SW_MIN(hi, s->pos[g->succ[e]] - 1);
+    int32_t j = lo + (int32_t)gsl_rng_uniform_int(r, (unsigned long)(hi - lo));
+    if (j >= i)
+        j++; /* uniform over [lo, hi] without i */
+    if (j > i)
+        memmove(out + i, out + i + 1, (size_t)(j - i) * sizeof *out);
+    else
+        memmove(out + j + 1, out + j, (size_t)(i - j) * sizeof *out);
+    out[j] = v;
+    return 1;
+}
+
 int32_t sa_cls_repair(int32_t *cls, int32_t n, int monotone)
 {
     if (n <= 0)
@@ -300,6 +337,7 @@ typedef struct sa_ctx {
     int32_t no, ns;
     const int64_t *sizes;
     int monotone, search, seed_default, unsearched;
+    int move_one;           /* schedule_mutation=move_one (else the dataflow pass) */
     double threshold;
     int32_t *size_members;  /* per distinct size: storages of that size */
     swapplan *sp0;          /* sizes and minimum counts (read-only use) */
@@ -455,10 +493,10 @@ static void op_init(void *user, void *wp, gsl_rng *r, void *gv, int index)
        individual when seed_default is set); a part the search leaves alone
        keeps each individual's initial value */
     int dflt = c->seed_default && index == 0;
-    if (dflt)
-        memcpy(G_SCHED(c, x), c->def_sched, (size_t)c->no * sizeof(int32_t));
-    else if (c->search == SEARCH_ALLOCATION && c->fix_sched)
+    if (c->search == SEARCH_ALLOCATION && c->fix_sched) /* the default individual too */
         memcpy(G_SCHED(c, x), c->fix_sched, (size_t)c->no * sizeof(int32_t));
+    else if (dflt)
+        memcpy(G_SCHED(c, x), c->def_sched, (size_t)c->no * sizeof(int32_t));
     else
         sa_schedule_mutate(c->g, w->ss, c->def_sched, 1.0, r, G_SCHED(c, x));
     if (dflt || (c->search == SEARCH_SCHEDULE && c->unsearched != UNSEARCHED_INITIAL))
@@ -529,7 +567,10 @@ static void op_mutate(void *user, void *wp, gsl_rng *r, void *gv, double p)
     sa_worker *w = wp;
     int32_t *x = gv;
     if (c->search != SEARCH_ALLOCATION && p > 0) {
-        sa_schedule_mutate(c->g, w->ss, G_SCHED(c, x), p, r, w->s1);
+        if (c->move_one)
+            sa_schedule_move_one(c->g, w->ss, G_SCHED(c, x), r, w->s1);
+        else
+            sa_schedule_mutate(c->g, w->ss, G_SCHED(c, x), p, r, w->s1);
         memcpy(G_SCHED(c, x), w->s1, (size_t)c->no * sizeof(int32_t));
     }
     if (c->search != SEARCH_SCHEDULE && p > 0 && c->ns > 0) {
@@ -584,12 +625,18 @@ static const param_def sa_params[] = {
      "the default (profile order; one class per size), or the framework's (the dataflow "
      "engine's order, as odswap schedule=framework; the default allocation)",
      "initial|default|framework", 1, 0},
+    {"schedule_mutation", PT_CHOICE, "dataflow", "schedule mutation: the paper's pass through "
+     "a dataflow scheduler (each pick a random ready op with probability P, else the ready op "
+     "earliest in the parent's order: many ops move), or move_one (one random op to a random "
+     "legal position between its last predecessor and first successor: the alternative the "
+     "paper reports as weaker; docs/swapadvisor.md)", "dataflow|move_one", 1, 0},
     {"cls", PT_CHOICE, "monotone", "size-class encoding: monotone (the paper's restriction) or "
      "free (Figure 9c)", "monotone|free", 1, 0},
     {"threshold", PT_FLOAT, "1", "eviction threshold: victims last used at least this many "
      "copy times of the incoming tensor ago", NULL, 0, 1e6},
     {"seed_default", PT_BOOL, "true", "include the default individual (profile order, one class "
-     "per size) in the first generation", NULL, 1, 0},
+     "per size) in the first generation; the paper's is all random (false), which the search "
+     "experiments use", NULL, 1, 0},
     {"time_budget", PT_SECONDS, "60s", "search time when --time-budget is not given", NULL, 1, 0},
     {"pin", PT_BOOL, "true", "pin worker threads to cores (hwloc)", NULL, 1, 0},
     {"dump_population", PT_STRING, "", "directory: also write plans of the final population "
@@ -824,6 +871,7 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     c.monotone = !strcmp(params_str(ps, "cls"), "monotone");
     c.threshold = params_float(ps, "threshold");
     c.seed_default = params_bool(ps, "seed_default");
+    c.move_one = !strcmp(params_str(ps, "schedule_mutation"), "move_one");
     const char *uns = params_str(ps, "unsearched");
     c.unsearched = !strcmp(uns, "default") ? UNSEARCHED_DEFAULT
                    : !strcmp(uns, "framework") ? UNSEARCHED_FRAMEWORK : UNSEARCHED_INITIAL;
@@ -871,8 +919,9 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     if (rc)
         goto done;
     if (c.search == SEARCH_ALLOCATION && c.unsearched != UNSEARCHED_INITIAL) {
-        c.fix_sched = c.unsearched == UNSEARCHED_FRAMEWORK ? swu_framework_order(g, o->seed)
-                                                          : sw_malloc(((size_t)c.no + 1) * sizeof(int32_t));
+        c.fix_sched = c.unsearched == UNSEARCHED_FRAMEWORK
+                          ? swu_framework_order(g)
+                          : sw_malloc(((size_t)c.no + 1) * sizeof(int32_t));
         if (!c.fix_sched) {
             rc = sw_fail(err, SW_ENOMEM, "out of memory");
             goto done;
