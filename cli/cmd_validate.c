@@ -142,6 +142,11 @@ int cmd_replay(int argc, char **argv)
          .choices = "kernel|library",
          .help = "cuda: ops as calibrated kernels of their profiled time, or cuBLAS/cuDNN where "
                  "attrs give shapes"},
+        {.name = "precision", .type = PT_CHOICE, .dst = &o.tf32, .def = "fp32",
+         .choices = "fp32|tf32",
+         .help = "cuda, --ops library: fp32 data computed in strict fp32 (the paper's MXNet) or "
+                 "with TF32 tensor cores; fp16 comes from the profile's dtype (swapsim model "
+                 "... --dtype fp16)"},
         {.name = "time-scale", .type = PT_FLOAT, .dst = &o.time_scale, .min = 0, .max = 1e6,
          .flags = CLI_ABOVE_MIN,
          .help = "cpu: real seconds per plan second (default: chosen from this machine's memory "
@@ -228,7 +233,7 @@ int cmd_profile(int argc, char **argv)
 {
     const char *path = NULL, *out = NULL;
     int rc, dry_run = 0, json = 0;
-    val_profile_opts o = {-1, 5, 0, NULL};
+    val_profile_opts o = {-1, 5, 0, NULL, 0};
     const cli_pos args[] = {{"PROFILE", "the profile whose ops are timed", 1, 1, &path},
                             {NULL, NULL, 0, 0, NULL}};
     const cli_opt opts[] = {
@@ -243,6 +248,10 @@ int cmd_profile(int argc, char **argv)
          .help = "--dry-run: one JSON object (fields in docs/cli.md)"},
         {.name = "repeats", .type = PT_INT, .dst = &o.reps, .def = "5", .meta = "R", .min = 1,
          .max = 1000, .help = "runs per op; the median is kept"},
+        {.name = "precision", .type = PT_CHOICE, .dst = &o.tf32, .def = "fp32",
+         .choices = "fp32|tf32",
+         .help = "fp32 data computed in strict fp32 (the paper's MXNet) or with TF32 tensor "
+                 "cores; fp16 comes from the profile's dtype"},
         {.name = "unknown", .type = PT_CHOICE, .dst = &o.unknown, .def = "touch",
          .choices = "touch|calibrated|keep",
          .help = "ops whose attrs give no shapes: a kernel reading their inputs and writing "

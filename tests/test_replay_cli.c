@@ -153,6 +153,11 @@ int main(void)
     snprintf(args, sizeof args, "replay %s --backend tpu", ok_path);
     expect_fail(args, 1, "swapsim replay: --backend: expected cpu or cuda, got 'tpu'",
                 "an unknown backend");
+    snprintf(args, sizeof args, "replay %s --backend cuda --ops library --precision tf32", ok_path);
+    expect_fail(args, 1, "CUDA", "--precision tf32 is accepted (and cuda fails cleanly here)");
+    snprintf(args, sizeof args, "replay %s --precision fp64", ok_path);
+    expect_fail(args, 1, "swapsim replay: --precision: expected fp32 or tf32, got 'fp64'",
+                "an unknown precision");
     snprintf(args, sizeof args, "replay %s --iterations 0", ok_path);
     expect_fail(args, 1, "--iterations: expected an integer from 1 to 100000, got '0'",
                 "zero iterations");

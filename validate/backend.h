@@ -21,7 +21,7 @@ extern "C" {
 
 /* Bumped whenever a struct below or the method table changes; the CUDA
    shared object must have been built with the same value. */
-#define VAL_ABI_VERSION 2
+#define VAL_ABI_VERSION 3
 
 enum { VAL_STREAM_COMPUTE = 0, VAL_STREAM_H2D = 1, VAL_STREAM_D2H = 2 };
 enum { VAL_DEVICE = 0, VAL_HOST = 1 };
@@ -154,6 +154,8 @@ typedef struct val_backend_cfg {
     const double *op_time;  /* and its time */
     double max_copy_rate;   /* largest copy rate, bytes/s */
     double copy_bytes;      /* bytes copied per iteration, both ways */
+    int tf32;               /* cuda: fp32 library calls may use TF32 tensor cores (Ampere and
+                               newer); 0: strict fp32 (the paper's MXNet) */
 } val_backend_cfg;
 
 /* First canary mismatches, for the report. */

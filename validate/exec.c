@@ -219,6 +219,7 @@ int val_execute(const plan *p, const val_backend_methods *m, const val_opts *o, 
     c.device_index = o->device_index;
     c.sample_words = o->sample_words > 0 ? o->sample_words : 512;
     c.ops_library = o->ops_library;
+    c.tf32 = o->tf32;
     c.time_scale = o->time_scale;
     c.wait_mode = o->wait_mode;
     dev_rates(dev, &c.h2d_alone, &c.d2h_alone, &c.h2d_both, &c.d2h_both);

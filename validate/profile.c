@@ -46,6 +46,7 @@ int val_profile(const graph_profile *g, const val_profile_opts *o, graph_profile
     c.canaries = 0;
     c.sample_words = 64;
     c.ops_library = 1;
+    c.tf32 = o->tf32;
     c.time_scale = 1;
     dev_rates(&g->device, &c.h2d_alone, &c.d2h_alone, &c.h2d_both, &c.d2h_both);
     val_backend *b = NULL;

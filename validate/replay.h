@@ -26,6 +26,7 @@ typedef struct val_opts {
                              longer: SW_EINVAL */
     const dev_spec *device; /* the GPU the replay runs on, for the simulation (and the cpu
                                backend's copy rates): NULL: the profile's device */
+    int tf32;             /* cuda, --ops library: fp32 calls may use TF32 (default 0) */
 } val_opts;
 
 #define VAL_MAX_SECONDS 600.0 /* default of val_opts.max_seconds */
@@ -94,6 +95,7 @@ typedef struct val_profile_opts {
     int reps;    /* default 5 */
     int unknown; /* default 0 */
     const char *source_file; /* for provenance */
+    int tf32;    /* fp32 library calls may use TF32 (default 0: strict fp32) */
 } val_profile_opts;
 int val_profile(const graph_profile *g, const val_profile_opts *o, graph_profile **out,
                 sw_err *err);

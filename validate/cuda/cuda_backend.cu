@@ -478,7 +478,8 @@ int call_gemm(backend_t *b, cudaStream_t s, const val_op_work *w, const val_call
         b->blas, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n,
         m, k, &one, p[VAL_ARG_W], t, g.trans_b ? k : n, g.k * g.n, p[VAL_ARG_X], t,
         g.trans_a ? m : k, g.m * g.k, &beta, p[VAL_ARG_Y], t, n, g.m * g.n, (int)g.batch,
-        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        !c.fp16 && b->cfg.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+        CUBLAS_GEMM_DEFAULT);
     if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE)
         return 0; /* run as a touch instead */
     if (st != CUBLAS_STATUS_SUCCESS) {
@@ -573,7 +574,9 @@ int call_conv(backend_t *b, cudaStream_t s, const val_op_work *w, const val_call
                                         CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) !=
             CUDNN_STATUS_SUCCESS ||
         cudnnSetConvolutionGroupCount(cd.d, v.groups) != CUDNN_STATUS_SUCCESS ||
-        cudnnSetConvolutionMathType(cd.d, c.fp16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH) !=
+        cudnnSetConvolutionMathType(cd.d, c.fp16          ? CUDNN_TENSOR_OP_MATH
+                                          : b->cfg.tf32 ? CUDNN_DEFAULT_MATH /* TF32 allowed */
+                                                        : CUDNN_FMA_MATH) !=
             CUDNN_STATUS_SUCCESS ||
         cudnnGetConvolution2dForwardOutputDim(cd.d, xd.d, wd.d, &on, &oc, &oh, &ow) !=
             CUDNN_STATUS_SUCCESS ||
