@@ -54,6 +54,16 @@ typedef struct sp_fast {
     uint8_t *ofree;            /* per flat object: free */
     int64_t *obj_tag;          /* per flat object: last release, or -2 occupied */
     int64_t capacity;          /* the pool's bytes */
+    int32_t n_obj, n_classes;  /* the pool's objects and classes */
+    int32_t lis[STREAM__COUNT];/* pass 0: per stream, the last event processed */
+    /* the state after the first attempt's pass 0 (see fast_resume) */
+    int32_t *snap_rcur;        /* per storage: open residency after the first attempt's events */
+    int32_t *snap_cur;
+    int64_t *snap_place_ref, *snap_user_ref, *snap_copyout_ref, *snap_obj_tag;
+    int32_t *snap_onext, *snap_oprev, *snap_qhead, *snap_qtail, *snap_qn;
+    uint8_t *snap_ofree;
+    int32_t snap_lis[STREAM__COUNT], snap_n_s[STREAM__COUNT], snap_last_of[STREAM__COUNT];
+    size_t snap_n_res, snap_n_place;
     int32_t *reloc, *all;      /* tensors that cannot come home: this attempt's, all so far */
     size_t n_reloc, cap_reloc, cap_all;
     sim_prog *prog;            /* the compiled program, rebuilt in place */
@@ -171,6 +181,20 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     f->user_ref = sw_malloc(nt * sizeof(int64_t));
     f->copyout_ref = sw_malloc(nt * sizeof(int64_t));
     f->obj_tag = sw_malloc(nt * sizeof(int64_t));
+    f->snap_rcur = sw_malloc(nt * sizeof(int32_t));
+    f->snap_cur = sw_malloc(nt * sizeof(int32_t));
+    f->snap_onext = sw_malloc(nt * sizeof(int32_t));
+    f->snap_oprev = sw_malloc(nt * sizeof(int32_t));
+    f->snap_ofree = sw_malloc(nt);
+    f->snap_place_ref = sw_malloc(nt * sizeof(int64_t));
+    f->snap_user_ref = sw_malloc(nt * sizeof(int64_t));
+    f->snap_copyout_ref = sw_malloc(nt * sizeof(int64_t));
+    f->snap_obj_tag = sw_malloc(nt * sizeof(int64_t));
+    if (!f->snap_rcur || !f->snap_cur || !f->snap_onext || !f->snap_oprev || !f->snap_ofree ||
+        !f->snap_place_ref || !f->snap_user_ref || !f->snap_copyout_ref || !f->snap_obj_tag) {
+        swapplan_free(sp);
+        return NULL;
+    }
     if (!f->bres || !f->bhv || !f->ofree || !f->rset || !f->free_s || !f->cur_res || !f->rix ||
         !f->final_res || !f->rel_ev || !f->onext || !f->oprev || !f->run_ev || !f->place_ref ||
         !f->user_ref || !f->copyout_ref || !f->obj_tag) {
@@ -272,6 +296,18 @@ void swapplan_free(swapplan *sp)
     sw_free(f->obj_tag);
     sw_free(f->reloc);
     sw_free(f->all);
+    sw_free(f->snap_rcur);
+    sw_free(f->snap_cur);
+    sw_free(f->snap_onext);
+    sw_free(f->snap_oprev);
+    sw_free(f->snap_ofree);
+    sw_free(f->snap_place_ref);
+    sw_free(f->snap_user_ref);
+    sw_free(f->snap_copyout_ref);
+    sw_free(f->snap_obj_tag);
+    sw_free(f->snap_qhead);
+    sw_free(f->snap_qtail);
+    sw_free(f->snap_qn);
     sim_prog_free(f->prog);
     sim_ws_free(f->ws);
     sw_free(sp);
@@ -798,15 +834,15 @@ static void fast_release(sp_fast *f, const swapplan *sp, int p, int32_t s, int64
     f->place_ref[s] = f->user_ref[s] = FREF_NONE;
 }
 
-/* One pass of the builder's process_pass: pass 0 places and picks the
-   intra-iteration edges, pass 1 the edges from the previous iteration. */
-static int fast_pass(swapplan *sp, int p)
+/* The builder's process_pass from event e0 on: pass 0 places and picks
+   the intra-iteration edges, pass 1 the edges from the previous iteration.
+   last_in_stream (per stream, the last event processed, -1) is updated. */
+static int fast_pass(swapplan *sp, int p, int32_t e0, int32_t *last_in_stream)
 {
     sp_fast *f = &sp->f;
     const graph_profile *g = sp->g;
     int32_t E = f->E;
-    int32_t last_in_stream[STREAM__COUNT] = {-1, -1, -1};
-    for (int32_t e = 0; e < E; e++) {
+    for (int32_t e = e0; e < E; e++) {
         int kind = sp->ev[e].kind;
         int32_t x = sp->ev[e].x;
         int st = f->ev_st[e];
@@ -1062,9 +1098,9 @@ static int fast_residencies(swapplan *sp)
     return 0;
 }
 
-/* One attempt of the builder's finish_once: residencies, placements, edges.
-   0 (then f->n_reloc tensors could not come home), FAST_DECLINE or
-   SW_ENOMEM. */
+/* The first attempt of the builder's finish_once: residencies, placements
+   and pass 0's edges. 0 (then f->n_reloc tensors could not come home, and
+   pass 1 is still to do), FAST_DECLINE or SW_ENOMEM. */
 static int fast_attempt(swapplan *sp, const sp_alloc *al)
 {
     sp_fast *f = &sp->f;
@@ -1087,6 +1123,7 @@ static int fast_attempt(swapplan *sp, const sp_alloc *al)
     rc = fast_residencies(sp);
     if (rc)
         return rc;
+    memcpy(f->snap_rcur, f->cur_res, (size_t)nt * sizeof *f->cur_res);
     /* the pool: objects of each class free, lowest index first */
     int64_t capacity = 0;
     int32_t total = 0;
@@ -1100,6 +1137,7 @@ static int fast_attempt(swapplan *sp, const sp_alloc *al)
     if (capacity + g->max_workspace > sp->budget)
         return FAST_DECLINE;
     f->capacity = capacity;
+    f->n_obj = total;
     for (int32_t c = 0; c < al->n_classes; c++)
         for (int32_t i = 0; i < sp->cnt_eff[c]; i++)
             fpool_append(f, c, i);
@@ -1122,10 +1160,99 @@ static int fast_attempt(swapplan *sp, const sp_alloc *al)
         fpool_unlink(f, c, f->qhead[c]);
         f->obj_tag[f->obj_base[c] + f->res_obj[i]] = FREF_LIVE;
     }
-    rc = fast_pass(sp, 0);
-    if (!rc && !f->n_reloc)
-        rc = fast_pass(sp, 1);
-    return rc;
+    for (int st = 0; st < STREAM__COUNT; st++)
+        f->lis[st] = -1;
+    return fast_pass(sp, 0, 0, f->lis);
+}
+
+/* Save (save = 1) or restore the state pass 0 leaves after the first
+   attempt's events: the pool, the object tags, the per-storage references. */
+static void fast_snapshot(swapplan *sp, int save)
+{
+    sp_fast *f = &sp->f;
+    size_t nt = (size_t)sp->nt, no = (size_t)f->n_obj, nc = (size_t)f->n_classes;
+#define SNAP(a, b, n)                                                                              \
+    do {                                                                                           \
+        if (save)                                                                                  \
+            memcpy(f->b, f->a, (n) * sizeof *f->a);                                                \
+        else                                                                                       \
+            memcpy(f->a, f->b, (n) * sizeof *f->a);                                                \
+    } while (0)
+    SNAP(cur_res, snap_cur, nt);
+    SNAP(place_ref, snap_place_ref, nt);
+    SNAP(user_ref, snap_user_ref, nt);
+    SNAP(copyout_ref, snap_copyout_ref, nt);
+    SNAP(onext, snap_onext, no);
+    SNAP(oprev, snap_oprev, no);
+    SNAP(ofree, snap_ofree, no);
+    SNAP(obj_tag, snap_obj_tag, no);
+    SNAP(qhead, snap_qhead, nc);
+    SNAP(qtail, snap_qtail, nc);
+    SNAP(qn, snap_qn, nc);
+    SNAP(lis, snap_lis, (size_t)STREAM__COUNT);
+#undef SNAP
+}
+
+/* A later attempt: the events from n_orig on (tensors leaving and coming
+   home) appended to the first attempt's. Everything before n_orig is as
+   the first attempt left it (a relocated tensor's earlier residency was
+   placed as an ordinary one there already), so only the new events are
+   processed, from the saved state. Returns as fast_attempt. */
+static int fast_resume(swapplan *sp, int32_t n_orig)
+{
+    sp_fast *f = &sp->f;
+    const graph_profile *g = sp->g;
+    int32_t nt = sp->nt;
+    int rc = fast_reserve_events(sp, sp->n_ev + 1);
+    if (rc)
+        return rc;
+    f->E = (int32_t)sp->n_ev;
+    f->n_reloc = 0;
+    int32_t E = f->E;
+    for (int st = 0; st < STREAM__COUNT; st++) {
+        f->n_s[st] = f->snap_n_s[st];
+        f->last_of[st] = f->snap_last_of[st];
+    }
+    for (int32_t e = n_orig; e < E; e++) {
+        int st = plan_task_stream(sp->ev[e].kind);
+        f->ev_st[e] = (uint8_t)st;
+        f->stream_idx[e] = f->n_s[st]++;
+        f->last_of[st] = e;
+        f->dep[2 * e] = f->dep[2 * e + 1] = f->pdep[2 * e] = f->pdep[2 * e + 1] = -1;
+    }
+    /* residencies of the new events (swap-ins place, the others release) */
+    f->n_res = f->snap_n_res;
+    f->n_place = f->snap_n_place;
+    memcpy(f->cur_res, f->snap_rcur, (size_t)nt * sizeof *f->cur_res);
+    for (int32_t e = n_orig; e < E; e++) {
+        int32_t x = sp->ev[e].x;
+        f->place_off[e] = (int32_t)f->n_place;
+        if (sp->ev[e].kind == TASK_SWAP_IN) {
+            int32_t r = fast_new_res(f, x, e);
+            if (r < 0 || fast_push_place(f, r))
+                return SW_ENOMEM;
+            f->cur_res[x] = r;
+        } else {
+            if (sp->ev[e].kind == TASK_RUN || f->cur_res[x] < 0)
+                return FAST_DECLINE;
+            f->cur_res[x] = -1;
+        }
+    }
+    f->place_off[E] = (int32_t)f->n_place;
+    for (int32_t e = n_orig + 1; e <= E; e++)
+        f->free_off[e] = f->free_off[n_orig];
+    for (int32_t s = 0; s < nt; s++) {
+        if (!g->tensors[s].persistent)
+            continue;
+        f->final_res[s] = f->cur_res[s];
+        if (f->cur_res[s] >= 0 && !sp->in_r[s])
+            return FAST_DECLINE;
+    }
+    for (int32_t i = 0; i < f->n_r; i++)
+        if (f->final_res[f->rset[i]] < 0)
+            return FAST_DECLINE;
+    fast_snapshot(sp, 0);
+    return fast_pass(sp, 0, n_orig, f->lis);
 }
 
 /* Evaluate: the builder's plan, compiled and simulated, without the plan.
@@ -1141,9 +1268,19 @@ static int fast_eval(swapplan *sp, sim_result *r, sw_err *err, const sp_alloc *a
     size_t n_orig = sp->n_ev, n_all = 0;
     int attempt;
     for (attempt = 0; attempt < 4 && !rc; attempt++) {
-        rc = fast_attempt(sp, al);
+        rc = attempt ? fast_resume(sp, (int32_t)n_orig) : fast_attempt(sp, al);
         if (rc || !f->n_reloc)
             break;
+        if (!attempt) {
+            f->n_classes = al->n_classes;
+            fast_snapshot(sp, 1);
+            f->snap_n_res = f->n_res;
+            f->snap_n_place = f->n_place;
+            for (int st = 0; st < STREAM__COUNT; st++) {
+                f->snap_n_s[st] = f->n_s[st];
+                f->snap_last_of[st] = f->last_of[st];
+            }
+        }
         if (SW_GROW(f->all, f->cap_all, n_all + f->n_reloc)) {
             rc = SW_ENOMEM;
             break;
@@ -1158,6 +1295,10 @@ static int fast_eval(swapplan *sp, sim_result *r, sw_err *err, const sp_alloc *a
     }
     if (!rc && attempt == 4)
         rc = FAST_DECLINE;
+    if (!rc) {
+        int32_t lis[STREAM__COUNT] = {-1, -1, -1};
+        rc = fast_pass(sp, 1, 0, lis);
+    }
     if (rc) {
         sp->n_ev = n_ev0;
         return rc == SW_ENOMEM ? sw_fail(err, SW_ENOMEM, "out of memory") : rc;
@@ -1248,19 +1389,26 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         sw_free(sp->f.qhead);
         sw_free(sp->f.qtail);
         sw_free(sp->f.qn);
+        sw_free(sp->f.snap_qhead);
+        sw_free(sp->f.snap_qtail);
+        sw_free(sp->f.snap_qn);
         size_t nc = (size_t)al->n_classes + 1;
         sp->csize = sw_malloc(nc * sizeof *sp->csize);
         sp->f.obj_base = sw_malloc(nc * sizeof(int32_t));
         sp->f.qhead = sw_malloc(nc * sizeof(int32_t));
         sp->f.qtail = sw_malloc(nc * sizeof(int32_t));
         sp->f.qn = sw_malloc(nc * sizeof(int32_t));
+        sp->f.snap_qhead = sw_malloc(nc * sizeof(int32_t));
+        sp->f.snap_qtail = sw_malloc(nc * sizeof(int32_t));
+        sp->f.snap_qn = sw_malloc(nc * sizeof(int32_t));
         sp->heaped = sw_malloc((size_t)al->n_classes + 1);
         sp->cnt_eff = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_off = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_n = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_free = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         if (!sp->class_off || !sp->class_n || !sp->class_free || !sp->cnt_eff || !sp->heaped ||
-            !sp->csize || !sp->f.obj_base || !sp->f.qhead || !sp->f.qtail || !sp->f.qn) {
+            !sp->csize || !sp->f.obj_base || !sp->f.qhead || !sp->f.qtail || !sp->f.qn ||
+            !sp->f.snap_qhead || !sp->f.snap_qtail || !sp->f.snap_qn) {
             sp->n_classes_cap = 0;
             return sw_fail(err, SW_ENOMEM, "out of memory");
         }
