@@ -346,9 +346,9 @@ void swapplan_min_counts(const swapplan *sp, const int32_t *cls, int32_t n_class
         sw_free(cnt);
 }
 
-static int push_ev(swapplan *sp, int kind, int32_t x)
+static inline int push_ev(swapplan *sp, int kind, int32_t x)
 {
-    if (SW_GROW(sp->ev, sp->cap_ev, sp->n_ev + 1))
+    if (sp->n_ev >= sp->cap_ev && SW_GROW(sp->ev, sp->cap_ev, sp->n_ev + 1))
         return SW_ENOMEM;
     sp->ev[sp->n_ev].kind = (uint8_t)kind;
     sp->ev[sp->n_ev].x = x;
@@ -689,7 +689,7 @@ static int fast_reserve_events(swapplan *sp, size_t e)
     return 0;
 }
 
-static int fast_new_res(sp_fast *f, int32_t s, int32_t place_ev)
+static inline int fast_new_res(sp_fast *f, int32_t s, int32_t place_ev)
 {
     if (f->n_res >= f->cap_res) {
         size_t c = f->cap_res ? 2 * f->cap_res : 1024;
@@ -717,16 +717,16 @@ static int fast_new_res(sp_fast *f, int32_t s, int32_t place_ev)
     return r;
 }
 
-static int fast_push_place(sp_fast *f, int32_t r)
+static inline int fast_push_place(sp_fast *f, int32_t r)
 {
-    if (SW_GROW(f->place_res, f->cap_place, f->n_place + 1))
+    if (f->n_place >= f->cap_place && SW_GROW(f->place_res, f->cap_place, f->n_place + 1))
         return -1;
     f->place_res[f->n_place++] = r;
     return 0;
 }
 
 /* the pool: per class a queue of free objects in release order */
-static void fpool_unlink(sp_fast *f, int32_t c, int32_t obj)
+static inline void fpool_unlink(sp_fast *f, int32_t c, int32_t obj)
 {
     int32_t b = f->obj_base[c], x = b + obj;
     int32_t nx = f->onext[x], pv = f->oprev[x];
@@ -742,7 +742,7 @@ static void fpool_unlink(sp_fast *f, int32_t c, int32_t obj)
     f->qn[c]--;
 }
 
-static void fpool_append(sp_fast *f, int32_t c, int32_t obj)
+static inline void fpool_append(sp_fast *f, int32_t c, int32_t obj)
 {
     int32_t b = f->obj_base[c], x = b + obj;
     f->onext[x] = -1;
@@ -756,7 +756,8 @@ static void fpool_append(sp_fast *f, int32_t c, int32_t obj)
     f->qn[c]++;
 }
 
-static void fast_cand(const sp_fast *f, int64_t *intra, int64_t *carried, int p, int st, int64_t ref)
+static inline void fast_cand(const sp_fast *f, int64_t *intra, int64_t *carried, int p, int st,
+                             int64_t ref)
 {
     if (ref < 0)
         return;
@@ -772,17 +773,17 @@ static void fast_cand(const sp_fast *f, int64_t *intra, int64_t *carried, int p,
         *slot = ref;
 }
 
-static int32_t fast_pos(const sp_fast *f, int p, int32_t e)
+static inline int32_t fast_pos(const sp_fast *f, int p, int32_t e)
 {
     return p * f->n_s[f->ev_st[e]] + f->stream_idx[e];
 }
 
-static int32_t *fast_vc(const sp_fast *f, int p, int32_t e)
+static inline int32_t *fast_vc(const sp_fast *f, int p, int32_t e)
 {
     return f->vc + ((size_t)p * (size_t)f->E + (size_t)e) * 3;
 }
 
-static void fast_join(int32_t *dst, const int32_t *src)
+static inline void fast_join(int32_t *dst, const int32_t *src)
 {
     for (int s = 0; s < STREAM__COUNT; s++)
         if (src[s] > dst[s])
@@ -790,7 +791,7 @@ static void fast_join(int32_t *dst, const int32_t *src)
 }
 
 /* the builder's choose(): at most two candidates not implied by vc */
-static void fast_choose(const sp_fast *f, int32_t *vc, const int64_t *cand, int32_t *out)
+static inline void fast_choose(const sp_fast *f, int32_t *vc, const int64_t *cand, int32_t *out)
 {
     int64_t c[3], keep[3];
     int nc = 0, nk = 0;
@@ -821,7 +822,7 @@ static void fast_choose(const sp_fast *f, int32_t *vc, const int64_t *cand, int3
 }
 
 /* release the residency of s at event me (explicit or implicit) */
-static void fast_release(sp_fast *f, const swapplan *sp, int p, int32_t s, int64_t me)
+static inline void fast_release(sp_fast *f, const swapplan *sp, int p, int32_t s, int64_t me)
 {
     int32_t r = f->cur_res[s];
     if (sp->g->bytes[s] > 0) {

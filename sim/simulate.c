@@ -162,8 +162,10 @@ int sim_prog_add(sim_prog *s, int kind, int32_t x, int64_t alloc, int64_t freeb,
     if (t >= n)
         return sw_fail(err, SW_EINVAL, "more tasks than announced (%d)", n);
     size_t nd = (size_t)s->dep_off[t], npd = (size_t)s->pdep_off[t];
-    if (grow_ids(&s->dep, &s->cap_dep, nd + (size_t)n_dep + 1) ||
-        grow_ids(&s->pdep, &s->cap_pdep, npd + (size_t)n_pdep + 1))
+    if ((nd + (size_t)n_dep >= s->cap_dep &&
+         grow_ids(&s->dep, &s->cap_dep, nd + (size_t)n_dep + 1)) ||
+        (npd + (size_t)n_pdep >= s->cap_pdep &&
+         grow_ids(&s->pdep, &s->cap_pdep, npd + (size_t)n_pdep + 1)))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     int st = plan_task_stream(kind);
     s->kind[t] = (uint8_t)kind;
@@ -354,10 +356,10 @@ typedef struct run_state {
     double steady;              /* steady-state iteration time (s) */
 } run_state;
 
-/* The finish time of task t in iteration k (a slot of the ring). */
+/* The finish time of task t in iteration k >= 0 (a slot of the ring). */
 static inline double *fin_at(const run_state *rs, int k, int32_t t)
 {
-    return &rs->fin[(size_t)(k % RING) * (size_t)rs->s->n + (size_t)t];
+    return &rs->fin[((size_t)k % RING) * (size_t)rs->s->n + (size_t)t];
 }
 
 /* Stream st's head task finished (or started, for a zero-time one): the

@@ -64,7 +64,8 @@ static void one_case(tally *t, swapplan *fast, swapplan *slow,
     int cs = swapplan_make(slow, sched, &al, th, NULL, &rs, &es);
     char why[256] = "";
     t->cases++;
-    int same = cf == cs && (cf ? strcmp(ef.msg, es.msg) == 0 : same_result(&rf, &rs, why, sizeof why));
+    int same = cf == cs &&
+               (cf ? strcmp(ef.msg, es.msg) == 0 : same_result(&rf, &rs, why, sizeof why));
     if (!same) {
         if (!t->mismatches++)
             snprintf(t->first, sizeof t->first, "rc %d vs %d ('%s' vs '%s') %s", cf, cs, ef.msg,
