@@ -435,8 +435,8 @@ static inline void start_compute(run_state *rs, int32_t t, int k, double gate, i
 }
 
 /* Start copy (or drop) task t of iteration k on stream st; a zero-time task
-   (a drop) completes at once. */
-static inline void start_copy(run_state *rs, int st, int32_t t, int k)
+   (a drop) completes at once, and then 1 is returned. */
+static inline int start_copy(run_state *rs, int st, int32_t t, int k)
 {
     const sim_prog *s = rs->s;
     copy_state *c = &rs->cp[st - 1];
@@ -455,18 +455,24 @@ static inline void start_copy(run_state *rs, int st, int32_t t, int k)
         if (rs->trace && k >= rs->tr_from && k <= rs->tr_to)
             rs->trace(rs->trace_ud, k, t, st, rs->now, rs->now, rs->mem);
         advance_head(rs, st);
+        return 1;
     }
+    return 0;
 }
 
 /* Start every stream head that is idle, within LEAD iterations of the
    slowest stream, and has its dependencies finished, until none can start
-   (in stream order: compute, h2d, d2h). */
+   (in stream order: compute, h2d, d2h). Another round is needed only after
+   a task completed at once: a start alone changes no finish time, no
+   stream's iteration and no other stream's state, so a round after it
+   would start nothing (every stream that started is busy, and every other
+   one is blocked as before). */
 static inline void start_ready_tasks(run_state *rs)
 {
     const sim_prog *s = rs->s;
-    int progress;
+    int again;
     do {
-        progress = 0;
+        again = 0;
         int min_it = rs->it[0];
         for (int st = 1; st < STREAM__COUNT; st++)
             if (rs->it[st] < min_it)
@@ -491,7 +497,6 @@ static inline void start_ready_tasks(run_state *rs)
             int32_t gate_task = -1;
             if (!deps_finished(rs, st, t, k, &gate, &gate_task))
                 continue;
-            progress = 1;
             rs->tasks++;
             rs->mem += s->alloc[t];
             if (rs->mem > rs->peak)
@@ -502,9 +507,9 @@ static inline void start_ready_tasks(run_state *rs)
             if (st == STREAM_COMPUTE)
                 start_compute(rs, t, k, gate, gate_task);
             else
-                start_copy(rs, st, t, k);
+                again |= start_copy(rs, st, t, k);
         }
-    } while (progress);
+    } while (again);
 }
 
 /* Nothing runs and nothing can start: a deadlock, described by each stream's head. */
