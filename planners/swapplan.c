@@ -103,11 +103,18 @@ struct swapplan {
     int32_t n_rset;
     plan_builder *b;
     int64_t *csize;            /* per class: object size (the largest size mapped to it) */
+    uint8_t *tflag;            /* per tensor: TF_* bits (profile fields, compact for hot loops) */
+    int32_t *held;             /* per tensor: held_until */
+    double *op_time;           /* per op: compute time (s) */
     int fast;                  /* evaluate through the fast path (default 1) */
     int64_t n_fast;            /* evaluations the fast path completed */
     sp_fast f;
     char why[256];
 };
+
+#define TF_ROOT 1     /* a storage (root tensor) */
+#define TF_EXTERNAL 2 /* no producer: its host copy exists at start */
+#define TF_PERSIST 4  /* persistent */
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -164,6 +171,22 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->list_idx = sw_malloc(nt * sizeof(int32_t));
     sp->rset = sw_malloc(nt * sizeof(int32_t));
     sp->fast = 1;
+    sp->tflag = sw_malloc(nt);
+    sp->held = sw_malloc(nt * sizeof(int32_t));
+    sp->op_time = sw_malloc(no * sizeof(double));
+    if (!sp->tflag || !sp->held || !sp->op_time) {
+        swapplan_free(sp);
+        return NULL;
+    }
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const graph_tensor *x = &g->tensors[t];
+        sp->tflag[t] = (uint8_t)((x->storage == t ? TF_ROOT : 0) |
+                                 (x->producer < 0 ? TF_EXTERNAL : 0) |
+                                 (x->persistent ? TF_PERSIST : 0));
+        sp->held[t] = x->held_until;
+    }
+    for (int32_t o = 0; o < g->n_ops; o++)
+        sp->op_time[o] = g->ops[o].time_s;
     sp_fast *f = &sp->f;
     f->bres = sw_malloc(nt);
     f->bhv = sw_malloc(nt);
@@ -260,6 +283,9 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->rset);
     pb_free(sp->b);
     sw_free(sp->csize);
+    sw_free(sp->tflag);
+    sw_free(sp->held);
+    sw_free(sp->op_time);
     sp_fast *f = &sp->f;
     sw_free(f->bres);
     sw_free(f->bhv);
@@ -544,14 +570,14 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
         sp->heaped[c] = 0;
     }
     for (int32_t s = 0; s < nt; s++) {
-        const graph_tensor *x = &g->tensors[s];
+        uint8_t fl = sp->tflag[s];
         sp->next_idx[s] = 0;
         sp->used[s] = 0;
         sp->last_use_t[s] = -INFINITY;
         sp->resident[s] = 0;
-        if (x->storage != s)
+        if (!(fl & TF_ROOT))
             continue;
-        sp->host_valid[s] = x->producer < 0;
+        sp->host_valid[s] = (fl & TF_EXTERNAL) != 0;
         if (pass2 && sp->in_r[s]) {
             sp->resident[s] = 1;
             sp->host_valid[s] = g->n_mutations[s] == 0;
@@ -892,9 +918,9 @@ static int fast_pass(swapplan *sp, int p, int32_t e0, int32_t *last_in_stream)
                 int64_t co = f->copyout_ref[s];
                 if (co >= 0 && fref_pass(co) == p)
                     fast_cand(f, intra, carried, p, st, co);
-                else if (g->tensors[s].persistent)
+                else if (sp->tflag[s] & TF_PERSIST)
                     fast_cand(f, intra, carried, p, st, co);
-                else if (g->tensors[s].producer >= 0)
+                else if (!(sp->tflag[s] & TF_EXTERNAL))
                     return FAST_DECLINE;
             }
         }
@@ -949,14 +975,13 @@ static int fast_record(swapplan *sp)
     uint8_t *res = f->bres, *hv = f->bhv;
     f->n_r = 0;
     for (int32_t t = 0; t < nt; t++) {
-        const graph_tensor *x = &g->tensors[t];
         res[t] = 0;
-        hv[t] = x->storage == t && x->producer < 0;
+        hv[t] = (sp->tflag[t] & (TF_ROOT | TF_EXTERNAL)) == (TF_ROOT | TF_EXTERNAL);
     }
     for (int32_t s = 0; s < nt; s++) {
         if (!sp->in_r[s])
             continue;
-        if (g->tensors[s].storage != s || !g->tensors[s].persistent)
+        if ((sp->tflag[s] & (TF_ROOT | TF_PERSIST)) != (TF_ROOT | TF_PERSIST))
             return FAST_DECLINE;
         f->rset[f->n_r++] = s;
         res[s] = 1;
@@ -996,7 +1021,7 @@ static int fast_record(swapplan *sp)
         }
     }
     for (int32_t s = 0; s < nt; s++) {
-        if (g->tensors[s].storage != s || !g->tensors[s].persistent)
+        if ((sp->tflag[s] & (TF_ROOT | TF_PERSIST)) != (TF_ROOT | TF_PERSIST))
             continue;
         if (res[s] && !sp->in_r[s]) {
             if (push_ev(sp, hv[s] ? TASK_DROP : TASK_SWAP_OUT, s))
@@ -1073,13 +1098,13 @@ static int fast_residencies(swapplan *sp)
         int32_t r = f->cur_res[s];
         if (r < 0)
             continue;
-        if (g->tensors[s].persistent) {
+        if (sp->tflag[s] & TF_PERSIST) {
             if (!sp->in_r[s])
                 return FAST_DECLINE;
             f->final_res[s] = r;
             continue;
         }
-        int32_t h = g->tensors[s].held_until;
+        int32_t h = sp->held[s];
         int32_t lu = f->res_last_user[r];
         int32_t at = graph_death_at(lu >= 0 ? lu : f->res_place_ev[r], h >= 0 ? f->run_ev[h] : -1);
         if (at < 0 || sp->ev[at].kind != TASK_RUN)
@@ -1202,7 +1227,6 @@ static void fast_snapshot(swapplan *sp, int save)
 static int fast_resume(swapplan *sp, int32_t n_orig)
 {
     sp_fast *f = &sp->f;
-    const graph_profile *g = sp->g;
     int32_t nt = sp->nt;
     int rc = fast_reserve_events(sp, sp->n_ev + 1);
     if (rc)
@@ -1243,7 +1267,7 @@ static int fast_resume(swapplan *sp, int32_t n_orig)
     for (int32_t e = n_orig + 1; e <= E; e++)
         f->free_off[e] = f->free_off[n_orig];
     for (int32_t s = 0; s < nt; s++) {
-        if (!g->tensors[s].persistent)
+        if (!(sp->tflag[s] & TF_PERSIST))
             continue;
         f->final_res[s] = f->cur_res[s];
         if (f->cur_res[s] >= 0 && !sp->in_r[s])
@@ -1317,7 +1341,7 @@ static int fast_eval(swapplan *sp, sim_result *r, sw_err *err, const sp_alloc *a
     int64_t base_mem = g->max_workspace;
     for (int32_t i = 0; i < f->n_r; i++)
         base_mem += g->tensors[f->rset[i]].bytes;
-    rc = sim_prog_begin(f->prog, g, NULL, E, err);
+    rc = sim_prog_begin(f->prog, g, NULL, E, sp->op_time, err);
     for (int32_t e = 0; e < E && !rc; e++) {
         int64_t alloc = 0, freeb = 0;
         for (int32_t k = f->place_off[e]; k < f->place_off[e + 1]; k++)
@@ -1364,7 +1388,7 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         return sw_fail(err, SW_EINVAL, "schedule is not a permutation of the ops");
     sp->t_at[0] = 0;
     for (int32_t i = 0; i < no; i++)
-        sp->t_at[i + 1] = sp->t_at[i] + g->ops[schedule[i]].time_s;
+        sp->t_at[i + 1] = sp->t_at[i] + sp->op_time[schedule[i]];
     /* storages the framework holds past their last use (held_until) are
        freed at a position that does not access them */
     memset(sp->hf_off, 0, ((size_t)no + 1) * sizeof(int32_t));
@@ -1462,7 +1486,8 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
                                : sw_fail(err, rc, "out of memory");
     }
     for (int32_t s = 0; s < nt; s++)
-        sp->in_r[s] = g->tensors[s].storage == s && g->tensors[s].persistent && sp->resident[s];
+        sp->in_r[s] = (sp->tflag[s] & (TF_ROOT | TF_PERSIST)) == (TF_ROOT | TF_PERSIST) &&
+                      sp->resident[s];
     /* pass 2: that set resident at start; pressure it causes drops members */
     rc = walk(sp, schedule, al, threshold, 1);
     if (rc) {

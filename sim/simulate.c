@@ -44,6 +44,7 @@ struct sim_prog {
     double recompute;      /* compute time of the reruns (s) */
     /* construction (sim_prog_begin .. sim_prog_end) */
     const graph_profile *g;/* the profile the tasks refer to */
+    const double *op_time; /* per op: its compute time (borrowed), or NULL: the profile's */
     double copy_latency;   /* the device's per-copy latency (s) */
     int32_t n_added;       /* tasks added so far */
     size_t cap_n, cap_dep, cap_pdep; /* capacities: per-task arrays, dep, pdep */
@@ -124,7 +125,7 @@ static int grow_ids(int32_t **a, size_t *cap, size_t n)
 }
 
 int sim_prog_begin(sim_prog *s, const graph_profile *g, const dev_spec *dev, int32_t n,
-                   sw_err *err)
+                   const double *op_time, sw_err *err)
 {
     if (!dev)
         dev = &g->device;
@@ -135,6 +136,7 @@ int sim_prog_begin(sim_prog *s, const graph_profile *g, const dev_spec *dev, int
         grow_ids(&s->pdep, &s->cap_pdep, 1))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     s->g = g;
+    s->op_time = op_time;
     s->copy_latency = dev->copy_latency_s;
     s->n = n;
     s->n_added = 0;
@@ -175,12 +177,12 @@ int sim_prog_add(sim_prog *s, int kind, int32_t x, int64_t alloc, int64_t freeb,
     s->freeb[t] = freeb;
     switch (kind) {
     case TASK_RUN:
-        s->dur[t] = g->ops[x].time_s;
+        s->dur[t] = s->op_time ? s->op_time[x] : g->ops[x].time_s;
         s->bytes[t] = 0;
         s->last_compute = t;
         break;
     case TASK_RERUN:
-        s->dur[t] = g->ops[x].time_s;
+        s->dur[t] = s->op_time ? s->op_time[x] : g->ops[x].time_s;
         s->bytes[t] = 0;
         s->reruns++;
         s->recompute += s->dur[t];
@@ -245,7 +247,7 @@ int sim_compile(const plan *p, const dev_spec *dev, sim_prog **out, sw_err *err)
     if (!s)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     int32_t n = p->n_tasks;
-    int rc = sim_prog_begin(s, g, dev, n, err);
+    int rc = sim_prog_begin(s, g, dev, n, NULL, err);
     for (int32_t t = 0; t < n && !rc; t++) {
         const plan_task *x = &p->tasks[t];
         int64_t alloc = 0, freeb = 0;

@@ -50,7 +50,8 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err);
 /* Build a program task by task without a plan, reusing its buffers from one
    program to the next (the GA's evaluations): sim_prog_new() once, then per
    program sim_prog_begin (n tasks for profile g, borrowed, on dev, NULL:
-   the profile's), n calls of sim_prog_add in task order, sim_prog_end.
+   the profile's; op_time, borrowed, NULL or the ops' compute times as the
+   profile has them, in a compact array for speed), n calls of sim_prog_add in task order, sim_prog_end.
    sim_prog_add takes the task's kind, its op (run, rerun) or storage, the
    bytes it places when it starts and those it frees implicitly when it
    ends (a swap-out's or drop's own storage is added), and its dependencies
@@ -59,7 +60,7 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err);
    until the next sim_prog_begin. */
 sim_prog *sim_prog_new(void);
 int sim_prog_begin(sim_prog *s, const graph_profile *g, const dev_spec *dev, int32_t n,
-                   sw_err *err);
+                   const double *op_time, sw_err *err);
 int sim_prog_add(sim_prog *s, int kind, int32_t x, int64_t alloc, int64_t freeb,
                  const int32_t *dep, int n_dep, const int32_t *pdep, int n_pdep, sw_err *err);
 int sim_prog_end(sim_prog *s, int64_t base_mem, int64_t reserved, sw_err *err);
