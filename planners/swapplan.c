@@ -1,5 +1,6 @@
 /* swapplan.c: SwapAdvisor's swap planner (Belady eviction over a size-class
-   pool, two passes for the steady state), recording through the builder. */
+   pool, two passes for the steady state), recording through the builder,
+   or for the GA's evaluations straight into the simulator's compiled form. */
 #include "swapplan.h"
 
 #include <math.h>
@@ -108,7 +109,7 @@ struct swapplan {
     double *op_time;           /* per op: compute time (s) */
     int fast;                  /* evaluate through the fast path (default 1) */
     int64_t n_fast;            /* evaluations the fast path completed */
-    sp_fast f;
+    sp_fast f;                 /* the fast evaluation path's buffers */
     char why[256];
 };
 

@@ -333,7 +333,8 @@ typedef struct run_state {
     int tr_from, tr_to;         /* iterations traced (inclusive) */
     int max_iters;              /* iterations simulated at most (<= MAX_TRACK) */
     double *fin;                /* RING rows of n finish times (s), row k % RING for
-                                   iteration k; INFINITY until the task finishes (owned) */
+                                   iteration k; INFINITY until the task finishes (the
+                                   workspace's) */
     double *C;                  /* per iteration: when its last compute task finished (s) */
     double *stall;              /* per iteration x 3 causes: compute idle time (s) waiting on
                                    a swap-in, on memory (swap-out, drop), on anything else */
