@@ -42,6 +42,12 @@ struct sim_prog {
     int64_t swap_in_bytes, swap_out_bytes; /* bytes copied each way */
     int32_t swap_ins, swap_outs, drops, reruns; /* tasks of each kind */
     double recompute;      /* compute time of the reruns (s) */
+    /* construction (sim_prog_begin .. sim_prog_end) */
+    const graph_profile *g;/* the profile the tasks refer to */
+    const double *op_time; /* per op: its compute time (borrowed), or NULL: the profile's */
+    double copy_latency;   /* the device's per-copy latency (s) */
+    int32_t n_added;       /* tasks added so far */
+    size_t cap_n, cap_dep, cap_pdep; /* capacities: per-task arrays, dep, pdep */
 };
 
 void sim_prog_free(sim_prog *s)
@@ -65,43 +71,75 @@ void sim_prog_free(sim_prog *s)
 
 int32_t sim_prog_tasks(const sim_prog *s) { return s->n; }
 
-int sim_compile(const plan *p, const dev_spec *dev, sim_prog **out, sw_err *err)
+sim_prog *sim_prog_new(void) { return sw_calloc(1, sizeof(sim_prog)); }
+
+/* grow the per-task arrays to hold n tasks (kept across programs) */
+static int prog_reserve_tasks(sim_prog *s, size_t n)
 {
-    const graph_profile *g = p->prof;
+    if (n <= s->cap_n)
+        return 0;
+    size_t c = s->cap_n ? s->cap_n : 64;
+    while (c < n)
+        c *= 2;
+    uint8_t *k = sw_realloc(s->kind, c), *st = sw_realloc(s->stream, c);
+    s->kind = k ? k : s->kind;
+    s->stream = st ? st : s->stream;
+    double *d = sw_realloc(s->dur, c * sizeof *d);
+    s->dur = d ? d : s->dur;
+    double *by = sw_realloc(s->bytes, c * sizeof *by);
+    s->bytes = by ? by : s->bytes;
+    int64_t *al = sw_realloc(s->alloc, c * sizeof *al);
+    s->alloc = al ? al : s->alloc;
+    int64_t *fb = sw_realloc(s->freeb, c * sizeof *fb);
+    s->freeb = fb ? fb : s->freeb;
+    int32_t *o1 = sw_realloc(s->dep_off, (c + 1) * sizeof *o1);
+    s->dep_off = o1 ? o1 : s->dep_off;
+    int32_t *o2 = sw_realloc(s->pdep_off, (c + 1) * sizeof *o2);
+    s->pdep_off = o2 ? o2 : s->pdep_off;
+    int ok = k && st && d && by && al && fb && o1 && o2;
+    for (int i = 0; i < STREAM__COUNT; i++) {
+        int32_t *q = sw_realloc(s->sq[i], c * sizeof *q);
+        if (q)
+            s->sq[i] = q;
+        ok = ok && q;
+    }
+    if (!ok)
+        return SW_ENOMEM;
+    s->cap_n = c;
+    return 0;
+}
+
+static int grow_ids(int32_t **a, size_t *cap, size_t n)
+{
+    if (n <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 64;
+    while (c < n)
+        c *= 2;
+    int32_t *x = sw_realloc(*a, c * sizeof *x);
+    if (!x)
+        return SW_ENOMEM;
+    *a = x;
+    *cap = c;
+    return 0;
+}
+
+int sim_prog_begin(sim_prog *s, const graph_profile *g, const dev_spec *dev, int32_t n,
+                   const double *op_time, sw_err *err)
+{
     if (!dev)
         dev = &g->device;
     int rc = dev_validate(dev, err);
     if (rc)
         return rc;
-    *out = NULL;
-    sim_prog *s = sw_calloc(1, sizeof *s);
-    if (!s)
+    if (n < 0 || prog_reserve_tasks(s, (size_t)n + 1) || grow_ids(&s->dep, &s->cap_dep, 1) ||
+        grow_ids(&s->pdep, &s->cap_pdep, 1))
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    int32_t n = p->n_tasks;
+    s->g = g;
+    s->op_time = op_time;
+    s->copy_latency = dev->copy_latency_s;
     s->n = n;
-    size_t nn = (size_t)n + 1;
-    s->kind = sw_malloc(nn);
-    s->stream = sw_malloc(nn);
-    s->dur = sw_malloc(nn * sizeof(double));
-    s->bytes = sw_malloc(nn * sizeof(double));
-    s->alloc = sw_malloc(nn * sizeof(int64_t));
-    s->freeb = sw_malloc(nn * sizeof(int64_t));
-    s->dep_off = sw_malloc((nn + 1) * sizeof(int32_t));
-    s->pdep_off = sw_malloc((nn + 1) * sizeof(int32_t));
-    size_t nd = 0, npd = 0;
-    for (int32_t t = 0; t < n; t++) {
-        nd += p->tasks[t].n_dep;
-        npd += p->tasks[t].n_pdep;
-    }
-    s->dep = sw_malloc((nd + 1) * sizeof(int32_t));
-    s->pdep = sw_malloc((npd + 1) * sizeof(int32_t));
-    for (int i = 0; i < STREAM__COUNT; i++)
-        s->sq[i] = sw_malloc(nn * sizeof(int32_t));
-    if (!s->kind || !s->stream || !s->dur || !s->bytes || !s->alloc || !s->freeb || !s->dep_off ||
-        !s->pdep_off || !s->dep || !s->pdep || !s->sq[0] || !s->sq[1] || !s->sq[2]) {
-        sim_prog_free(s);
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    }
+    s->n_added = 0;
     double h2d_a, d2h_a, h2d_b, d2h_b;
     dev_rates(dev, &h2d_a, &d2h_a, &h2d_b, &d2h_b);
     s->rate_alone[0] = h2d_a;
@@ -109,86 +147,131 @@ int sim_compile(const plan *p, const dev_spec *dev, sim_prog **out, sw_err *err)
     s->rate_both[0] = h2d_b;
     s->rate_both[1] = d2h_b;
     s->last_compute = -1;
-    nd = npd = 0;
-    for (int32_t t = 0; t < n; t++) {
+    for (int i = 0; i < STREAM__COUNT; i++)
+        s->n_sq[i] = 0;
+    s->swap_in_bytes = s->swap_out_bytes = 0;
+    s->swap_ins = s->swap_outs = s->drops = s->reruns = 0;
+    s->recompute = 0;
+    s->dep_off[0] = s->pdep_off[0] = 0;
+    return 0;
+}
+
+int sim_prog_add(sim_prog *s, int kind, int32_t x, int64_t alloc, int64_t freeb,
+                 const int32_t *d, int n_dep, const int32_t *pd, int n_pdep, sw_err *err)
+{
+    const graph_profile *g = s->g;
+    int32_t t = s->n_added, n = s->n;
+    if (t >= n)
+        return sw_fail(err, SW_EINVAL, "more tasks than announced (%d)", n);
+    size_t nd = (size_t)s->dep_off[t], npd = (size_t)s->pdep_off[t];
+    if ((nd + (size_t)n_dep >= s->cap_dep &&
+         grow_ids(&s->dep, &s->cap_dep, nd + (size_t)n_dep + 1)) ||
+        (npd + (size_t)n_pdep >= s->cap_pdep &&
+         grow_ids(&s->pdep, &s->cap_pdep, npd + (size_t)n_pdep + 1)))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    int st = plan_task_stream(kind);
+    s->kind[t] = (uint8_t)kind;
+    s->stream[t] = (uint8_t)st;
+    s->sq[st][s->n_sq[st]++] = t;
+    s->alloc[t] = alloc;
+    s->freeb[t] = freeb;
+    switch (kind) {
+    case TASK_RUN:
+        s->dur[t] = s->op_time ? s->op_time[x] : g->ops[x].time_s;
+        s->bytes[t] = 0;
+        s->last_compute = t;
+        break;
+    case TASK_RERUN:
+        s->dur[t] = s->op_time ? s->op_time[x] : g->ops[x].time_s;
+        s->bytes[t] = 0;
+        s->reruns++;
+        s->recompute += s->dur[t];
+        s->last_compute = t;
+        break;
+    case TASK_SWAP_IN:
+        s->dur[t] = s->copy_latency;
+        s->bytes[t] = (double)g->bytes[x];
+        s->swap_ins++;
+        s->swap_in_bytes += g->bytes[x];
+        break;
+    case TASK_SWAP_OUT:
+        s->dur[t] = s->copy_latency;
+        s->bytes[t] = (double)g->bytes[x];
+        s->freeb[t] += g->bytes[x];
+        s->swap_outs++;
+        s->swap_out_bytes += g->bytes[x];
+        break;
+    default: /* drop */
+        s->dur[t] = 0;
+        s->bytes[t] = 0;
+        s->freeb[t] += g->bytes[x];
+        s->drops++;
+        break;
+    }
+    for (int k = 0; k < n_dep; k++) {
+        if (d[k] < 0 || d[k] >= n)
+            return sw_fail(err, SW_EINVAL, "task %d depends on task %d, which does not exist",
+                           t, d[k]);
+        s->dep[nd++] = d[k];
+    }
+    for (int k = 0; k < n_pdep; k++) {
+        if (pd[k] < 0 || pd[k] >= n)
+            return sw_fail(err, SW_EINVAL, "task %d depends on task %d of the previous "
+                           "iteration, which does not exist", t, pd[k]);
+        s->pdep[npd++] = pd[k];
+    }
+    s->dep_off[t + 1] = (int32_t)nd;
+    s->pdep_off[t + 1] = (int32_t)npd;
+    s->n_added = t + 1;
+    return 0;
+}
+
+int sim_prog_end(sim_prog *s, int64_t base_mem, int64_t reserved, sw_err *err)
+{
+    if (s->n_added != s->n)
+        return sw_fail(err, SW_EINVAL, "%d tasks announced, %d added", s->n, s->n_added);
+    if (s->last_compute < 0)
+        return sw_fail(err, SW_EINVAL, "the plan has no compute task");
+    s->base_mem = base_mem;
+    s->reserved = reserved;
+    s->batch = s->g->batch;
+    s->ideal = s->g->total_compute_s;
+    return 0;
+}
+
+int sim_compile(const plan *p, const dev_spec *dev, sim_prog **out, sw_err *err)
+{
+    const graph_profile *g = p->prof;
+    *out = NULL;
+    sim_prog *s = sim_prog_new();
+    if (!s)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    int32_t n = p->n_tasks;
+    int rc = sim_prog_begin(s, g, dev, n, NULL, err);
+    for (int32_t t = 0; t < n && !rc; t++) {
         const plan_task *x = &p->tasks[t];
-        int st = plan_task_stream(x->kind);
-        s->kind[t] = x->kind;
-        s->stream[t] = (uint8_t)st;
-        s->sq[st][s->n_sq[st]++] = t;
-        s->alloc[t] = 0;
-        s->freeb[t] = 0;
+        int64_t alloc = 0, freeb = 0;
         const plan_place *pl = plan_task_places(p, x);
         for (uint32_t k = 0; k < x->n_place; k++)
-            s->alloc[t] += g->bytes[pl[k].tensor];
+            alloc += g->bytes[pl[k].tensor];
         const int32_t *fr = plan_task_frees(p, x);
         for (uint32_t k = 0; k < x->n_free; k++)
-            s->freeb[t] += g->bytes[fr[k]];
-        switch (x->kind) {
-        case TASK_RUN:
-            s->dur[t] = g->ops[x->op].time_s;
-            s->bytes[t] = 0;
-            s->last_compute = t;
-            break;
-        case TASK_RERUN:
-            s->dur[t] = g->ops[x->op].time_s;
-            s->bytes[t] = 0;
-            s->reruns++;
-            s->recompute += s->dur[t];
-            s->last_compute = t;
-            break;
-        case TASK_SWAP_IN:
-            s->dur[t] = dev->copy_latency_s;
-            s->bytes[t] = (double)g->bytes[x->tensor];
-            s->swap_ins++;
-            s->swap_in_bytes += g->bytes[x->tensor];
-            break;
-        case TASK_SWAP_OUT:
-            s->dur[t] = dev->copy_latency_s;
-            s->bytes[t] = (double)g->bytes[x->tensor];
-            s->freeb[t] += g->bytes[x->tensor];
-            s->swap_outs++;
-            s->swap_out_bytes += g->bytes[x->tensor];
-            break;
-        default: /* drop */
-            s->dur[t] = 0;
-            s->bytes[t] = 0;
-            s->freeb[t] += g->bytes[x->tensor];
-            s->drops++;
-            break;
-        }
-        s->dep_off[t] = (int32_t)nd;
-        s->pdep_off[t] = (int32_t)npd;
-        const int32_t *d = plan_task_deps(p, x), *pd = plan_task_pdeps(p, x);
-        for (uint32_t k = 0; k < x->n_dep; k++) {
-            if (d[k] < 0 || d[k] >= n) {
-                sim_prog_free(s);
-                return sw_fail(err, SW_EINVAL, "task %d depends on task %d, which does not exist",
-                               t, d[k]);
-            }
-            s->dep[nd++] = d[k];
-        }
-        for (uint32_t k = 0; k < x->n_pdep; k++) {
-            if (pd[k] < 0 || pd[k] >= n) {
-                sim_prog_free(s);
-                return sw_fail(err, SW_EINVAL, "task %d depends on task %d of the previous "
-                               "iteration, which does not exist", t, pd[k]);
-            }
-            s->pdep[npd++] = pd[k];
-        }
+            freeb += g->bytes[fr[k]];
+        int comp = x->kind == TASK_RUN || x->kind == TASK_RERUN;
+        rc = sim_prog_add(s, x->kind, comp ? x->op : x->tensor, alloc, freeb,
+                          plan_task_deps(p, x), (int)x->n_dep, plan_task_pdeps(p, x),
+                          (int)x->n_pdep, err);
     }
-    s->dep_off[n] = (int32_t)nd;
-    s->pdep_off[n] = (int32_t)npd;
-    if (s->last_compute < 0) {
+    if (rc) {
         sim_prog_free(s);
-        return sw_fail(err, SW_EINVAL, "the plan has no compute task");
+        return rc;
     }
-    s->base_mem = p->workspace_reserve;
+    int64_t base_mem = p->workspace_reserve;
     for (int32_t i = 0; i < p->n_resident; i++)
-        s->base_mem += g->tensors[p->resident[i].tensor].bytes;
-    s->reserved = p->workspace_reserve;
+        base_mem += g->tensors[p->resident[i].tensor].bytes;
+    int64_t reserved = p->workspace_reserve;
     if (p->mem_kind == MEM_POOL) {
-        s->reserved += p->capacity;
+        reserved += p->capacity;
     } else {
         /* address model: the highest byte any placement reaches */
         int64_t hw = 0;
@@ -196,10 +279,13 @@ int sim_compile(const plan *p, const dev_spec *dev, sim_prog **out, sw_err *err)
             hw = SW_MAX(hw, p->resident[i].offset + g->tensors[p->resident[i].tensor].bytes);
         for (size_t i = 0; i < p->n_places; i++)
             hw = SW_MAX(hw, p->places[i].offset + g->tensors[p->places[i].tensor].bytes);
-        s->reserved += hw;
+        reserved += hw;
     }
-    s->batch = g->batch;
-    s->ideal = g->total_compute_s;
+    rc = sim_prog_end(s, base_mem, reserved, err);
+    if (rc) {
+        sim_prog_free(s);
+        return rc;
+    }
     *out = s;
     return 0;
 }
@@ -247,7 +333,8 @@ typedef struct run_state {
     int tr_from, tr_to;         /* iterations traced (inclusive) */
     int max_iters;              /* iterations simulated at most (<= MAX_TRACK) */
     double *fin;                /* RING rows of n finish times (s), row k % RING for
-                                   iteration k; INFINITY until the task finishes (owned) */
+                                   iteration k; INFINITY until the task finishes (the
+                                   workspace's) */
     double *C;                  /* per iteration: when its last compute task finished (s) */
     double *stall;              /* per iteration x 3 causes: compute idle time (s) waiting on
                                    a swap-in, on memory (swap-out, drop), on anything else */
@@ -272,10 +359,10 @@ typedef struct run_state {
     double steady;              /* steady-state iteration time (s) */
 } run_state;
 
-/* The finish time of task t in iteration k (a slot of the ring). */
+/* The finish time of task t in iteration k >= 0 (a slot of the ring). */
 static inline double *fin_at(const run_state *rs, int k, int32_t t)
 {
-    return &rs->fin[(size_t)(k % RING) * (size_t)rs->s->n + (size_t)t];
+    return &rs->fin[((size_t)k % RING) * (size_t)rs->s->n + (size_t)t];
 }
 
 /* Stream st's head task finished (or started, for a zero-time one): the
@@ -351,8 +438,8 @@ static inline void start_compute(run_state *rs, int32_t t, int k, double gate, i
 }
 
 /* Start copy (or drop) task t of iteration k on stream st; a zero-time task
-   (a drop) completes at once. */
-static inline void start_copy(run_state *rs, int st, int32_t t, int k)
+   (a drop) completes at once, and then 1 is returned. */
+static inline int start_copy(run_state *rs, int st, int32_t t, int k)
 {
     const sim_prog *s = rs->s;
     copy_state *c = &rs->cp[st - 1];
@@ -371,18 +458,24 @@ static inline void start_copy(run_state *rs, int st, int32_t t, int k)
         if (rs->trace && k >= rs->tr_from && k <= rs->tr_to)
             rs->trace(rs->trace_ud, k, t, st, rs->now, rs->now, rs->mem);
         advance_head(rs, st);
+        return 1;
     }
+    return 0;
 }
 
 /* Start every stream head that is idle, within LEAD iterations of the
    slowest stream, and has its dependencies finished, until none can start
-   (in stream order: compute, h2d, d2h). */
+   (in stream order: compute, h2d, d2h). Another round is needed only after
+   a task completed at once: a start alone changes no finish time, no
+   stream's iteration and no other stream's state, so a round after it
+   would start nothing (every stream that started is busy, and every other
+   one is blocked as before). */
 static inline void start_ready_tasks(run_state *rs)
 {
     const sim_prog *s = rs->s;
-    int progress;
+    int again;
     do {
-        progress = 0;
+        again = 0;
         int min_it = rs->it[0];
         for (int st = 1; st < STREAM__COUNT; st++)
             if (rs->it[st] < min_it)
@@ -407,7 +500,6 @@ static inline void start_ready_tasks(run_state *rs)
             int32_t gate_task = -1;
             if (!deps_finished(rs, st, t, k, &gate, &gate_task))
                 continue;
-            progress = 1;
             rs->tasks++;
             rs->mem += s->alloc[t];
             if (rs->mem > rs->peak)
@@ -418,9 +510,9 @@ static inline void start_ready_tasks(run_state *rs)
             if (st == STREAM_COMPUTE)
                 start_compute(rs, t, k, gate, gate_task);
             else
-                start_copy(rs, st, t, k);
+                again |= start_copy(rs, st, t, k);
         }
-    } while (progress);
+    } while (again);
 }
 
 /* Nothing runs and nothing can start: a deadlock, described by each stream's head. */
@@ -582,7 +674,57 @@ static void fill_result(run_state *rs, sim_result *r)
     r->tasks_simulated = rs->tasks;
 }
 
+struct sim_ws {
+    double *fin, *C, *stall, *busy; /* run_state's arrays, kept between runs */
+    size_t cap_fin, cap_iters;      /* their capacities: fin doubles, iterations */
+};
+
+sim_ws *sim_ws_new(void) { return sw_calloc(1, sizeof(sim_ws)); }
+
+void sim_ws_free(sim_ws *w)
+{
+    if (!w)
+        return;
+    sw_free(w->fin);
+    sw_free(w->C);
+    sw_free(w->stall);
+    sw_free(w->busy);
+    sw_free(w);
+}
+
+/* the workspace's arrays for fin doubles and iters iterations */
+static int ws_reserve(sim_ws *w, size_t fin, size_t iters)
+{
+    if (fin > w->cap_fin) {
+        sw_free(w->fin);
+        w->fin = sw_malloc(fin * sizeof *w->fin);
+        w->cap_fin = w->fin ? fin : 0;
+    }
+    if (iters > w->cap_iters) {
+        sw_free(w->C);
+        sw_free(w->stall);
+        sw_free(w->busy);
+        w->C = sw_malloc(iters * sizeof *w->C);
+        w->stall = sw_malloc(iters * 3 * sizeof *w->stall);
+        w->busy = sw_malloc(iters * 2 * sizeof *w->busy);
+        w->cap_iters = w->C && w->stall && w->busy ? iters : 0;
+    }
+    return w->cap_fin >= fin && w->cap_iters >= iters ? 0 : SW_ENOMEM;
+}
+
 int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
+{
+    sim_ws w;
+    memset(&w, 0, sizeof w);
+    int rc = sim_run_ws(s, o, &w, r, err);
+    sw_free(w.fin);
+    sw_free(w.C);
+    sw_free(w.stall);
+    sw_free(w.busy);
+    return rc;
+}
+
+int sim_run_ws(const sim_prog *s, const sim_opts *o, sim_ws *w, sim_result *r, sw_err *err)
 {
     memset(r, 0, sizeof *r);
     run_state rs;
@@ -592,15 +734,15 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
     if (rs.max_iters > MAX_TRACK)
         rs.max_iters = MAX_TRACK;
     size_t iters = (size_t)rs.max_iters + 1;
-    rs.fin = sw_malloc((size_t)RING * ((size_t)s->n + 1) * sizeof *rs.fin);
-    rs.C = sw_malloc(iters * sizeof *rs.C);
-    rs.stall = sw_calloc(iters * 3, sizeof *rs.stall);
-    rs.busy = sw_calloc(iters * 2, sizeof *rs.busy);
+    if (ws_reserve(w, (size_t)RING * ((size_t)s->n + 1), iters))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    rs.fin = w->fin;
+    rs.C = w->C;
+    rs.stall = w->stall;
+    rs.busy = w->busy;
+    memset(rs.stall, 0, iters * 3 * sizeof *rs.stall);
+    memset(rs.busy, 0, iters * 2 * sizeof *rs.busy);
     int rc = 0;
-    if (!rs.fin || !rs.C || !rs.stall || !rs.busy) {
-        rc = sw_fail(err, SW_ENOMEM, "out of memory");
-        goto done;
-    }
     rs.trace = o ? o->trace : NULL;
     rs.trace_ud = o ? o->trace_ud : NULL;
     rs.tr_from = o ? o->trace_from : 0;
@@ -630,11 +772,6 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
     }
     if (!rc)
         fill_result(&rs, r);
-done:
-    sw_free(rs.fin);
-    sw_free(rs.C);
-    sw_free(rs.stall);
-    sw_free(rs.busy);
     return rc;
 }
 
