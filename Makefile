@@ -13,7 +13,8 @@
 #   make paper_results.md regenerate paper_results.md from out/*.csv
 #   make experiments MPI=N  the same with each experiment's cells spread over N MPI
 #                        ranks (mpirun; docs/cluster.md)
-#   make fig11           the paper's Figure 11 on the CPU backend (out/fig11/)
+#   make fig11           the paper's Figure 11 on the CPU backend (out/fig11/); BACKEND=cuda:
+#                        on a GPU, the paper's design (experiments/fig11.sh says which settings)
 #   make install PREFIX=/usr/local
 #   make clean
 
@@ -81,8 +82,10 @@ NVFLAGS   += -Werror all-warnings
 endif
 ifeq ($(wildcard $(CUDA_HOME)/include/cudnn.h),)
 NVFLAGS   += -DSWAPSIM_NO_CUDNN
+CUDNN_SAY := without cuDNN (no $(CUDA_HOME)/include/cudnn.h: convolutions, batch norm, pooling and softmax run as touch kernels)
 else
 CUDA_LIBS += -lcudnn
+CUDNN_SAY := with cuDNN ($(CUDA_HOME)/include/cudnn.h)
 endif
 
 # Optional part: MPI (experiments/mpi.c, the only file that includes mpi.h),
@@ -121,6 +124,7 @@ cuda:
 	@echo "cuda: nvcc not found: the CUDA backend and profiler are not built (set NVCC=/path/to/nvcc)"
 else
 cuda: $(CUDA_SO)
+	@echo "cuda: $(CUDA_SO): $(notdir $(NVCC)) $(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'), cuBLAS, $(CUDNN_SAY)"
 
 $(BUILD)/validate/cuda/%.o: validate/cuda/%.cu validate/backend.h
 	@mkdir -p $(dir $@)
@@ -198,18 +202,27 @@ bench: deps
 demo: deps $(SWAPSIM)
 	./experiments/demo.sh $(SWAPSIM)
 
-fig11: deps $(SWAPSIM)
-	OUT=$(OUT)/fig11 ./experiments/fig11.sh $(SWAPSIM)
+fig11: deps $(SWAPSIM) $(if $(filter cuda,$(BACKEND)),cuda)
+	OUT=$(OUT)/fig11 BACKEND=$(or $(BACKEND),cpu) ./experiments/fig11.sh $(SWAPSIM)
 
 fig8: deps $(SWAPSIM)
 	OUT=$(OUT)/fig8 ./experiments/fig8.sh $(SWAPSIM)
+
+zico: deps $(SWAPSIM)
+	OUT=$(OUT)/zico DATA=$(DATA) ./experiments/zico.sh $(SWAPSIM)
+
+megengine: deps $(SWAPSIM)
+	OUT=$(OUT)/megengine ./experiments/megengine.sh $(SWAPSIM)
+
+optimality: deps $(SWAPSIM)
+	OUT=$(OUT)/optimality DATA=$(DATA) ./experiments/optimality.sh $(SWAPSIM)
 
 # The main job: every experiment grid in quick mode (FULL=1: the paper's
 # budgets), the DTR parity table, Figure 11 on the CPU backend, the plots,
 # and paper_results.md regenerated from the CSVs. Results go to $(OUT)/;
 # cells already run with the same inputs and binary are reused.
 OUT ?= out
-EXPERIMENTS := table1 fig6 fig7 table2 fig9 fig10 ablation planners planners-recorded dtr \
+EXPERIMENTS := table1 fig6 fig7 table2 fig9 fig10 ablation mutation planners planners-recorded dtr \
                dtr-megengine
 
 # MPI=N: each experiment's cells spread over N ranks ($(MPIRUN) -np N
@@ -217,7 +230,7 @@ EXPERIMENTS := table1 fig6 fig7 table2 fig9 fig10 ablation planners planners-rec
 EXP_LAUNCH := $(if $(MPI),$(MPIRUN) -np $(MPI) $(MPIRUN_FLAGS))
 
 experiments: deps $(SWAPSIM)
-	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets (hours),quick mode: short searches and two seeds (about 15 minutes on 2 cores); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
+	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets (hours),quick mode: short searches and two or three seeds (about 25 minutes on 2 cores); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
 	@$(if $(MPI),command -v $(MPIRUN) > /dev/null || { echo "experiments: MPI=$(MPI) needs $(MPIRUN) (Debian: openmpi-bin) and a swapsim built with MPI (libopenmpi-dev; docs/cluster.md)"; exit 1; })
 	@start=$$(date +%s); \
 	for e in $(EXPERIMENTS); do \
@@ -230,13 +243,16 @@ experiments: deps $(SWAPSIM)
 	else echo "[dtr-parity] skipped: $(DATA)/dtr-logs is absent"; fi; \
 	OUT=$(OUT)/fig11 ./experiments/fig11.sh $(SWAPSIM) || exit 1; \
 	OUT=$(OUT)/fig8 ./experiments/fig8.sh $(SWAPSIM) || exit 1; \
-	echo "These figures come from \`make experiments$(if $(FULL), FULL=1)\` in $(if $(FULL),full mode (the paper's search budgets),quick mode (short searches: 8-60 s per GA run instead of the paper's 30 minutes; two seeds for the ablation)), which took $$(( $$(date +%s) - start )) s on $$(nproc) cores on $$(date -u +%Y-%m-%d)." > $(OUT)/run-mode.txt; \
+	OUT=$(OUT)/zico DATA=$(DATA) ./experiments/zico.sh $(SWAPSIM) || exit 1; \
+	OUT=$(OUT)/megengine ./experiments/megengine.sh $(SWAPSIM) || exit 1; \
+	OUT=$(OUT)/optimality DATA=$(DATA) ./experiments/optimality.sh $(SWAPSIM) || exit 1; \
+	echo "These figures come from \`make experiments$(if $(FULL), FULL=1)\` in $(if $(FULL),full mode (the paper's search budgets),quick mode (short searches: 8-60 s or 40 generations per GA run instead of the paper's 30 minutes; two seeds for the ablation, three for the mutation ablation)), which took $$(( $$(date +%s) - start )) s on $$(nproc) cores on $$(date -u +%Y-%m-%d)." > $(OUT)/run-mode.txt; \
 	$(MAKE) --no-print-directory plots paper_results.md SWAPSIM=$(SWAPSIM) OUT=$(OUT) || exit 1; \
 	echo "experiments: done in $$(( $$(date +%s) - start )) s$(if $(FULL),, (quick mode))"
 
 plots: $(SWAPSIM)
 	@for p in plots/*.gp; do \
-	  case $$p in */common.gp|*/fig11.gp|*/fig8.gp) continue;; esac; \
+	  case $$p in */common.gp|*/fig11.gp|*/fig8.gp|*/zico.gp) continue;; esac; \
 	  gnuplot -e "data='$(OUT)'; swapsim='$(SWAPSIM)'" $$p 2>&1 | grep -v "^$$" | \
 	    sed "s|^|$$p: |"; \
 	done; echo "plots: PNG and SVG in $(OUT)/"
@@ -269,7 +285,7 @@ docs-check: deps $(SWAPSIM)
 # fails if AFL++ saved any crash or hang. Findings stay in $(FUZZ_OUT)/.
 FUZZ_S ?= 60
 FUZZ_OUT ?= out/fuzz
-FUZZ_PARSERS := profile plan dtr pipedream pytorch experiment
+FUZZ_PARSERS := profile plan dtr pipedream pytorch experiment workload
 
 $(BUILD)/fuzz/fuzz_parse: fuzz/fuzz_parse.c $(LIB)
 	@mkdir -p $(dir $@)

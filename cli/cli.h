@@ -106,14 +106,16 @@ int cli_error(const sw_err *e);
 int cli_unknown_name(const char *what, const char *name, size_t count,
                      const char *(*name_at)(size_t i));
 
-/* Device selection shared by several commands: --device NAME and repeated
-   --device-set KEY=VALUE (two cli_opt entries pointing here). */
+/* Device selection shared by several commands: --device NAME|FILE and
+   repeated --device-set KEY=VALUE (two cli_opt entries pointing here). */
 typedef struct cli_device {
-    const char *name; /* --device, or NULL */
+    const char *name; /* --device: a built-in name or a device file, or NULL */
     cli_list sets;    /* --device-set KEY=VALUE, in order */
 } cli_device;
+#define CLI_DEVICE_META "NAME|FILE" /* --device's value in the help */
 /* Resolve into spec, starting from base (the profile's device) unless a name
-   was given. Returns 0 or EXIT_USER (message printed). */
+   or file was given (device_resolve: a built-in name, else a device file,
+   docs/devices.md). Returns 0 or EXIT_USER (message printed). */
 int cli_device_resolve(const cli_device *d, const dev_spec *base, dev_spec *out);
 int cli_device_any(const cli_device *d);
 
@@ -158,7 +160,14 @@ int cmd_table1(int argc, char **argv);
 int cmd_dtr_parity(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+int cmd_calibrate_device(int argc, char **argv);
 int cmd_bound(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_colocate(int argc, char **argv);
+int cmd_tradeoff(int argc, char **argv);
+
+/* `swapsim profile --dry-run`: print how g's ops map to library calls
+   (validate/libmap.h), as JSON or text. Returns 0 or EXIT_USER. */
+int cli_libmap_print(const graph_profile *g, int json);
 
 #endif

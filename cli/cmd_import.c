@@ -44,8 +44,9 @@ int cmd_import(int argc, char **argv)
                  "means true"},
         {.name = "set", .type = PT_STRING, .dst = &kv, .flags = CLI_MULTI | CLI_KEYVAL,
          .help = "the same as --KEY VALUE"},
-        {.name = "device", .type = PT_STRING, .dst = &dv.name, .meta = "NAME",
-         .help = "the GPU the recording was made on when the files do not say"},
+        {.name = "device", .type = PT_STRING, .dst = &dv.name, .meta = CLI_DEVICE_META,
+         .help = "the GPU the recording was made on when the files do not say: a built-in name "
+                 "or a device file"},
         {.name = "device-set", .type = PT_STRING, .dst = &dv.sets, .flags = CLI_MULTI | CLI_KEYVAL,
          .help = "override one device figure ('swapsim devices --help')"},
         {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &out, .meta = "PROFILE",

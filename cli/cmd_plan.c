@@ -39,8 +39,8 @@ typedef struct plan_args {
      .help = "planner hyperparameter ('swapsim planners --verbose')"},                           \
     {.name = "log", .type = PT_STRING, .dst = &(pa).log, .meta = "FILE",                         \
      .help = "convergence log (CSV) for planners that search"},                                  \
-    {.name = "device", .type = PT_STRING, .dst = &(pa).dev.name, .meta = "NAME",                 \
-     .help = "plan for another built-in device (memory and PCIe)"},                              \
+    {.name = "device", .type = PT_STRING, .dst = &(pa).dev.name, .meta = CLI_DEVICE_META,       \
+     .help = "plan for another device, built-in or a device file (memory and PCIe)"},            \
     {.name = "device-set", .type = PT_STRING, .dst = &(pa).dev.sets,                             \
      .flags = CLI_MULTI | CLI_KEYVAL, .help = "override one device figure ('swapsim devices --help')"}
 
@@ -323,9 +323,9 @@ int cmd_simulate(int argc, char **argv)
                         "chrome://tracing)"),
         {.name = "no-verify", .type = PT_BOOL, .dst = &pa.no_verify,
          .help = "skip verifying the plan first"},
-        {.name = "device", .type = PT_STRING, .dst = &pa.dev.name, .meta = "NAME",
-         .help = "another built-in device's PCIe figures, for a what-if; op times stay those of "
-                 "the profile"},
+        {.name = "device", .type = PT_STRING, .dst = &pa.dev.name, .meta = CLI_DEVICE_META,
+         .help = "another device's PCIe figures (built-in or a device file), for a what-if; op "
+                 "times stay those of the profile"},
         {.name = "device-set", .type = PT_STRING, .dst = &pa.dev.sets,
          .flags = CLI_MULTI | CLI_KEYVAL, .help = "override one device figure ('swapsim devices "
                                                   "--help')"},

@@ -1,9 +1,11 @@
-/* cmd_profile.c: `swapsim model` (generate a profile) and `swapsim stats`. */
+/* cmd_profile.c: `swapsim model` (generate a profile), `swapsim stats` and the
+   mapping `swapsim profile --dry-run` prints. */
 #include <stdio.h>
 #include <string.h>
 
 #include "../profiles/models.h"
 #include "../profiles/profile_io.h"
+#include "../validate/libmap.h"
 #include "cli.h"
 
 static const char *model_name(size_t i) { return model_at(i)->name; }
@@ -31,8 +33,8 @@ int cmd_model(int argc, char **argv)
                  "option alone, e.g. --inference, means true"},
         {.name = "set", .type = PT_STRING, .dst = &kv, .flags = CLI_MULTI | CLI_KEYVAL,
          .help = "the same as --KEY VALUE"},
-        {.name = "device", .type = PT_STRING, .dst = &dv.name, .meta = "NAME",
-         .help = "the device (default v100) supplies the cost model's figures "
+        {.name = "device", .type = PT_STRING, .dst = &dv.name, .meta = CLI_DEVICE_META,
+         .help = "the device (default v100; a built-in name or a device file) supplies the cost model's figures "
                  "(profiles/costmodel.c)"},
         {.name = "device-set", .type = PT_STRING, .dst = &dv.sets, .flags = CLI_MULTI | CLI_KEYVAL,
          .help = "override one device figure ('swapsim devices --help')"},
@@ -153,5 +155,27 @@ int cmd_stats(int argc, char **argv)
             printf("  provenance           %s: %s\n", g->prov.source, g->prov.tool ? g->prov.tool : "");
     }
     graph_free(g);
+    return 0;
+}
+
+int cli_libmap_print(const graph_profile *g, int json)
+{
+    lm_summary s;
+    int rc = lm_summarize(g, &s);
+    if (rc)
+        return cli_fail(EXIT_USER, "profile %s: %s", g->name ? g->name : "",
+                        rc == SW_ENOMEM ? "out of memory" : "cannot map its ops");
+    sw_buf b;
+    sw_buf_init(&b);
+    if (json)
+        lm_summary_json(&s, g->name, &b);
+    else
+        lm_summary_text(&s, g->name, &b);
+    if (b.oom) {
+        sw_buf_free(&b);
+        return cli_fail(EXIT_USER, "out of memory");
+    }
+    fputs(b.data, stdout);
+    sw_buf_free(&b);
     return 0;
 }

@@ -3,21 +3,19 @@
 #include <string.h>
 
 #include "../experiments/mpi.h"
+#include "../profiles/profile_io.h"
 #include "cli.h"
 
 #define SWAPSIM_VERSION "0.1.0"
-
-static const char *device_name(size_t i) { return dev_at(i)->name; }
 
 int cli_device_any(const cli_device *d) { return d->name || d->sets.n; }
 
 int cli_device_resolve(const cli_device *d, const dev_spec *base, dev_spec *out)
 {
     if (d->name) {
-        const dev_spec *b = dev_find(d->name);
-        if (!b)
-            return cli_unknown_name("device", d->name, dev_count(), device_name);
-        *out = *b;
+        sw_err e;
+        if (device_resolve(d->name, out, &e))
+            return cli_error(&e);
     } else {
         *out = *base;
     }
@@ -85,6 +83,8 @@ static void usage(FILE *f)
           "  plan PROFILE --planner NAME --memory SIZE -o PLAN\n"
           "                          make a plan\n"
           "  verify PLAN             check a plan is safe under every allowed order\n"
+          "  tradeoff PROFILE [--rate R]\n"
+          "                          swapping against recomputing each activation\n"
           "  bound PROFILE --memory SIZE\n"
           "                          lower bounds on any plan's iteration time\n"
           "  simulate PLAN           time a plan (steady-state iteration)\n"
@@ -99,8 +99,12 @@ static void usage(FILE *f)
           "                          run a plan for real; measured vs simulated time, canaries\n"
           "  profile PROFILE --device-index N -o F\n"
           "                          record op times on a GPU (CUDA, CUPTI)\n"
+          "  calibrate-device --device-index N -o F\n"
+          "                          measure a GPU into a device file (docs/devices.md)\n"
           "  serve PROFILE... --policy P --rate R\n"
           "                          serve several models on one GPU (latency percentiles)\n"
+          "  colocate WORKLOAD --policy time|spatial|zico\n"
+          "                          several training jobs on one GPU (Zico)\n"
           "\n"
           "Each command takes --help. Exit status: 0 success, 1 error (one line on stderr),\n"
           "2 bad command line.\n",
@@ -139,8 +143,11 @@ int main(int argc, char **argv)
                 {"dtr-parity", cmd_dtr_parity},
                 {"replay", cmd_replay},
                 {"profile", cmd_profile},
+                {"calibrate-device", cmd_calibrate_device},
                 {"bound", cmd_bound},
                 {"serve", cmd_serve},
+                {"colocate", cmd_colocate},
+                {"tradeoff", cmd_tradeoff},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name)) {

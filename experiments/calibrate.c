@@ -8,6 +8,7 @@
 
 #include "../common/params.h"
 #include "../profiles/costmodel.h"
+#include "calrec.h"
 #include "../profiles/importers.h"
 #include "../profiles/models.h"
 
@@ -448,6 +449,12 @@ int cal_rows(const char *data, cal_row *rows, int max, sw_err *err)
 
 int cal_calibration_report(const char *data, sw_buf *b, sw_err *err)
 {
+    return cal_calibration_report_with(data, NULL, 0, NULL, b, err);
+}
+
+int cal_calibration_report_with(const char *data, const char *const *files, int nfiles,
+                                const dev_spec *dev, sw_buf *b, sw_err *err)
+{
     cal_row rows[16];
     int n = cal_rows(data, rows, 16, err);
     if (n < 0)
@@ -457,7 +464,10 @@ int cal_calibration_report(const char *data, sw_buf *b, sw_err *err)
                    "It compares profiles generated with the cost model (profiles/costmodel.c) "
                    "with recorded ones: the DTR authors' logs (Titan V, PyTorch 1.5; figures "
                    "from data/README.md) and PipeDream's per-layer profiles (batch 128, "
-                   "fp32, V100 assumed; data/pipedream/).\n\n");
+                   "fp32, V100 assumed; data/pipedream/); and, operator by operator, the "
+                   "H100 PyTorch 2.11 traces (data/pytorch-traces/), with the efficiency "
+                   "figures fitted to them (`swapsim calibrate --recorded FILE` does the "
+                   "same for profiles recorded with `swapsim profile`).\n\n");
     sw_buf_puts(b, "## The cost model\n\nPer operator: `time = kernels x launch + max(FLOPs / "
                    "(peak x eff x ramp), bytes / (bandwidth x eff_bw))`, `ramp = FLOPs / (FLOPs + "
                    "half_flops)`; FLOPs and bytes from the operator's shapes (backward of a "
@@ -566,5 +576,8 @@ int cal_calibration_report(const char *data, sw_buf *b, sw_err *err)
         "the batch norm's output too, one third more. The LSTM's recorded peak is a quarter "
         "above the model's: the cell DTR recorded saves more per step than the model's "
         "13-operator cell.\n");
+    int rc = cr_report(data, files, nfiles, dev, b, err);
+    if (rc)
+        return rc;
     return b->oom ? sw_fail(err, SW_ENOMEM, "out of memory") : 0;
 }

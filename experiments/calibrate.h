@@ -18,8 +18,14 @@ int cal_generate(const char *model, const char *const *kv, int nkv, const char *
 int cal_table1_report(sw_buf *b, sw_err *err);
 
 /* Markdown calibration report into b. data is the recorded data directory
-   holding pipedream/ (NULL or missing: those sections say the data is absent). */
+   holding pipedream/ and pytorch-traces/ (NULL or missing: those sections
+   say the data is absent). */
 int cal_calibration_report(const char *data, sw_buf *b, sw_err *err);
+/* The same, with the recorded profiles files[0..nfiles) (`swapsim calibrate
+   --recorded`) in a section of their own, timed on dev (NULL: each
+   profile's device; it also times the H100 traces). */
+int cal_calibration_report_with(const char *data, const char *const *files, int nfiles,
+                                const dev_spec *dev, sw_buf *b, sw_err *err);
 
 /* One row of the calibration summary, for tests: model name, our figure and
    the recorded one, for compute (s) and peak memory (bytes; 0 if none). */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../planners/bound.h"
 #include "../planners/planner.h"
 #include "../profiles/device.h"
 #include "../sim/simulate.h"
@@ -87,6 +88,59 @@ static int swapadvisor_time(const serve_config *c, const graph_profile *g, int32
     return 0;
 }
 
+/* model m's share of the requests */
+static double popularity(const serve_config *cfg, const serve_prep *p, int32_t m)
+{
+    (void)cfg;
+    return p->cum[m] - (m ? p->cum[m - 1] : 0);
+}
+
+/* SwapAdvisor plans of every model within shares proportional to
+   popularity^alpha (alpha 0: equal), into info[] */
+static int plan_shares(const serve_config *cfg, const serve_prep *p, double alpha,
+                       serve_model_info *info, sw_err *err)
+{
+    /* each model first gets its floor (what one op alone needs resident,
+       and the workspace reserve: less cannot run at all), then the rest of
+       the memory is split by popularity^alpha; alpha 0 is an equal split */
+    double tot = 0;
+    int64_t floors = 0, floor_of[4096];
+    if (cfg->n_models > 4096)
+        return sw_fail(err, SW_EINVAL, "at most 4096 models");
+    for (int32_t m = 0; m < cfg->n_models; m++) {
+        tot += pow(popularity(cfg, p, m), alpha);
+        bound_result br;
+        sw_err ig;
+        floor_of[m] = 0;
+        if (alpha > 0 && bound_compute(cfg->models[m], INT64_MAX / 4, NULL, &br, &ig) == 0)
+            floor_of[m] = br.resident_bytes + cfg->models[m]->max_workspace;
+        floors += floor_of[m];
+    }
+    int64_t rest = cfg->memory - floors;
+    if (rest < 0)
+        return sw_fail(err, SW_ENOFIT, "the models' floors (what one op alone needs) exceed the "
+                       "memory");
+    for (int32_t m = 0; m < cfg->n_models; m++) {
+        const graph_profile *g = cfg->models[m];
+        int64_t share = floor_of[m] + (int64_t)((double)rest * pow(popularity(cfg, p, m), alpha) /
+                                                tot);
+        info[m].share_bytes = share;
+        /* the same profile object in the same share: one plan */
+        int32_t same = -1;
+        for (int32_t k = 0; k < m && same < 0; k++)
+            if (cfg->models[k] == g && info[k].share_bytes == share)
+                same = k;
+        if (same >= 0) {
+            info[m] = info[same];
+            continue;
+        }
+        int rc = swapadvisor_time(cfg, g, m, share, &info[m], err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 int serve_prepare(const serve_config *cfg, serve_prep *out, sw_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -145,22 +199,58 @@ int serve_prepare(const serve_config *cfg, serve_prep *out, sw_err *err)
             mi->hot_s = c;
             mi->cold_s = win + c;
             break;
-        default: {
-            /* identical profiles (the same object) share one plan */
-            int32_t same = -1;
-            for (int32_t k = 0; k < m && same < 0; k++)
-                if (cfg->models[k] == g)
-                    same = k;
-            if (same >= 0) {
-                *mi = out->info[same];
-                break;
-            }
-            if ((rc = swapadvisor_time(cfg, g, m, share, mi, err)) != 0) {
-                serve_prep_free(out);
-                return rc;
-            }
+        default:
+            break;
         }
+    }
+    if (cfg->policy != SERVE_SWAPADVISOR)
+        return 0;
+    /* memory split equally, or (share_search) the best of three splits by
+       the request mix: floors, then the rest in proportion to popularity^a,
+       a = 1/2, 1; the one with the least mean service time (ties: the
+       more equal) */
+    serve_model_info *cand = sw_calloc((size_t)cfg->n_models, sizeof *cand);
+    if (!cand) {
+        serve_prep_free(out);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    static const double alphas[] = {0, 0.5, 1};
+    double best = INFINITY;
+    int rc = 0;
+    sw_err first; /* the equal split's failure, reported if no split works */
+    first.msg[0] = 0;
+    for (size_t a = 0; a < (cfg->share_search ? SW_ARRAY_LEN(alphas) : 1); a++) {
+        for (int32_t m = 0; m < cfg->n_models; m++)
+            cand[m] = out->info[m];
+        int crc = plan_shares(cfg, out, alphas[a], cand, err);
+        if (crc == SW_ENOMEM || (crc && a == 0 && !cfg->share_search)) {
+            rc = crc;
+            break;
         }
+        if (crc) {
+            if (a == 0) {
+                rc = crc; /* kept unless a later split works */
+                first = *err;
+            }
+            continue;
+        }
+        double mean = 0;
+        for (int32_t m = 0; m < cfg->n_models; m++)
+            mean += popularity(cfg, out, m) * cand[m].hot_s;
+        if (mean < best * (1 - 1e-9)) {
+            best = mean;
+            rc = 0;
+            out->share_alpha = alphas[a];
+            for (int32_t m = 0; m < cfg->n_models; m++)
+                out->info[m] = cand[m];
+        }
+    }
+    sw_free(cand);
+    if (rc && rc != SW_ENOMEM && first.msg[0])
+        *err = first;
+    if (rc || !isfinite(best)) {
+        serve_prep_free(out);
+        return rc ? rc : sw_fail(err, SW_ENOFIT, "no split of the memory fits every model");
     }
     return 0;
 }

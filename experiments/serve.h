@@ -36,6 +36,9 @@ typedef struct serve_config {
     int threads;        /* planner threads */
     int generations;    /* swapadvisor: GA generations per distinct model (fixed: deterministic) */
     int population;     /* swapadvisor: GA population */
+    int share_search;   /* swapadvisor: 0: equal shares; 1: the best of equal shares and of
+                           each model's floor (what one op alone needs) plus the rest in
+                           proportion to popularity^a, a = 1/2, 1 (least mean service time) */
 } serve_config;
 
 /* What one model costs the GPU under the policy (after serve_prepare). */
@@ -53,6 +56,7 @@ typedef struct serve_prep {
     serve_model_info *info; /* n_models */
     double *cum;            /* cumulative popularity, n_models */
     double mean_batch;      /* samples per request, averaged by popularity */
+    double share_alpha;     /* swapadvisor: the split chosen (shares ~ popularity^alpha) */
 } serve_prep;
 
 /* Service times of every model under cfg.policy. SW_ENOFIT ("model 3

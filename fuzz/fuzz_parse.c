@@ -1,20 +1,27 @@
 /* fuzz_parse.c: one AFL++ harness for every parser swapsim has, chosen by
-   the first argument: profile JSON, plan JSON (then verified and
+   the first argument: profile JSON (then mapped to library calls, as
+   `swapsim profile --dry-run` does), plan JSON (then verified and
    simulated, as `swapsim simulate` does), the dtr, pipedream and pytorch
-   importers, and experiment files (expanded with --dry-run). It calls the
-   same load functions the command line does; a bad input must end in an
-   error status, never a crash, a sanitizer report or a hang.
+   importers, experiment files (expanded with --dry-run), and colocate
+   workloads (read, planned and run under Zico beside a small valid profile,
+   p.json, that the harness writes once). It calls the same load functions
+   the command line does; a bad input must end in an error status, never a
+   crash, a sanitizer report or a hang.
 
-     fuzz_parse profile|plan|dtr|pipedream|pytorch|experiment FILE */
+     fuzz_parse profile|plan|dtr|pipedream|pytorch|experiment|workload FILE */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../experiments/calibrate.h"
+#include "../experiments/colocate.h"
 #include "../experiments/runner.h"
 #include "../profiles/importers.h"
 #include "../profiles/profile_io.h"
 #include "../sim/plan_io.h"
 #include "../sim/simulate.h"
 #include "../sim/verify.h"
+#include "../validate/libmap.h"
 
 static int run(const char *what, const char *path)
 {
@@ -25,6 +32,8 @@ static int run(const char *what, const char *path)
             return 1;
         graph_stats st;
         graph_compute_stats(g, &st);
+        lm_summary ls;
+        lm_summarize(g, &ls);
         graph_free(g);
         return 0;
     }
@@ -51,10 +60,56 @@ static int run(const char *what, const char *path)
         (void)devnull;
         return exp_run(&o, &e) ? 1 : 0;
     }
+    if (!strcmp(what, "workload")) {
+        /* the workload is read from a directory that holds p.json */
+        static const char *dir = "/tmp/swapsim-fuzz-workload";
+        char pp[256], wp[256];
+        snprintf(pp, sizeof pp, "%s/p.json", dir);
+        snprintf(wp, sizeof wp, "%s/w.json", dir);
+        FILE *f = fopen(pp, "r");
+        if (f)
+            fclose(f);
+        else {
+            const char *kv[] = {"ops=6", "seed=1", "unit=1MiB"};
+            graph_profile *g;
+            char cmd[300];
+            snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+            if (system(cmd) != 0 || cal_generate("random", kv, 3, "v100", &g, &e))
+                return 2;
+            int rc = profile_write_file(g, pp, &e);
+            graph_free(g);
+            if (rc)
+                return 2;
+        }
+        char *text;
+        size_t len;
+        if (sw_read_file(path, &text, &len, &e))
+            return 1;
+        f = fopen(wp, "wb");
+        if (!f) {
+            sw_free(text);
+            return 2;
+        }
+        fwrite(text, 1, len, f);
+        fclose(f);
+        sw_free(text);
+        co_workload w;
+        if (co_workload_read(wp, 1, &w, &e)) {
+            if (getenv("FUZZ_VERBOSE"))
+                fprintf(stderr, "%s\n", e.msg);
+            return 1;
+        }
+        co_result r;
+        for (int p = 0; p < CO__COUNT; p++)
+            if (co_run(w.jobs, w.n_jobs, w.memory, p, w.device.h2d_bw, w.device.d2h_bw, &r, &e) == 0)
+                co_result_free(&r);
+        co_workload_free(&w);
+        return 0;
+    }
     const importer *im = importer_find(what);
     if (!im) {
         fprintf(stderr, "fuzz_parse: unknown parser '%s' (expected profile, plan, dtr, "
-                "pipedream, pytorch or experiment)\n", what);
+                "pipedream, pytorch, experiment or workload)\n", what);
         return 2;
     }
     param_set ps;
@@ -64,6 +119,9 @@ static int run(const char *what, const char *path)
     graph_profile *g = NULL;
     int rc = im->import(&path, 1, &ps, dev_find("v100"), &g, &e);
     params_free(&ps);
+    lm_summary ls;
+    if (!rc)
+        lm_summarize(g, &ls);
     graph_free(g);
     return rc ? 1 : 0;
 }
@@ -71,7 +129,8 @@ static int run(const char *what, const char *path)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: fuzz_parse profile|plan|dtr|pipedream|pytorch|experiment FILE\n");
+        fprintf(stderr, "usage: fuzz_parse profile|plan|dtr|pipedream|pytorch|experiment|workload "
+                "FILE\n");
         return 2;
     }
     return run(argv[1], argv[2]);

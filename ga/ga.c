@@ -158,6 +158,15 @@ const void *ga_best(const ga_ctx *ga, double *fitness)
 
 void ga_get_stats(const ga_ctx *ga, ga_stats *st) { *st = ga->st; }
 
+const void *ga_individual(const ga_ctx *ga, int i, double *fitness)
+{
+    if (i < 0 || i >= ga->p.population)
+        return NULL;
+    if (fitness)
+        *fitness = ga->pop_fit[i];
+    return GENOME(ga->pop, i);
+}
+
 /* ---- parallel jobs ---- */
 
 static void run_job(ga_ctx *ga, int w, int j)

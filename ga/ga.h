@@ -92,6 +92,10 @@ void ga_immigrate(ga_ctx *ga, int m, const void *genomes, const double *fit);
 /* The best genome ever evaluated (owned by the context) and its fitness. */
 const void *ga_best(const ga_ctx *ga, double *fitness);
 void ga_get_stats(const ga_ctx *ga, ga_stats *st);
+/* Genome i (0 <= i < population) of the current population (after ga_run:
+   the final one; owned by the context) and its fitness, or NULL if i is out
+   of range. */
+const void *ga_individual(const ga_ctx *ga, int i, double *fitness);
 
 /* Softmax survival probabilities (exported for tests): prob[i] for the S
    candidates with times t[i], t_best the best time seen so far. */

@@ -40,71 +40,99 @@
 enum { EV_RUN, EV_RERUN, EV_DROP, EV_DEATH, EV_DEATH_DROP, EV_SWAPIN };
 
 typedef struct dtr_ev {
-    uint8_t kind;
-    int32_t x;
+    uint8_t kind; /* EV_* */
+    int32_t x;    /* the op (EV_RUN, EV_RERUN) or the storage (the others) */
 } dtr_ev;
 
+/* One level of materialize's explicit stack: op being (re)computed. */
 typedef struct frame {
-    int32_t op, target, i;
-    uint8_t remat, stage;
-    size_t uoff;
+    int32_t op;       /* the op to run */
+    int32_t target;   /* the tensor it is run for (simrd's order: siblings first), or -1 */
+    int32_t arg;      /* stage 1, 2: the argument being made resident (index in args) */
+    uint8_t remat;    /* a rematerialisation (rerun), not the op's scheduled run */
+    uint8_t stage;    /* 0: arguments not stamped yet; 1: walking the arguments;
+                         2: argument arg was just rematerialised (lock it next) */
+    size_t miss_off;  /* this frame's slice of arg_missing (one flag per argument) */
 } frame;
 
+/* The runtime's state. Index spaces: "per op" arrays are over op ids,
+   "per position" over positions in g->order, "per tensor" over tensor ids,
+   "per storage" over tensor ids too but meaningful only at storage roots.
+   Times are integer ticks of 1 ns (simrd's clock). Every array is owned
+   (eng_free); each fixed one has one spare slot. */
 typedef struct eng {
-    const graph_profile *g;
-    const dtr_config *cfg;
-    dtr_stats *st;
-    sw_err *err;
-    int32_t nt, no;
-    int64_t budget;
-    double limit; /* remat ns limit, < 0 none */
-    /* static */
-    int64_t *ticks;
-    int32_t *pos;
-    int32_t *par_off, *par;
-    int32_t *cre_off, *cre;
-    int64_t *tsize;
-    int32_t *ton_off, *ton;
-    int32_t *fwd_off, *fwd_s, *fwd_op;
-    int32_t *rev_off, *rev_s, *rev_op;
-    int32_t *death;
-    int32_t *dth_off, *dth;
-    uint8_t *keep, *evictable, *isview, *external;
+    const graph_profile *g;  /* the profile (finished; borrowed) */
+    const dtr_config *cfg;   /* borrowed */
+    dtr_stats *st;           /* filled as the run goes (borrowed) */
+    sw_err *err;             /* borrowed */
+    int32_t nt, no;          /* tensors, ops */
+    int64_t budget;          /* bytes for tensors: the budget less the largest workspace */
+    const struct heuristic_def *heur; /* the eviction heuristic (heuristics[]) */
+    double remat_limit;      /* give up past this much rematerialisation (ticks); < 0 none */
+    /* static, from setup */
+    int64_t *ticks;          /* per op: its compute time */
+    int32_t *order_pos;      /* per op: its position in g->order */
+    int32_t *args_off, *args;       /* CSR per op: tensors it reads (inputs, then mutated) */
+    int32_t *created_off, *created; /* CSR per op: storages it creates (GA_CREATE) */
+    int64_t *created_bytes;  /* per op: bytes of the storages it creates */
+    int32_t *on_storage_off, *on_storage; /* CSR per storage: the tensors on it (views too) */
+    int32_t *fwd_off, *fwd_to, *fwd_op; /* CSR per storage: storages an op computes from it
+                                           (argument -> output), and that op */
+    int32_t *rev_off, *rev_to, *rev_op; /* CSR per storage: the reverse edges (output ->
+                                           argument), and the op */
+    int32_t *death;          /* per storage: position after which the framework drops it
+                                (last use or held_until); NEVER if it does not */
+    int32_t *dies_off, *dies;/* CSR per position: storages that die after it */
+    uint8_t *constant;       /* per storage: never evicted or freed (persistent, no
+                                producer, or of kind input) */
+    uint8_t *evictable;      /* per storage: may be evicted (recomputable whenever needed) */
+    uint8_t *is_view;        /* per tensor: a view of another tensor's storage */
+    uint8_t *external;       /* per storage: no producer and not persistent (swapped in on
+                                first use) */
     /* dynamic */
-    uint8_t *defined, *material, *pinned, *ran, *dead, *banished, *noevict, *fdirty, *rdirty,
-        *inpool;
-    int32_t *locks, *pprev, *pnext, phead, ptail, pn;
-    int64_t *last_access, *comp, *fcomp, *rcomp;
-    int32_t *ecn, *nremat, *last_death_ev, *comp_op;
-    int32_t *ufp;
-    int64_t *ufv;
-    uint32_t *ufmark;
-    size_t n_uf, cap_uf, cap_ufv, cap_ufm;
-    int32_t *stk;
-    uint32_t *vis, epoch;
-    frame *fr;
-    size_t nfr, cap_fr;
-    uint8_t *ufl;
-    size_t nufl, cap_ufl;
-    dtr_ev *ev;
-    size_t nev, cap_ev;
-    int32_t *cand;
-    mem_model *mem;
-    plan_place *place;
-    int64_t clock, bytes, remat_ticks, model_ticks, total_ticks;
-    int32_t cur_op;
-    gsl_rng *rng;
-    int use_regions, use_eq;
+    uint8_t *defined;        /* per tensor: its value is available (storage resident) */
+    uint8_t *material;       /* per storage: resident */
+    uint8_t *pinned;         /* per storage: locked for good by the sink op */
+    uint8_t *ran;            /* per op: its scheduled run happened */
+    uint8_t *dead;           /* per storage: the framework dropped its last reference */
+    uint8_t *banished;       /* per storage: deleted for real, can never come back */
+    uint8_t *no_evict;       /* per storage: never evicted again (recomputing it would need
+                                a storage deleted for real) */
+    uint8_t *fwd_dirty, *rev_dirty; /* per storage: fwd/rev_region_ns is stale */
+    uint8_t *in_pool;        /* per storage: in the candidate pool */
+    int32_t *locks;          /* per storage: lock count (locked: not a candidate) */
+    int32_t *pool_prev, *pool_next; /* per storage: the candidate pool's links (-1: none) */
+    int32_t pool_head, pool_tail, pool_n; /* the pool, in order of becoming evictable */
+    int64_t *last_access;    /* per storage: clock at its last access (staleness) */
+    int64_t *compute_ns;     /* per storage: compute time of the ops that produced it */
+    int64_t *fwd_region_ns, *rev_region_ns; /* per storage: cached compute of its evicted
+                                               neighbourhood, consumers' / producers' side */
+    int32_t *eq_node;        /* per storage: its union-find node while evicted (h_DTR^eq),
+                                else -1 */
+    int32_t *n_remat;        /* per storage: times rematerialised */
+    int32_t *death_event;    /* per storage: index in events of its EV_DEATH, or -1 */
+    int32_t *compute_op;     /* per storage: the last op counted in compute_ns */
+    int32_t *uf_parent;      /* per union-find node: parent (a root: itself) */
+    int64_t *uf_cost;        /* per root: compute of its evicted class */
+    uint32_t *uf_mark;       /* per node: epoch it was last summed in */
+    size_t n_uf, cap_uf_parent, cap_uf_cost, cap_uf_mark; /* nodes; capacities */
+    int32_t *stack;          /* scratch: depth-first stack of storages */
+    uint32_t *visited, epoch;/* per storage: epoch it was last visited; the current one */
+    frame *frames;           /* materialize's stack */
+    size_t n_frames, cap_frames;
+    uint8_t *arg_missing;    /* per frame argument: missing when its frame started */
+    size_t n_arg_missing, cap_arg_missing;
+    dtr_ev *events;          /* the run, replayed into the plan builder */
+    size_t n_events, cap_events;
+    mem_model *mem;          /* the address allocator mirroring the builder's */
+    plan_place *place;       /* per storage: its placement while resident */
+    int64_t clock;           /* simrd's clock: 1 + compute + rematerialisation (ticks) */
+    int64_t resident_bytes;  /* bytes counted resident (simrd's memory) */
+    int64_t remat_ticks, model_ticks, total_ticks; /* rerun, scheduled run, all ops' time */
+    int32_t cur_op;          /* the scheduled op being run, -1 before the first */
+    gsl_rng *rng;            /* random picks and sampling strides (seeded from cfg) */
+    int use_regions, use_eq; /* keep neighbourhood caches / equivalence classes */
 } eng;
-
-int dtr_heuristic_parse(const char *s)
-{
-    static const char *names[] = {"dtr", "dtr-eq", "dtr-local", "lru", "size", "msps", "random"};
-    for (int i = 0; i < (int)SW_ARRAY_LEN(names); i++)
-        if (s && !strcmp(s, names[i]))
-            return i;
-    return -1;
-}
 
 static int64_t sbytes(const eng *e, int32_t s) { return e->g->tensors[s].bytes; }
 static int32_t stor(const eng *e, int32_t t) { return e->g->tensors[t].storage; }
@@ -113,38 +141,38 @@ static int32_t stor(const eng *e, int32_t t) { return e->g->tensors[t].storage; 
 
 static void pool_append(eng *e, int32_t s)
 {
-    if (e->inpool[s])
+    if (e->in_pool[s])
         return;
-    e->inpool[s] = 1;
-    e->pprev[s] = e->ptail;
-    e->pnext[s] = -1;
-    if (e->ptail >= 0)
-        e->pnext[e->ptail] = s;
+    e->in_pool[s] = 1;
+    e->pool_prev[s] = e->pool_tail;
+    e->pool_next[s] = -1;
+    if (e->pool_tail >= 0)
+        e->pool_next[e->pool_tail] = s;
     else
-        e->phead = s;
-    e->ptail = s;
-    e->pn++;
+        e->pool_head = s;
+    e->pool_tail = s;
+    e->pool_n++;
 }
 
 static void pool_remove(eng *e, int32_t s)
 {
-    if (!e->inpool[s])
+    if (!e->in_pool[s])
         return;
-    e->inpool[s] = 0;
-    if (e->pprev[s] >= 0)
-        e->pnext[e->pprev[s]] = e->pnext[s];
+    e->in_pool[s] = 0;
+    if (e->pool_prev[s] >= 0)
+        e->pool_next[e->pool_prev[s]] = e->pool_next[s];
     else
-        e->phead = e->pnext[s];
-    if (e->pnext[s] >= 0)
-        e->pprev[e->pnext[s]] = e->pprev[s];
+        e->pool_head = e->pool_next[s];
+    if (e->pool_next[s] >= 0)
+        e->pool_prev[e->pool_next[s]] = e->pool_prev[s];
     else
-        e->ptail = e->pprev[s];
-    e->pn--;
+        e->pool_tail = e->pool_prev[s];
+    e->pool_n--;
 }
 
 static void make_evictable(eng *e, int32_t s)
 {
-    if (e->evictable[s] && !e->noevict[s] && !e->pinned[s] && e->material[s] && !e->locks[s])
+    if (e->evictable[s] && !e->no_evict[s] && !e->pinned[s] && e->material[s] && !e->locks[s])
         pool_append(e, s);
 }
 
@@ -164,11 +192,11 @@ static void unlock(eng *e, int32_t s)
 
 static int log_ev(eng *e, int kind, int32_t x)
 {
-    if (SW_GROW(e->ev, e->cap_ev, e->nev + 1))
+    if (SW_GROW(e->events, e->cap_events, e->n_events + 1))
         return SW_ENOMEM;
-    e->ev[e->nev].kind = (uint8_t)kind;
-    e->ev[e->nev].x = x;
-    e->nev++;
+    e->events[e->n_events].kind = (uint8_t)kind;
+    e->events[e->n_events].x = x;
+    e->n_events++;
     return 0;
 }
 
@@ -177,7 +205,7 @@ static int log_ev(eng *e, int kind, int32_t x)
 static void next_epoch(eng *e)
 {
     if (++e->epoch == 0) {
-        memset(e->vis, 0, (size_t)e->nt * sizeof *e->vis);
+        memset(e->visited, 0, (size_t)e->nt * sizeof *e->visited);
         e->epoch = 1;
     }
 }
@@ -186,22 +214,22 @@ static void next_epoch(eng *e)
    storages (forward: consumers; reverse: producers' inputs). */
 static int64_t region(eng *e, int32_t s, int rev)
 {
-    const int32_t *off = rev ? e->rev_off : e->fwd_off, *to = rev ? e->rev_s : e->fwd_s,
+    const int32_t *off = rev ? e->rev_off : e->fwd_off, *to = rev ? e->rev_to : e->fwd_to,
                   *via = rev ? e->rev_op : e->fwd_op;
     next_epoch(e);
     int64_t sum = 0;
     int32_t n = 0;
-    e->stk[n++] = s;
-    e->vis[s] = e->epoch;
+    e->stack[n++] = s;
+    e->visited[s] = e->epoch;
     while (n) {
-        int32_t x = e->stk[--n];
+        int32_t x = e->stack[--n];
         for (int32_t k = off[x]; k < off[x + 1]; k++) {
             int32_t y = to[k];
-            if (!e->ran[via[k]] || e->material[y] || e->vis[y] == e->epoch)
+            if (!e->ran[via[k]] || e->material[y] || e->visited[y] == e->epoch)
                 continue;
-            e->vis[y] = e->epoch;
-            sum += e->comp[y];
-            e->stk[n++] = y;
+            e->visited[y] = e->epoch;
+            sum += e->compute_ns[y];
+            e->stack[n++] = y;
         }
     }
     return sum;
@@ -211,27 +239,27 @@ static int64_t region(eng *e, int32_t s, int rev)
    those of the resident storages bordering its evicted component. */
 static void mark_dirty(eng *e, int32_t x)
 {
-    e->fdirty[x] = e->rdirty[x] = 1;
+    e->fwd_dirty[x] = e->rev_dirty[x] = 1;
     for (int dir = 0; dir < 2; dir++) {
         /* walking producers (rev) finds storages whose forward region holds x */
-        const int32_t *off = dir ? e->fwd_off : e->rev_off, *to = dir ? e->fwd_s : e->rev_s,
+        const int32_t *off = dir ? e->fwd_off : e->rev_off, *to = dir ? e->fwd_to : e->rev_to,
                       *via = dir ? e->fwd_op : e->rev_op;
-        uint8_t *dirty = dir ? e->rdirty : e->fdirty;
+        uint8_t *dirty = dir ? e->rev_dirty : e->fwd_dirty;
         next_epoch(e);
         int32_t n = 0;
-        e->stk[n++] = x;
-        e->vis[x] = e->epoch;
+        e->stack[n++] = x;
+        e->visited[x] = e->epoch;
         while (n) {
-            int32_t a = e->stk[--n];
+            int32_t a = e->stack[--n];
             for (int32_t k = off[a]; k < off[a + 1]; k++) {
                 int32_t y = to[k];
-                if (!e->ran[via[k]] || e->vis[y] == e->epoch)
+                if (!e->ran[via[k]] || e->visited[y] == e->epoch)
                     continue;
-                e->vis[y] = e->epoch;
+                e->visited[y] = e->epoch;
                 if (e->material[y])
                     dirty[y] = 1;
                 else
-                    e->stk[n++] = y;
+                    e->stack[n++] = y;
             }
         }
     }
@@ -241,23 +269,24 @@ static void mark_dirty(eng *e, int32_t x)
 
 static int32_t uf_new(eng *e, int64_t v)
 {
-    if (SW_GROW(e->ufp, e->cap_uf, e->n_uf + 1) || SW_GROW(e->ufv, e->cap_ufv, e->n_uf + 1) ||
-        SW_GROW(e->ufmark, e->cap_ufm, e->n_uf + 1))
+    if (SW_GROW(e->uf_parent, e->cap_uf_parent, e->n_uf + 1) ||
+        SW_GROW(e->uf_cost, e->cap_uf_cost, e->n_uf + 1) ||
+        SW_GROW(e->uf_mark, e->cap_uf_mark, e->n_uf + 1))
         return -1;
-    e->ufp[e->n_uf] = (int32_t)e->n_uf;
-    e->ufv[e->n_uf] = v;
-    e->ufmark[e->n_uf] = 0;
+    e->uf_parent[e->n_uf] = (int32_t)e->n_uf;
+    e->uf_cost[e->n_uf] = v;
+    e->uf_mark[e->n_uf] = 0;
     return (int32_t)e->n_uf++;
 }
 
 static int32_t uf_find(eng *e, int32_t x)
 {
     int32_t r = x;
-    while (e->ufp[r] != r)
-        r = e->ufp[r];
-    while (e->ufp[x] != r) {
-        int32_t n = e->ufp[x];
-        e->ufp[x] = r;
+    while (e->uf_parent[r] != r)
+        r = e->uf_parent[r];
+    while (e->uf_parent[x] != r) {
+        int32_t n = e->uf_parent[x];
+        e->uf_parent[x] = r;
         x = n;
     }
     return r;
@@ -268,11 +297,11 @@ static int32_t uf_find(eng *e, int32_t x)
 #define FOR_EVICTED_NEIGHBOURS(e, s, y, ...)                                                      \
     for (int dir_ = 0; dir_ < 2; dir_++) {                                                        \
         const int32_t *off_ = dir_ ? (e)->rev_off : (e)->fwd_off;                                 \
-        const int32_t *to_ = dir_ ? (e)->rev_s : (e)->fwd_s;                                      \
+        const int32_t *to_ = dir_ ? (e)->rev_to : (e)->fwd_to;                                    \
         const int32_t *via_ = dir_ ? (e)->rev_op : (e)->fwd_op;                                   \
         for (int32_t k_ = off_[s]; k_ < off_[(s) + 1]; k_++) {                                    \
             int32_t y = to_[k_];                                                                  \
-            if (!(e)->ran[via_[k_]] || (e)->material[y] || y == (s) || (e)->ecn[y] < 0)           \
+            if (!(e)->ran[via_[k_]] || (e)->material[y] || y == (s) || (e)->eq_node[y] < 0)       \
                 continue;                                                                         \
             __VA_ARGS__                                                                           \
         }                                                                                         \
@@ -287,59 +316,155 @@ static double quot(int64_t num, unsigned __int128 den)
     return (double)((long double)num / (long double)den);
 }
 
+/* A heuristic's score of evicting storage s (the lowest score is evicted):
+   sz its bytes, stale the ticks since its last access, den sz x stale
+   (stale clamped at 0). */
+typedef double score_fn(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __int128 den);
+
+/* h_DTR: (own compute + both evicted neighbourhoods) / (size x staleness) */
+static double score_dtr(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __int128 den)
+{
+    (void)sz;
+    (void)stale;
+    if (e->fwd_dirty[s]) {
+        e->fwd_region_ns[s] = region(e, s, 0);
+        e->fwd_dirty[s] = 0;
+    }
+    if (e->rev_dirty[s]) {
+        e->rev_region_ns[s] = region(e, s, 1);
+        e->rev_dirty[s] = 0;
+    }
+    return quot(e->compute_ns[s] + e->fwd_region_ns[s] + e->rev_region_ns[s], den);
+}
+
+/* h_DTR^eq: (own compute + the evicted equivalence classes beside it) /
+   (size x staleness) */
+static double score_eq(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __int128 den)
+{
+    (void)sz;
+    (void)stale;
+    int64_t sum = e->compute_ns[s];
+    if (++e->epoch == 0)
+        e->epoch = 1;
+    uint32_t mk = e->epoch;
+    FOR_EVICTED_NEIGHBOURS(e, s, y, {
+        int32_t r = uf_find(e, e->eq_node[y]);
+        if (e->uf_mark[r] != mk) {
+            e->uf_mark[r] = mk;
+            sum += e->uf_cost[r];
+        }
+    })
+    return quot(sum, den);
+}
+
+/* h_DTR^local: own compute / (size x staleness) */
+static double score_local(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __int128 den)
+{
+    (void)sz;
+    (void)stale;
+    return quot(e->compute_ns[s], den);
+}
+
+/* least recently used */
+static double score_lru(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __int128 den)
+{
+    (void)sz;
+    (void)stale;
+    (void)den;
+    return (double)e->last_access[s];
+}
+
+/* largest first */
+static double score_size(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __int128 den)
+{
+    (void)e;
+    (void)s;
+    (void)stale;
+    (void)den;
+    return sz > 0 ? 1.0 / (double)sz : INFINITY;
+}
+
+/* MSPS: (own compute + evicted ancestors) / size */
+static double score_msps(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __int128 den)
+{
+    (void)stale;
+    (void)den;
+    if (e->rev_dirty[s]) {
+        e->rev_region_ns[s] = region(e, s, 1);
+        e->rev_dirty[s] = 0;
+    }
+    return quot(e->compute_ns[s] + e->rev_region_ns[s], (unsigned __int128)(uint64_t)sz);
+}
+
+/* MegEngine: compute^a / (staleness^b x (size + free blocks beside it)^c)
+   x d^(times recomputed) */
+static double score_megengine(eng *e, int32_t s, int64_t sz, int64_t stale,
+                              unsigned __int128 den)
+{
+    (void)den;
+    const dtr_config *c = e->cfg;
+    double adj = (double)mem_adjacent_free(e->mem, &e->place[s], sz);
+    double d = pow((double)stale, c->exp_staleness) * pow((double)sz + adj, c->exp_memory);
+    if (!(d > 0))
+        return INFINITY;
+    return pow((double)e->compute_ns[s], c->exp_compute) / d *
+           pow(c->recompute_base, e->n_remat[s]);
+}
+
+/* no score: every candidate ties (random picks without scoring) */
+static double score_none(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __int128 den)
+{
+    (void)e;
+    (void)s;
+    (void)sz;
+    (void)stale;
+    (void)den;
+    return INFINITY;
+}
+
+typedef struct heuristic_def {
+    const char *name;   /* the dtr planner's `heuristic` value; NULL: not selectable by name */
+    score_fn *score;    /* the candidate's score */
+    uint8_t regions;    /* keeps the evicted neighbourhoods' compute (fwd/rev_region_ns) */
+    uint8_t eq;         /* keeps union-find equivalence classes of evicted storages */
+    uint8_t random;     /* picks a uniformly random candidate instead of scoring */
+} heuristic_def;
+
+/* Indexed by dtr_heuristic. */
+static const heuristic_def heuristics[] = {
+    [DH_DTR] = {"dtr", score_dtr, 1, 0, 0},
+    [DH_EQ] = {"dtr-eq", score_eq, 0, 1, 0},
+    [DH_LOCAL] = {"dtr-local", score_local, 0, 0, 0},
+    [DH_LRU] = {"lru", score_lru, 0, 0, 0},
+    [DH_SIZE] = {"size", score_size, 0, 0, 0},
+    [DH_MSPS] = {"msps", score_msps, 1, 0, 0},
+    [DH_RANDOM] = {"random", score_none, 0, 0, 1},
+    [DH_MEGENGINE] = {NULL, score_megengine, 0, 0, 0}, /* the dtr-megengine planner's */
+};
+_Static_assert(SW_ARRAY_LEN(heuristics) == DH_MEGENGINE + 1, "one entry per dtr_heuristic");
+
+/* The entry of heuristic h; an unknown one scores every candidate INFINITY. */
+static const heuristic_def *heuristic_of(int h)
+{
+    static const heuristic_def unknown = {NULL, score_none, 0, 0, 0};
+    return h >= 0 && h < (int)SW_ARRAY_LEN(heuristics) ? &heuristics[h] : &unknown;
+}
+
+int dtr_heuristic_parse(const char *s)
+{
+    for (int i = 0; i < (int)SW_ARRAY_LEN(heuristics); i++)
+        if (s && heuristics[i].name && !strcmp(s, heuristics[i].name))
+            return i;
+    return -1;
+}
+
+/* Score candidate s by the run's heuristic (counted in the stats). */
 static double cost(eng *e, int32_t s)
 {
     e->st->evaluations++;
     int64_t stale = e->clock - e->last_access[s], sz = sbytes(e, s);
     unsigned __int128 den = (unsigned __int128)(uint64_t)sz * (uint64_t)(stale > 0 ? stale : 0);
-    switch (e->cfg->heuristic) {
-    case DH_DTR:
-        if (e->fdirty[s]) {
-            e->fcomp[s] = region(e, s, 0);
-            e->fdirty[s] = 0;
-        }
-        if (e->rdirty[s]) {
-            e->rcomp[s] = region(e, s, 1);
-            e->rdirty[s] = 0;
-        }
-        return quot(e->comp[s] + e->fcomp[s] + e->rcomp[s], den);
-    case DH_EQ: {
-        int64_t sum = e->comp[s];
-        if (++e->epoch == 0)
-            e->epoch = 1;
-        uint32_t mk = e->epoch;
-        FOR_EVICTED_NEIGHBOURS(e, s, y, {
-            int32_t r = uf_find(e, e->ecn[y]);
-            if (e->ufmark[r] != mk) {
-                e->ufmark[r] = mk;
-                sum += e->ufv[r];
-            }
-        })
-        return quot(sum, den);
-    }
-    case DH_LOCAL:
-        return quot(e->comp[s], den);
-    case DH_LRU:
-        return (double)e->last_access[s];
-    case DH_SIZE:
-        return sz > 0 ? 1.0 / (double)sz : INFINITY;
-    case DH_MSPS:
-        if (e->rdirty[s]) {
-            e->rcomp[s] = region(e, s, 1);
-            e->rdirty[s] = 0;
-        }
-        return quot(e->comp[s] + e->rcomp[s], (unsigned __int128)(uint64_t)sz);
-    case DH_MEGENGINE: {
-        const dtr_config *c = e->cfg;
-        double adj = (double)mem_adjacent_free(e->mem, &e->place[s], sz);
-        double d = pow((double)stale, c->exp_staleness) * pow((double)sz + adj, c->exp_memory);
-        if (!(d > 0))
-            return INFINITY;
-        return pow((double)e->comp[s], c->exp_compute) / d * pow(c->recompute_base, e->nremat[s]);
-    }
-    default:
-        return INFINITY;
-    }
+    return e->heur->score(e, s, sz, stale, den);
 }
 
 /* Fragmentation: the cheapest candidate whose removal (coalesced with the
@@ -350,11 +475,11 @@ static int32_t choose_opening(eng *e, int64_t need)
     double best_cost = INFINITY;
     int64_t a = e->cfg->align > 1 ? e->cfg->align : 1;
     int64_t want = ((need > 0 ? need : 1) + a - 1) / a * a;
-    for (int32_t s = e->phead; s >= 0; s = e->pnext[s]) {
+    for (int32_t s = e->pool_head; s >= 0; s = e->pool_next[s]) {
         int64_t sz = sbytes(e, s), own = ((sz > 0 ? sz : 1) + a - 1) / a * a;
         if (own + mem_adjacent_free(e->mem, &e->place[s], sz) < want)
             continue;
-        double c = e->cfg->heuristic == DH_RANDOM ? 0 : cost(e, s);
+        double c = e->heur->random ? 0 : cost(e, s);
         if (c <= best_cost) {
             best_cost = c;
             best = s;
@@ -366,24 +491,25 @@ static int32_t choose_opening(eng *e, int64_t need)
 /* The storage to evict, or -1 if the pool is empty. */
 static int32_t choose(eng *e)
 {
-    if (e->pn == 0)
+    if (e->pool_n == 0)
         return -1;
-    if (e->cfg->heuristic == DH_RANDOM) {
-        int32_t k = (int32_t)gsl_rng_uniform_int(e->rng, (unsigned long)e->pn), s = e->phead;
+    if (e->heur->random) {
+        int32_t k = (int32_t)gsl_rng_uniform_int(e->rng, (unsigned long)e->pool_n);
+        int32_t s = e->pool_head;
         while (k--)
-            s = e->pnext[s];
+            s = e->pool_next[s];
         return s;
     }
     double min_size = 0;
     if (e->cfg->small_filter > 0) {
         double sum = 0;
-        for (int32_t s = e->phead; s >= 0; s = e->pnext[s])
+        for (int32_t s = e->pool_head; s >= 0; s = e->pool_next[s])
             sum += (double)sbytes(e, s);
-        min_size = e->cfg->small_filter * sum / e->pn;
+        min_size = e->cfg->small_filter * sum / e->pool_n;
     }
     int32_t stride = 1;
     if (e->cfg->sample) {
-        stride = (int32_t)sqrt((double)e->pn);
+        stride = (int32_t)sqrt((double)e->pool_n);
         if (stride < 1)
             stride = 1;
     }
@@ -391,7 +517,7 @@ static int32_t choose(eng *e)
     double best_cost = INFINITY;
     for (int pass = 0; pass < 2 && best < 0; pass++) {
         int32_t skip = 0;
-        for (int32_t s = e->phead; s >= 0; s = e->pnext[s]) {
+        for (int32_t s = e->pool_head; s >= 0; s = e->pool_next[s]) {
             if (skip > 0) {
                 skip--;
                 continue;
@@ -418,28 +544,28 @@ static int32_t choose(eng *e)
 static int evict(eng *e, int32_t s, int kind)
 {
     e->material[s] = 0;
-    e->bytes -= sbytes(e, s);
+    e->resident_bytes -= sbytes(e, s);
     pool_remove(e, s);
-    for (int32_t k = e->ton_off[s]; k < e->ton_off[s + 1]; k++)
-        e->defined[e->ton[k]] = 0;
+    for (int32_t k = e->on_storage_off[s]; k < e->on_storage_off[s + 1]; k++)
+        e->defined[e->on_storage[k]] = 0;
     if (!e->cfg->bytes_only)
         mem_release(e->mem, &e->place[s], sbytes(e, s));
     if (kind == EV_DEATH)
-        e->last_death_ev[s] = (int32_t)e->nev;
+        e->death_event[s] = (int32_t)e->n_events;
     if (log_ev(e, kind, s))
         return SW_ENOMEM;
     if (e->use_regions)
         mark_dirty(e, s);
     if (e->use_eq) {
-        int32_t n = uf_new(e, e->comp[s]);
+        int32_t n = uf_new(e, e->compute_ns[s]);
         if (n < 0)
             return SW_ENOMEM;
-        e->ecn[s] = n;
+        e->eq_node[s] = n;
         FOR_EVICTED_NEIGHBOURS(e, s, y, {
-            int32_t l = uf_find(e, e->ecn[y]), r = uf_find(e, n);
+            int32_t l = uf_find(e, e->eq_node[y]), r = uf_find(e, n);
             if (l != r) {
-                e->ufp[l] = r;
-                e->ufv[r] += e->ufv[l];
+                e->uf_parent[l] = r;
+                e->uf_cost[r] += e->uf_cost[l];
             }
         })
     }
@@ -465,14 +591,14 @@ static int oom(eng *e, int64_t need, int frag)
     }
     return sw_fail(e->err, SW_ENOFIT, "does not fit: at op %d '%s' nothing is left to evict: %s "
                    "resident and locked, %s more needed, budget %s", o,
-                   o >= 0 ? opname(e, o) : "?", sw_fmt_bytes(e->bytes, h1, sizeof h1),
+                   o >= 0 ? opname(e, o) : "?", sw_fmt_bytes(e->resident_bytes, h1, sizeof h1),
                    sw_fmt_bytes(need, h2, sizeof h2), sw_fmt_bytes(e->budget, h3, sizeof h3));
 }
 
 /* Evict until need more bytes fit the budget. */
 static int free_bytes(eng *e, int64_t need)
 {
-    while (e->bytes + need > e->budget) {
+    while (e->resident_bytes + need > e->budget) {
         int32_t v = choose(e);
         if (v < 0)
             return oom(e, need, 0);
@@ -545,7 +671,7 @@ static int compute(eng *e, int32_t o, int remat, int32_t target)
     int64_t dup = 0;
     for (int32_t k = 0; k < op->n_out; k++) {
         int32_t u = op->out[k];
-        if (!e->isview[u] && e->defined[u])
+        if (!e->is_view[u] && e->defined[u])
             dup += sbytes(e, stor(e, u));
     }
     /* storages that become resident, in simrd's order: siblings, then the target */
@@ -559,29 +685,29 @@ static int compute(eng *e, int32_t o, int remat, int32_t target)
     for (int pass = 0; pass < 2; pass++)
         for (int32_t k = 0; k < op->n_out; k++) {
             int32_t u = op->out[k];
-            if ((pass == 0) == (u == target) || e->isview[u] || e->material[stor(e, u)])
+            if ((pass == 0) == (u == target) || e->is_view[u] || e->material[stor(e, u)])
                 continue;
             fr[nf++] = stor(e, u);
         }
     e->clock = sw_add_sat(e->clock, e->ticks[o]); /* bounded inputs; saturate, never wrap */
-    e->bytes += e->tsize[o];
-    if (e->bytes > e->st->peak_bytes)
-        e->st->peak_bytes = e->bytes;
-    e->bytes -= dup;
+    e->resident_bytes += e->created_bytes[o];
+    if (e->resident_bytes > e->st->peak_bytes)
+        e->st->peak_bytes = e->resident_bytes;
+    e->resident_bytes -= dup;
     for (int32_t k = 0; k < op->n_out; k++)
         e->defined[op->out[k]] = 1;
-    for (int32_t k = e->cre_off[o]; k < e->cre_off[o + 1]; k++)
-        e->material[e->cre[k]] = 1;
+    for (int32_t k = e->created_off[o]; k < e->created_off[o + 1]; k++)
+        e->material[e->created[k]] = 1;
     if (remat) {
         e->remat_ticks += e->ticks[o];
         e->st->remats++;
         for (int32_t k = 0; k < nf; k++) {
             int32_t s = fr[k];
             e->st->dead_remats += e->dead[s];
-            e->nremat[s]++;
-            if (e->last_death_ev[s] >= 0) {
-                e->ev[e->last_death_ev[s]].kind = EV_DEATH_DROP; /* placed again: explicit */
-                e->last_death_ev[s] = -1;
+            e->n_remat[s]++;
+            if (e->death_event[s] >= 0) {
+                e->events[e->death_event[s]].kind = EV_DEATH_DROP; /* placed again: explicit */
+                e->death_event[s] = -1;
             }
         }
     } else {
@@ -589,9 +715,9 @@ static int compute(eng *e, int32_t o, int remat, int32_t target)
         e->ran[o] = 1;
         for (int32_t k = 0; k < op->n_out; k++) {
             int32_t s = stor(e, op->out[k]);
-            if (e->comp_op[s] != o) {
-                e->comp_op[s] = o;
-                e->comp[s] += e->ticks[o];
+            if (e->compute_op[s] != o) {
+                e->compute_op[s] = o;
+                e->compute_ns[s] += e->ticks[o];
             }
         }
     }
@@ -601,60 +727,60 @@ static int compute(eng *e, int32_t o, int remat, int32_t target)
         make_evictable(e, s);
         if (e->use_regions)
             mark_dirty(e, s);
-        if (e->use_eq && e->ecn[s] >= 0) {
-            e->ufv[uf_find(e, e->ecn[s])] -= e->comp[s];
-            e->ecn[s] = -1;
+        if (e->use_eq && e->eq_node[s] >= 0) {
+            e->uf_cost[uf_find(e, e->eq_node[s])] -= e->compute_ns[s];
+            e->eq_node[s] = -1;
         }
     }
     sw_free(heap);
     return rc;
 }
 
-static int parents_n(const eng *e, int32_t o) { return e->par_off[o + 1] - e->par_off[o]; }
+static int parents_n(const eng *e, int32_t o) { return e->args_off[o + 1] - e->args_off[o]; }
 
 /* simrd's _materialize, with an explicit stack: op o0 (re)computed, after its
    missing inputs are rematerialised depth-first. */
 static int materialize(eng *e, int32_t o0, int remat0, int32_t target0)
 {
-    size_t base = e->nfr;
-    if (SW_GROW(e->fr, e->cap_fr, e->nfr + 1))
+    size_t base = e->n_frames;
+    if (SW_GROW(e->frames, e->cap_frames, e->n_frames + 1))
         return SW_ENOMEM;
-    e->fr[e->nfr++] = (frame){o0, target0, 0, (uint8_t)remat0, 0, 0};
-    while (e->nfr > base) {
-        frame *f = &e->fr[e->nfr - 1];
+    e->frames[e->n_frames++] = (frame){o0, target0, 0, (uint8_t)remat0, 0, 0};
+    while (e->n_frames > base) {
+        frame *f = &e->frames[e->n_frames - 1];
         int32_t o = f->op, np = parents_n(e, o);
-        const int32_t *P = e->par + e->par_off[o];
+        const int32_t *P = e->args + e->args_off[o];
         if (f->stage == 0) {
             for (int32_t k = 0; k < np; k++)
                 e->last_access[stor(e, P[k])] = e->clock;
-            if (SW_GROW(e->ufl, e->cap_ufl, e->nufl + (size_t)np + 1))
+            if (SW_GROW(e->arg_missing, e->cap_arg_missing, e->n_arg_missing + (size_t)np + 1))
                 return SW_ENOMEM;
-            f = &e->fr[e->nfr - 1];
-            f->uoff = e->nufl;
-            e->nufl += (size_t)np;
+            f = &e->frames[e->n_frames - 1];
+            f->miss_off = e->n_arg_missing;
+            e->n_arg_missing += (size_t)np;
             for (int32_t k = 0; k < np; k++) {
-                e->ufl[f->uoff + (size_t)k] = !e->defined[P[k]];
+                e->arg_missing[f->miss_off + (size_t)k] = !e->defined[P[k]];
                 if (e->defined[P[k]])
                     lock(e, stor(e, P[k]));
             }
             f->stage = 1;
-            f->i = 0;
+            f->arg = 0;
         }
         if (f->stage == 2) { /* a missing input was just rematerialised */
-            lock(e, stor(e, P[f->i]));
-            f->i++;
+            lock(e, stor(e, P[f->arg]));
+            f->arg++;
             f->stage = 1;
         }
         int pushed = 0;
-        while (f->stage == 1 && f->i < np) {
-            int32_t p = P[f->i];
-            if (!e->ufl[f->uoff + (size_t)f->i]) {
-                f->i++;
+        while (f->stage == 1 && f->arg < np) {
+            int32_t p = P[f->arg];
+            if (!e->arg_missing[f->miss_off + (size_t)f->arg]) {
+                f->arg++;
                 continue;
             }
             if (e->defined[p]) {
                 lock(e, stor(e, p));
-                f->i++;
+                f->arg++;
                 continue;
             }
             int32_t q = e->g->tensors[p].producer, s = stor(e, p);
@@ -662,9 +788,9 @@ static int materialize(eng *e, int32_t o0, int remat0, int32_t target0)
                 return sw_fail(e->err, SW_EINVAL, "dtr: tensor %d '%s' is needed but cannot be "
                                "rematerialised (a bug)", p, e->g->tensors[p].name);
             f->stage = 2;
-            if (SW_GROW(e->fr, e->cap_fr, e->nfr + 1))
+            if (SW_GROW(e->frames, e->cap_frames, e->n_frames + 1))
                 return SW_ENOMEM;
-            e->fr[e->nfr++] = (frame){q, p, 0, 1, 0, 0};
+            e->frames[e->n_frames++] = (frame){q, p, 0, 1, 0, 0};
             pushed = 1;
             break;
         }
@@ -672,21 +798,22 @@ static int materialize(eng *e, int32_t o0, int remat0, int32_t target0)
             continue;
         /* all inputs resident and locked: make room, place, compute */
         int rc = 0;
-        if (e->bytes + e->tsize[o] > e->budget)
-            rc = free_bytes(e, e->tsize[o]);
+        if (e->resident_bytes + e->created_bytes[o] > e->budget)
+            rc = free_bytes(e, e->created_bytes[o]);
         if (!rc)
-            rc = place_all(e, e->cre + e->cre_off[o], e->cre_off[o + 1] - e->cre_off[o]);
-        f = &e->fr[e->nfr - 1];
+            rc = place_all(e, e->created + e->created_off[o],
+                           e->created_off[o + 1] - e->created_off[o]);
+        f = &e->frames[e->n_frames - 1];
         if (!rc)
             rc = compute(e, o, f->remat, f->target);
         if (rc)
             return rc;
-        f = &e->fr[e->nfr - 1];
+        f = &e->frames[e->n_frames - 1];
         for (int32_t k = 0; k < np; k++)
             unlock(e, stor(e, P[k]));
-        e->nufl = f->uoff;
-        e->nfr--;
-        if (e->limit >= 0 && (double)e->remat_ticks > e->limit)
+        e->n_arg_missing = f->miss_off;
+        e->n_frames--;
+        if (e->remat_limit >= 0 && (double)e->remat_ticks > e->remat_limit)
             return sw_fail(e->err, SW_EEXCEEDED, "exceeded: rematerialisation passed %.3gx the "
                            "compute time (overhead cap %gx) at op %d '%s'",
                            (double)e->remat_ticks / (double)e->total_ticks, e->cfg->overhead_cap,
@@ -706,16 +833,16 @@ static int real_delete(eng *e, int32_t s, int32_t now)
     size_t nl = 0, cap = 0;
     next_epoch(e);
     int32_t n = 0;
-    e->stk[n++] = s;
-    e->vis[s] = e->epoch;
+    e->stack[n++] = s;
+    e->visited[s] = e->epoch;
     while (n) {
-        int32_t x = e->stk[--n];
+        int32_t x = e->stack[--n];
         for (int32_t k = e->fwd_off[x]; k < e->fwd_off[x + 1]; k++) {
-            int32_t y = e->fwd_s[k];
-            if (!e->ran[e->fwd_op[k]] || e->vis[y] == e->epoch || e->material[y])
+            int32_t y = e->fwd_to[k];
+            if (!e->ran[e->fwd_op[k]] || e->visited[y] == e->epoch || e->material[y])
                 continue;
-            e->vis[y] = e->epoch;
-            e->stk[n++] = y;
+            e->visited[y] = e->epoch;
+            e->stack[n++] = y;
             if (e->death[y] > now && !e->banished[y]) {
                 if (SW_GROW(list, cap, nl + 1)) {
                     sw_free(list);
@@ -745,19 +872,19 @@ static int real_delete(eng *e, int32_t s, int32_t now)
     e->banished[s] = 1;
     next_epoch(e);
     n = 0;
-    e->stk[n++] = s;
-    e->vis[s] = e->epoch;
+    e->stack[n++] = s;
+    e->visited[s] = e->epoch;
     while (n) {
-        int32_t x = e->stk[--n];
+        int32_t x = e->stack[--n];
         for (int32_t k = e->fwd_off[x]; k < e->fwd_off[x + 1]; k++) {
-            int32_t y = e->fwd_s[k];
-            if (!e->ran[e->fwd_op[k]] || e->vis[y] == e->epoch)
+            int32_t y = e->fwd_to[k];
+            if (!e->ran[e->fwd_op[k]] || e->visited[y] == e->epoch)
                 continue;
-            e->vis[y] = e->epoch;
+            e->visited[y] = e->epoch;
             if (!e->material[y]) {
-                e->stk[n++] = y;
+                e->stack[n++] = y;
             } else if (e->death[y] > now) {
-                e->noevict[y] = 1;
+                e->no_evict[y] = 1;
                 pool_remove(e, y);
             }
         }
@@ -769,48 +896,54 @@ static int real_delete(eng *e, int32_t s, int32_t now)
 
 #define ALLOC(p, n) ((p) = sw_calloc((size_t)(n) + 1, sizeof *(p)))
 
-static int setup(eng *e)
+/* The fixed-size arrays, zeroed, one spare slot each. */
+static int alloc_arrays(eng *e)
+{
+    int32_t nt = e->nt, no = e->no;
+    if (!ALLOC(e->ticks, no) || !ALLOC(e->order_pos, no) || !ALLOC(e->args_off, no + 1) ||
+        !ALLOC(e->created_off, no + 1) || !ALLOC(e->created_bytes, no) ||
+        !ALLOC(e->on_storage_off, nt + 1) || !ALLOC(e->on_storage, nt) ||
+        !ALLOC(e->fwd_off, nt + 1) || !ALLOC(e->rev_off, nt + 1) || !ALLOC(e->death, nt) ||
+        !ALLOC(e->dies_off, no + 1) || !ALLOC(e->constant, nt) || !ALLOC(e->evictable, nt) ||
+        !ALLOC(e->is_view, nt) || !ALLOC(e->external, nt) || !ALLOC(e->defined, nt) ||
+        !ALLOC(e->material, nt) || !ALLOC(e->pinned, nt) || !ALLOC(e->ran, no) ||
+        !ALLOC(e->dead, nt) || !ALLOC(e->banished, nt) || !ALLOC(e->no_evict, nt) ||
+        !ALLOC(e->fwd_dirty, nt) || !ALLOC(e->rev_dirty, nt) || !ALLOC(e->in_pool, nt) ||
+        !ALLOC(e->locks, nt) || !ALLOC(e->pool_prev, nt) || !ALLOC(e->pool_next, nt) ||
+        !ALLOC(e->last_access, nt) || !ALLOC(e->compute_ns, nt) ||
+        !ALLOC(e->fwd_region_ns, nt) || !ALLOC(e->rev_region_ns, nt) || !ALLOC(e->eq_node, nt) ||
+        !ALLOC(e->n_remat, nt) || !ALLOC(e->death_event, nt) || !ALLOC(e->compute_op, nt) ||
+        !ALLOC(e->stack, nt) || !ALLOC(e->visited, nt) || !ALLOC(e->place, nt))
+        return SW_ENOMEM;
+    return 0;
+}
+
+/* Per op: its time in ticks (and the total), its arguments (inputs, then
+   mutated tensors) and the storages it creates, with their bytes. */
+static int build_op_tables(eng *e)
 {
     const graph_profile *g = e->g;
-    int32_t nt = g->n_tensors, no = g->n_ops;
-    e->nt = nt;
-    e->no = no;
-    if (!ALLOC(e->ticks, no) || !ALLOC(e->pos, no) || !ALLOC(e->par_off, no + 1) ||
-        !ALLOC(e->cre_off, no + 1) || !ALLOC(e->tsize, no) || !ALLOC(e->ton_off, nt + 1) ||
-        !ALLOC(e->ton, nt) || !ALLOC(e->fwd_off, nt + 1) || !ALLOC(e->rev_off, nt + 1) ||
-        !ALLOC(e->death, nt) || !ALLOC(e->dth_off, no + 1) || !ALLOC(e->keep, nt) ||
-        !ALLOC(e->evictable, nt) || !ALLOC(e->isview, nt) || !ALLOC(e->external, nt) ||
-        !ALLOC(e->defined, nt) || !ALLOC(e->material, nt) || !ALLOC(e->pinned, nt) ||
-        !ALLOC(e->ran, no) || !ALLOC(e->dead, nt) || !ALLOC(e->banished, nt) ||
-        !ALLOC(e->noevict, nt) || !ALLOC(e->fdirty, nt) || !ALLOC(e->rdirty, nt) ||
-        !ALLOC(e->inpool, nt) || !ALLOC(e->locks, nt) || !ALLOC(e->pprev, nt) ||
-        !ALLOC(e->pnext, nt) || !ALLOC(e->last_access, nt) || !ALLOC(e->comp, nt) ||
-        !ALLOC(e->fcomp, nt) || !ALLOC(e->rcomp, nt) || !ALLOC(e->ecn, nt) ||
-        !ALLOC(e->nremat, nt) || !ALLOC(e->last_death_ev, nt) || !ALLOC(e->comp_op, nt) ||
-        !ALLOC(e->stk, nt) || !ALLOC(e->vis, nt) || !ALLOC(e->place, nt) || !ALLOC(e->cand, nt))
-        return SW_ENOMEM;
-    if (graph_lifetimes(g, g->order, e->pos, e->death, NULL, NULL, NULL))
-        return SW_EINVAL;
+    int32_t no = e->no;
     e->total_ticks = 0;
     for (int32_t o = 0; o < no; o++) {
         const graph_op *op = &g->ops[o];
         double ns = op->time_s * 1e9;
         e->ticks[o] = ns > 0 ? (int64_t)llround(ns) : 0;
         e->total_ticks += e->ticks[o];
-        e->par_off[o] = op->n_in + op->n_mut;
+        e->args_off[o] = op->n_in + op->n_mut;
         for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
             if (g->acc_flag[k] & GA_CREATE) {
-                e->cre_off[o]++;
-                e->tsize[o] += sbytes(e, g->acc[k]);
+                e->created_off[o]++;
+                e->created_bytes[o] += sbytes(e, g->acc[k]);
             }
     }
-    if (graph_counts_to_offsets(e->par_off, no) || graph_counts_to_offsets(e->cre_off, no))
+    if (graph_counts_to_offsets(e->args_off, no) || graph_counts_to_offsets(e->created_off, no))
         return SW_ENOMEM;
-    if (!ALLOC(e->par, e->par_off[no]) || !ALLOC(e->cre, e->cre_off[no]))
+    if (!ALLOC(e->args, e->args_off[no]) || !ALLOC(e->created, e->created_off[no]))
         return SW_ENOMEM;
     for (int32_t o = 0; o < no; o++) {
         const graph_op *op = &g->ops[o];
-        int32_t *P = e->par + e->par_off[o], *C = e->cre + e->cre_off[o];
+        int32_t *P = e->args + e->args_off[o], *C = e->created + e->created_off[o];
         for (int32_t k = 0; k < op->n_in; k++)
             *P++ = op->in[k];
         for (int32_t k = 0; k < op->n_mut; k++)
@@ -819,34 +952,53 @@ static int setup(eng *e)
             if (g->acc_flag[k] & GA_CREATE)
                 *C++ = g->acc[k];
     }
-    /* tensors on each storage */
+    return 0;
+}
+
+/* Per storage, the tensors on it (in id order); per tensor, is_view. */
+static int build_storage_tensors(eng *e)
+{
+    const graph_profile *g = e->g;
+    int32_t nt = e->nt;
     for (int32_t t = 0; t < nt; t++) {
-        e->ton_off[stor(e, t)]++;
-        e->isview[t] = g->tensors[t].view_of >= 0;
+        e->on_storage_off[stor(e, t)]++;
+        e->is_view[t] = g->tensors[t].view_of >= 0;
     }
-    if (graph_counts_to_offsets(e->ton_off, nt))
+    if (graph_counts_to_offsets(e->on_storage_off, nt))
+        return SW_ENOMEM;
+    int32_t *fill = sw_calloc((size_t)nt + 1, sizeof *fill); /* per storage: tensors placed */
+    if (!fill)
         return SW_ENOMEM;
     for (int32_t t = 0; t < nt; t++)
-        e->ton[e->ton_off[stor(e, t)] + e->cand[stor(e, t)]++] = t;
-    memset(e->cand, 0, ((size_t)nt + 1) * sizeof *e->cand);
-    /* storage edges: inputs of an op -> its outputs */
+        e->on_storage[e->on_storage_off[stor(e, t)] + fill[stor(e, t)]++] = t;
+    sw_free(fill);
+    return 0;
+}
+
+/* The storage graph: an edge from each argument's storage to each output's
+   (not to itself) per op, forward (fwd_*) and reverse (rev_*), in op order. */
+static int build_storage_edges(eng *e)
+{
+    const graph_profile *g = e->g;
+    int32_t nt = e->nt, no = e->no;
+    int32_t *fwd_fill = NULL, *rev_fill = NULL; /* per storage: edges placed */
     for (int pass = 0; pass < 2; pass++) {
         for (int32_t o = 0; o < no; o++) {
             const graph_op *op = &g->ops[o];
-            for (int32_t k = e->par_off[o]; k < e->par_off[o + 1]; k++)
+            for (int32_t k = e->args_off[o]; k < e->args_off[o + 1]; k++)
                 for (int32_t j = 0; j < op->n_out; j++) {
-                    int32_t a = stor(e, e->par[k]), b = stor(e, op->out[j]);
+                    int32_t a = stor(e, e->args[k]), b = stor(e, op->out[j]);
                     if (a == b)
                         continue;
                     if (pass == 0) {
                         e->fwd_off[a]++;
                         e->rev_off[b]++;
                     } else {
-                        int32_t x = e->fwd_off[a] + e->cand[a]++;
-                        e->fwd_s[x] = b;
+                        int32_t x = e->fwd_off[a] + fwd_fill[a]++;
+                        e->fwd_to[x] = b;
                         e->fwd_op[x] = o;
-                        int32_t y = e->rev_off[b] + e->stk[b]++;
-                        e->rev_s[y] = a;
+                        int32_t y = e->rev_off[b] + rev_fill[b]++;
+                        e->rev_to[y] = a;
                         e->rev_op[y] = o;
                     }
                 }
@@ -854,15 +1006,30 @@ static int setup(eng *e)
         if (pass == 0) {
             if (graph_counts_to_offsets(e->fwd_off, nt) || graph_counts_to_offsets(e->rev_off, nt))
                 return SW_ENOMEM;
-            if (!ALLOC(e->fwd_s, e->fwd_off[nt]) || !ALLOC(e->fwd_op, e->fwd_off[nt]) ||
-                !ALLOC(e->rev_s, e->rev_off[nt]) || !ALLOC(e->rev_op, e->rev_off[nt]))
+            fwd_fill = sw_calloc((size_t)nt + 1, sizeof *fwd_fill);
+            rev_fill = sw_calloc((size_t)nt + 1, sizeof *rev_fill);
+            if (!fwd_fill || !rev_fill || !ALLOC(e->fwd_to, e->fwd_off[nt]) ||
+                !ALLOC(e->fwd_op, e->fwd_off[nt]) || !ALLOC(e->rev_to, e->rev_off[nt]) ||
+                !ALLOC(e->rev_op, e->rev_off[nt])) {
+                sw_free(fwd_fill);
+                sw_free(rev_fill);
                 return SW_ENOMEM;
+            }
         }
     }
-    memset(e->cand, 0, ((size_t)nt + 1) * sizeof *e->cand);
-    memset(e->stk, 0, ((size_t)nt + 1) * sizeof *e->stk);
-    /* deaths: after the last access in the schedule, or held_until (a
-       storage never accessed never dies: it is never materialised) */
+    sw_free(fwd_fill);
+    sw_free(rev_fill);
+    return 0;
+}
+
+/* Deaths (from graph_lifetimes): after the last access in the schedule, or
+   held_until; NEVER for persistent storages and those never accessed (never
+   materialised). Also which storages are constant or external, and the
+   storages dying after each position. */
+static int build_deaths(eng *e)
+{
+    const graph_profile *g = e->g;
+    int32_t nt = e->nt, no = e->no;
     for (int32_t s = 0; s < nt; s++) {
         const graph_tensor *x = &g->tensors[s];
         if (x->storage != s)
@@ -870,24 +1037,37 @@ static int setup(eng *e)
         if (x->persistent || e->death[s] < 0)
             e->death[s] = NEVER;
         e->external[s] = !x->persistent && x->producer < 0;
-        e->keep[s] = x->persistent || x->producer < 0 || x->kind == GK_INPUT;
+        e->constant[s] = x->persistent || x->producer < 0 || x->kind == GK_INPUT;
         if (e->death[s] != NEVER)
-            e->dth_off[e->death[s]]++;
+            e->dies_off[e->death[s]]++;
     }
-    if (graph_counts_to_offsets(e->dth_off, no) || !ALLOC(e->dth, e->dth_off[no]))
+    if (graph_counts_to_offsets(e->dies_off, no) || !ALLOC(e->dies, e->dies_off[no]))
+        return SW_ENOMEM;
+    int32_t *fill = sw_calloc((size_t)no + 1, sizeof *fill); /* per position: storages placed */
+    if (!fill)
         return SW_ENOMEM;
     for (int32_t s = 0; s < nt; s++)
         if (g->tensors[s].storage == s && e->death[s] != NEVER)
-            e->dth[e->dth_off[e->death[s]] + e->cand[e->death[s]]++] = s;
-    memset(e->cand, 0, ((size_t)nt + 1) * sizeof *e->cand);
-    /* which storages can be recomputed whenever they are needed (mutations
-       make an input's old version unavailable): R = the last position a
-       recomputation can happen; evictable if every use comes before it */
+            e->dies[e->dies_off[e->death[s]] + fill[e->death[s]]++] = s;
+    sw_free(fill);
+    return 0;
+}
+
+/* Which storages can be recomputed whenever they are needed (mutations
+   make an input's old version unavailable): R = the last position a
+   recomputation can happen; evictable if every use comes before it. */
+static int find_evictable(eng *e)
+{
+    const graph_profile *g = e->g;
+    int32_t nt = e->nt, no = e->no;
+    /* CSR per storage: the positions that mutate it, ascending */
     int32_t *mut_off = sw_calloc((size_t)nt + 2, sizeof *mut_off), *muts = NULL;
-    int32_t *R = sw_malloc(((size_t)nt + 1) * sizeof *R);
-    if (!mut_off || !R) {
+    int32_t *R = sw_malloc(((size_t)nt + 1) * sizeof *R); /* per storage */
+    int32_t *fill = sw_calloc((size_t)nt + 1, sizeof *fill); /* per storage: positions placed */
+    if (!mut_off || !R || !fill) {
         sw_free(mut_off);
         sw_free(R);
+        sw_free(fill);
         return SW_ENOMEM;
     }
     for (int32_t o = 0; o < no; o++)
@@ -898,16 +1078,16 @@ static int setup(eng *e)
     if (!muts) {
         sw_free(mut_off);
         sw_free(R);
+        sw_free(fill);
         return SW_ENOMEM;
     }
     for (int32_t i = 0; i < no; i++) { /* positions, ascending per storage */
         int32_t o = g->order[i];
         for (int32_t k = 0; k < g->ops[o].n_mut; k++) {
             int32_t s = stor(e, g->ops[o].mut[k]);
-            muts[mut_off[s] + e->cand[s]++] = i;
+            muts[mut_off[s] + fill[s]++] = i;
         }
     }
-    memset(e->cand, 0, ((size_t)nt + 1) * sizeof *e->cand);
     for (int32_t s = 0; s < nt; s++)
         R[s] = INT32_MIN;
     for (int32_t i = 0; i < no; i++) {
@@ -916,52 +1096,86 @@ static int setup(eng *e)
         /* re-running p recreates every missing output: none may be one the
            iteration mutates in place (nor may p mutate anything) */
         int32_t r = op->n_mut ? INT32_MIN : NEVER;
-        for (int32_t k = e->cre_off[p]; k < e->cre_off[p + 1]; k++)
-            if (mut_off[e->cre[k] + 1] > mut_off[e->cre[k]])
+        for (int32_t k = e->created_off[p]; k < e->created_off[p + 1]; k++)
+            if (mut_off[e->created[k] + 1] > mut_off[e->created[k]])
                 r = INT32_MIN;
-        for (int32_t k = e->par_off[p]; k < e->par_off[p + 1] && r != INT32_MIN; k++) {
-            int32_t q = stor(e, e->par[k]), nm = NEVER;
+        for (int32_t k = e->args_off[p]; k < e->args_off[p + 1] && r != INT32_MIN; k++) {
+            int32_t q = stor(e, e->args[k]), nm = NEVER;
             for (int32_t j = mut_off[q]; j < mut_off[q + 1]; j++)
                 if (muts[j] > i) {
                     nm = muts[j];
                     break;
                 }
-            int32_t avail = e->keep[q] ? nm : SW_MIN(nm, SW_MAX(e->death[q], R[q]));
+            int32_t avail = e->constant[q] ? nm : SW_MIN(nm, SW_MAX(e->death[q], R[q]));
             r = SW_MIN(r, avail);
         }
-        for (int32_t k = e->cre_off[p]; k < e->cre_off[p + 1]; k++) {
-            int32_t s = e->cre[k];
-            R[s] = e->keep[s] || mut_off[s + 1] > mut_off[s] ? INT32_MIN : r;
-            e->evictable[s] = !e->keep[s] && R[s] >= e->death[s];
+        for (int32_t k = e->created_off[p]; k < e->created_off[p + 1]; k++) {
+            int32_t s = e->created[k];
+            R[s] = e->constant[s] || mut_off[s + 1] > mut_off[s] ? INT32_MIN : r;
+            e->evictable[s] = !e->constant[s] && R[s] >= e->death[s];
         }
     }
     sw_free(mut_off);
     sw_free(muts);
     sw_free(R);
-    /* initial state */
-    e->phead = e->ptail = -1;
-    for (int32_t s = 0; s < nt; s++) {
-        e->ecn[s] = -1;
-        e->last_death_ev[s] = -1;
-        e->comp_op[s] = -1;
+    sw_free(fill);
+    return 0;
+}
+
+/* The runtime before the first op: an empty pool, nothing evicted or dead
+   yet, the persistent tensors defined. */
+static void init_state(eng *e)
+{
+    const graph_profile *g = e->g;
+    e->pool_head = e->pool_tail = -1;
+    for (int32_t s = 0; s < e->nt; s++) {
+        e->eq_node[s] = -1;
+        e->death_event[s] = -1;
+        e->compute_op[s] = -1;
         e->last_access[s] = 0;
     }
-    for (int32_t t = 0; t < nt; t++)
-        if (g->tensors[stor(e, t)].persistent && !e->isview[t])
+    for (int32_t t = 0; t < e->nt; t++)
+        if (g->tensors[stor(e, t)].persistent && !e->is_view[t])
             e->defined[t] = 1;
-    return 0;
+}
+
+/* Everything the run reads but never changes, then the initial state. */
+static int setup(eng *e)
+{
+    const graph_profile *g = e->g;
+    e->nt = g->n_tensors;
+    e->no = g->n_ops;
+    int rc = alloc_arrays(e);
+    if (rc)
+        return rc;
+    if (graph_lifetimes(g, g->order, e->order_pos, e->death, NULL, NULL, NULL))
+        return SW_EINVAL;
+    rc = build_op_tables(e);
+    if (!rc)
+        rc = build_storage_tensors(e);
+    if (!rc)
+        rc = build_storage_edges(e);
+    if (!rc)
+        rc = build_deaths(e);
+    if (!rc)
+        rc = find_evictable(e);
+    if (!rc)
+        init_state(e);
+    return rc;
 }
 
 static void eng_free(eng *e)
 {
-    void *ptrs[] = {e->ticks, e->pos, e->par_off, e->par, e->cre_off, e->cre, e->tsize,
-                    e->ton_off, e->ton, e->fwd_off, e->fwd_s, e->fwd_op, e->rev_off, e->rev_s,
-                    e->rev_op, e->death, e->dth_off, e->dth, e->keep, e->evictable, e->isview,
-                    e->external, e->defined, e->material, e->pinned, e->ran, e->dead,
-                    e->banished, e->noevict, e->fdirty, e->rdirty, e->inpool, e->locks, e->pprev,
-                    e->pnext, e->last_access, e->comp, e->fcomp, e->rcomp, e->ecn, e->nremat,
-                    e->last_death_ev, e->comp_op, e->ufp, e->ufv, e->ufmark, e->stk, e->vis,
-                    e->fr, e->ufl, e->ev, e->cand, e->place};
+    void *ptrs[] = {e->ticks, e->order_pos, e->args_off, e->args, e->created_off, e->created,
+                    e->created_bytes, e->on_storage_off, e->on_storage, e->fwd_off, e->fwd_to,
+                    e->fwd_op, e->rev_off, e->rev_to, e->rev_op, e->death, e->dies_off, e->dies,
+                    e->constant, e->evictable, e->is_view, e->external, e->defined, e->material,
+                    e->pinned, e->ran, e->dead, e->banished, e->no_evict, e->fwd_dirty,
+                    e->rev_dirty, e->in_pool, e->locks, e->pool_prev, e->pool_next,
+                    e->last_access, e->compute_ns, e->fwd_region_ns, e->rev_region_ns,
+                    e->eq_node, e->n_remat, e->death_event, e->compute_op, e->uf_parent,
+                    e->uf_cost, e->uf_mark, e->stack, e->visited, e->frames, e->arg_missing,
+                    e->events, e->place};
     for (size_t i = 0; i < SW_ARRAY_LEN(ptrs); i++)
         sw_free(ptrs[i]);
     if (e->rng)
@@ -973,19 +1187,19 @@ static void eng_free(eng *e)
 static int swap_in_external(eng *e, int32_t s)
 {
     int rc = 0;
-    if (e->bytes + sbytes(e, s) > e->budget)
+    if (e->resident_bytes + sbytes(e, s) > e->budget)
         rc = free_bytes(e, sbytes(e, s));
     if (!rc)
         rc = place_all(e, &s, 1);
     if (rc)
         return rc;
     e->material[s] = 1;
-    e->bytes += sbytes(e, s);
-    if (e->bytes > e->st->peak_bytes)
-        e->st->peak_bytes = e->bytes;
-    for (int32_t k = e->ton_off[s]; k < e->ton_off[s + 1]; k++)
-        if (!e->isview[e->ton[k]])
-            e->defined[e->ton[k]] = 1;
+    e->resident_bytes += sbytes(e, s);
+    if (e->resident_bytes > e->st->peak_bytes)
+        e->st->peak_bytes = e->resident_bytes;
+    for (int32_t k = e->on_storage_off[s]; k < e->on_storage_off[s + 1]; k++)
+        if (!e->is_view[e->on_storage[k]])
+            e->defined[e->on_storage[k]] = 1;
     return log_ev(e, EV_SWAPIN, s);
 }
 
@@ -995,7 +1209,7 @@ static int run_ops(eng *e)
     int rc = 0;
     for (int32_t s = 0; s < e->nt; s++) /* the resident set, placed first as the builder does */
         if (g->tensors[s].storage == s && g->tensors[s].persistent) {
-            e->bytes += sbytes(e, s);
+            e->resident_bytes += sbytes(e, s);
             rc = place_all(e, &s, 1);
             e->material[s] = 1;
             if (rc) {
@@ -1005,16 +1219,16 @@ static int run_ops(eng *e)
                 return rc;
             }
         }
-    e->st->peak_bytes = e->bytes;
-    if (e->bytes > e->budget)
+    e->st->peak_bytes = e->resident_bytes;
+    if (e->resident_bytes > e->budget)
         return sw_fail(e->err, SW_ENOFIT, "does not fit: the persistent tensors alone exceed "
                        "the budget");
     for (int32_t i = 0; i < e->no && !rc; i++) {
         int32_t o = g->order[i];
         const graph_op *op = &g->ops[o];
         e->cur_op = o;
-        for (int32_t k = e->par_off[o]; k < e->par_off[o + 1] && !rc; k++) {
-            int32_t s = stor(e, e->par[k]);
+        for (int32_t k = e->args_off[o]; k < e->args_off[o + 1] && !rc; k++) {
+            int32_t s = stor(e, e->args[k]);
             if (e->external[s] && !e->material[s])
                 rc = swap_in_external(e, s);
         }
@@ -1046,10 +1260,10 @@ static int run_ops(eng *e)
                 e->last_access[stor(e, op->out[k])] = e->clock;
         }
         int real = e->cfg->real_delete_bwd && op->phase != GP_FORWARD;
-        for (int32_t k = e->dth_off[i]; k < e->dth_off[i + 1] && !rc; k++) {
-            int32_t s = e->dth[k];
+        for (int32_t k = e->dies_off[i]; k < e->dies_off[i + 1] && !rc; k++) {
+            int32_t s = e->dies[k];
             e->dead[s] = 1;
-            if (e->keep[s] || e->pinned[s])
+            if (e->constant[s] || e->pinned[s])
                 continue;
             if (real)
                 rc = real_delete(e, s, i);
@@ -1077,8 +1291,8 @@ static int record_in(eng *e, mem_model *m, int64_t budget, plan **out, sw_err *e
     for (int32_t s = 0; s < e->nt; s++)
         if (g->tensors[s].storage == s && g->tensors[s].persistent)
             pb_resident(b, s);
-    for (size_t i = 0; i < e->nev; i++) {
-        const dtr_ev *v = &e->ev[i];
+    for (size_t i = 0; i < e->n_events; i++) {
+        const dtr_ev *v = &e->events[i];
         switch (v->kind) {
         case EV_RUN:
             pb_run(b, v->x);
@@ -1169,8 +1383,9 @@ int dtr_run(const graph_profile *g, int64_t budget, const dtr_config *cfg, plan 
     e.st = st;
     e.err = err;
     e.cur_op = -1;
-    e.use_regions = cfg->heuristic == DH_DTR || cfg->heuristic == DH_MSPS;
-    e.use_eq = cfg->heuristic == DH_EQ;
+    e.heur = heuristic_of(cfg->heuristic);
+    e.use_regions = e.heur->regions;
+    e.use_eq = e.heur->eq;
     e.budget = budget - g->max_workspace;
     e.clock = 1;
     if (e.budget <= 0)
@@ -1178,7 +1393,8 @@ int dtr_run(const graph_profile *g, int64_t budget, const dtr_config *cfg, plan 
                        "workspace (%lld bytes)", (long long)g->max_workspace);
     int rc = setup(&e);
     if (!rc) {
-        e.limit = cfg->overhead_cap > 0 ? (cfg->overhead_cap - 1) * (double)e.total_ticks : -1;
+        e.remat_limit =
+            cfg->overhead_cap > 0 ? (cfg->overhead_cap - 1) * (double)e.total_ticks : -1;
         e.mem = mem_address_new(e.budget, cfg->fit, cfg->align > 0 ? cfg->align : 1);
         e.rng = gsl_rng_alloc(gsl_rng_mt19937);
         if (!e.mem || !e.rng)

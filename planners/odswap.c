@@ -3,8 +3,9 @@
    * the schedule is the framework's: `schedule=profile` runs the profile's
      own operator order; `schedule=framework` emulates a dataflow engine
      (MXNet's) that issues operators as they become ready (FIFO), the ones
-     made ready by the same operator in random order: for unrolled RNNs this
-     interleaves layers and time steps, as the paper observed;
+     made ready by the same operator in creation order (swu_framework_order):
+     for unrolled RNNs this interleaves layers and time steps, as the paper
+     observed;
    * first iteration: before each operator, its missing inputs are swapped in
      on demand and memory for its outputs is made by evicting the least
      recently used tensors (copied out if still needed and stale on the
@@ -25,7 +26,7 @@
 
 static const param_def odswap_params[] = {
     {"schedule", PT_CHOICE, "profile", "operator order: the profile's, or a dataflow engine's "
-     "(ops issued as they become ready, FIFO, ties shuffled with the seed)", "profile|framework",
+     "(ops issued as they become ready, FIFO, ties in creation order)", "profile|framework",
      1, 0},
     {"prefetch", PT_BOOL, "true", "after the first iteration, prefetch by the recorded access "
      "sequence (false: on demand only)", NULL, 1, 0},
@@ -113,7 +114,7 @@ static int plan_odswap(const graph_profile *g, const planner_opts *o, plan **out
     int64_t align = params_size(ps, "alignment");
     int32_t *order = NULL;
     if (!strcmp(params_str(ps, "schedule"), "framework") &&
-        !(order = swu_framework_order(g, o->seed)))
+        !(order = swu_framework_order(g)))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     od d;
     memset(&d, 0, sizeof d);

@@ -15,6 +15,7 @@ static const planner *const registry[] = {
     &planner_odswap,
     &planner_tflms,
     &planner_vdnn,
+    &planner_sublinear,
     &planner_random, /* test and validation only */
 };
 

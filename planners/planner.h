@@ -69,6 +69,7 @@ extern const planner planner_dtr_megengine;
 extern const planner planner_odswap;
 extern const planner planner_tflms;
 extern const planner planner_vdnn;
+extern const planner planner_sublinear;
 /* A test and validation planner: random legal swap decisions (random.c). */
 extern const planner planner_random;
 

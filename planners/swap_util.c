@@ -2,7 +2,7 @@
    the swapping baselines (see swap_util.h). */
 #include "swap_util.h"
 
-#include <gsl/gsl_rng.h>
+#include <stdio.h>
 #include <string.h>
 
 static int64_t sz(const swu *u, int32_t s) { return u->g->tensors[s].bytes; }
@@ -221,40 +221,37 @@ int swu_finish(swu *u, mem_model *m, plan **out, sw_err *err)
     return pb_finish(u->b, out, err);
 }
 
-int32_t *swu_framework_order(const graph_profile *g, uint64_t seed)
+int32_t *swu_framework_order(const graph_profile *g)
 {
     int32_t no = g->n_ops;
     int32_t *order = sw_malloc(((size_t)no + 1) * sizeof *order);
     int32_t *indeg = sw_calloc((size_t)no + 1, sizeof *indeg);
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!order || !indeg || !rng) {
+    if (!order || !indeg) {
         sw_free(order);
         sw_free(indeg);
-        if (rng)
-            gsl_rng_free(rng);
         return NULL;
     }
-    gsl_rng_set(rng, (unsigned long)seed);
-    for (int32_t o = 0; o < no; o++)
-        indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
     int32_t head = 0, n = 0;
-    for (int32_t i = 0; i < no; i++) /* sources in profile order */
-        if (!indeg[g->order[i]])
-            order[n++] = g->order[i];
+    for (int32_t o = 0; o < no; o++) { /* sources, in creation order */
+        indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
+        if (!indeg[o])
+            order[n++] = o;
+    }
     while (head < n) {
         int32_t o = order[head++], first = n;
         for (int32_t k = g->succ_off[o]; k < g->succ_off[o + 1]; k++)
             if (--indeg[g->succ[k]] == 0)
                 order[n++] = g->succ[k];
-        for (int32_t i = n - 1; i > first; i--) { /* shuffle the ones o made ready */
-            int32_t j = first + (int32_t)gsl_rng_uniform_int(rng, (unsigned long)(i - first + 1));
-            int32_t t = order[i];
-            order[i] = order[j];
-            order[j] = t;
+        /* the ones o made ready join the queue in creation order (the
+           engine's push order; insertion sort: they are few) */
+        for (int32_t i = first + 1; i < n; i++) {
+            int32_t v = order[i], j = i;
+            for (; j > first && order[j - 1] > v; j--)
+                order[j] = order[j - 1];
+            order[j] = v;
         }
     }
     sw_free(indeg);
-    gsl_rng_free(rng);
     return order;
 }
 

@@ -67,9 +67,12 @@ int swu_offload(const graph_profile *g, int64_t budget, mem_fit fit, int64_t ali
    order. Caller frees both. */
 int swu_phase_uses(const graph_profile *g, int32_t **last_fwd, int32_t **first_bwd);
 
-/* A random topological order of g where ready ops run in the order they
-   became ready (FIFO), the ops made ready by one op shuffled: a dataflow
-   engine's issue order. Caller frees. NULL on allocation failure. */
-int32_t *swu_framework_order(const graph_profile *g, uint64_t seed);
+/* The framework's order ("without schedule search"): the order a dataflow
+   engine such as MXNet's runs g in on one GPU worker. An op becomes ready
+   when its last predecessor has run; ready ops run first-in first-out; the
+   sources, and the ops made ready by the same op, enter the queue in
+   creation order (op id). Deterministic (docs/swapadvisor.md, "The
+   framework order"). Caller frees. NULL on allocation failure. */
+int32_t *swu_framework_order(const graph_profile *g);
 
 #endif

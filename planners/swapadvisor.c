@@ -3,13 +3,18 @@
    swaps (swapplan.c) and simulating the plan. */
 #include "swapadvisor.h"
 
+#include <errno.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../ga/ga.h"
 #include "../ga/islands.h"
+#include "../sim/plan_io.h"
+#include "../sim/verify.h"
 #include "planner.h"
 #include "swap_util.h"
 #include "swapplan.h"
@@ -148,6 +153,43 @@ void sa_schedule_mutate(const graph_profile *g, sa_sched_scratch *s, const int32
             if (--s->indeg[g->succ[e]] == 0)
                 hpush(s, g->succ[e]);
     }
+}
+
+int sa_schedule_move_one(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
+                         gsl_rng *r, int32_t *out)
+{
+    int32_t n = g->n_ops, nm = 0;
+    memcpy(out, in, (size_t)n * sizeof *out);
+    for (int32_t i = 0; i < n; i++)
+        s->pos[in[i]] = i;
+    /* legal positions of v: after its last predecessor, before its first
+       successor (positions in `in`, v itself still there) */
+    for (int32_t v = 0; v < n; v++) {
+        int32_t lo = 0, hi = n - 1;
+        for (int32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+            lo = SW_MAX(lo, s->pos[g->pred[e]] + 1);
+        for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+            hi = SW_MIN(hi, s->pos[g->succ[e]] - 1);
+        if (hi > lo)
+            s->heap[nm++] = v; /* movable: another legal position exists */
+    }
+    if (!nm)
+        return 0;
+    int32_t v = s->heap[gsl_rng_uniform_int(r, (unsigned long)nm)], i = s->pos[v];
+    int32_t lo = 0, hi = n - 1;
+    for (int32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+        lo = SW_MAX(lo, s->pos[g->pred[e]] + 1);
+    for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+        hi = SW_MIN(hi, s->pos[g->succ[e]] - 1);
+    int32_t j = lo + (int32_t)gsl_rng_uniform_int(r, (unsigned long)(hi - lo));
+    if (j >= i)
+        j++; /* uniform over [lo, hi] without i */
+    if (j > i)
+        memmove(out + i, out + i + 1, (size_t)(j - i) * sizeof *out);
+    else
+        memmove(out + j + 1, out + j, (size_t)(i - j) * sizeof *out);
+    out[j] = v;
+    return 1;
 }
 
 int32_t sa_cls_repair(int32_t *cls, int32_t n, int monotone)
@@ -296,6 +338,7 @@ typedef struct sa_ctx {
     int32_t no, ns;
     const int64_t *sizes;
     int monotone, search, seed_default, unsearched;
+    int move_one;           /* schedule_mutation=move_one (else the dataflow pass) */
     double threshold;
     int32_t *size_members;  /* per distinct size: storages of that size */
     swapplan *sp0;          /* sizes and minimum counts (read-only use) */
@@ -451,10 +494,10 @@ static void op_init(void *user, void *wp, gsl_rng *r, void *gv, int index)
        individual when seed_default is set); a part the search leaves alone
        keeps each individual's initial value */
     int dflt = c->seed_default && index == 0;
-    if (dflt)
-        memcpy(G_SCHED(c, x), c->def_sched, (size_t)c->no * sizeof(int32_t));
-    else if (c->search == SEARCH_ALLOCATION && c->fix_sched)
+    if (c->search == SEARCH_ALLOCATION && c->fix_sched) /* the default individual too */
         memcpy(G_SCHED(c, x), c->fix_sched, (size_t)c->no * sizeof(int32_t));
+    else if (dflt)
+        memcpy(G_SCHED(c, x), c->def_sched, (size_t)c->no * sizeof(int32_t));
     else
         sa_schedule_mutate(c->g, w->ss, c->def_sched, 1.0, r, G_SCHED(c, x));
     if (dflt || (c->search == SEARCH_SCHEDULE && c->unsearched != UNSEARCHED_INITIAL))
@@ -525,7 +568,10 @@ static void op_mutate(void *user, void *wp, gsl_rng *r, void *gv, double p)
     sa_worker *w = wp;
     int32_t *x = gv;
     if (c->search != SEARCH_ALLOCATION && p > 0) {
-        sa_schedule_mutate(c->g, w->ss, G_SCHED(c, x), p, r, w->s1);
+        if (c->move_one)
+            sa_schedule_move_one(c->g, w->ss, G_SCHED(c, x), r, w->s1);
+        else
+            sa_schedule_mutate(c->g, w->ss, G_SCHED(c, x), p, r, w->s1);
         memcpy(G_SCHED(c, x), w->s1, (size_t)c->no * sizeof(int32_t));
     }
     if (c->search != SEARCH_SCHEDULE && p > 0 && c->ns > 0) {
@@ -580,14 +626,29 @@ static const param_def sa_params[] = {
      "the default (profile order; one class per size), or the framework's (the dataflow "
      "engine's order, as odswap schedule=framework; the default allocation)",
      "initial|default|framework", 1, 0},
+    {"schedule_mutation", PT_CHOICE, "dataflow", "schedule mutation: the paper's pass through "
+     "a dataflow scheduler (each pick a random ready op with probability P, else the ready op "
+     "earliest in the parent's order: many ops move), or move_one (one random op to a random "
+     "legal position between its last predecessor and first successor: the alternative the "
+     "paper reports as weaker; docs/swapadvisor.md)", "dataflow|move_one", 1, 0},
     {"cls", PT_CHOICE, "monotone", "size-class encoding: monotone (the paper's restriction) or "
      "free (Figure 9c)", "monotone|free", 1, 0},
     {"threshold", PT_FLOAT, "1", "eviction threshold: victims last used at least this many "
      "copy times of the incoming tensor ago", NULL, 0, 1e6},
     {"seed_default", PT_BOOL, "true", "include the default individual (profile order, one class "
-     "per size) in the first generation", NULL, 1, 0},
+     "per size) in the first generation; the paper's is all random (false), which the search "
+     "experiments use", NULL, 1, 0},
     {"time_budget", PT_SECONDS, "60s", "search time when --time-budget is not given", NULL, 1, 0},
     {"pin", PT_BOOL, "true", "pin worker threads to cores (hwloc)", NULL, 1, 0},
+    {"dump_population", PT_STRING, "", "directory: also write plans of the final population "
+     "there (individual-01.plan.json ...), each verified; distinct plans of feasible "
+     "individuals only (the paper's Figure 11 replays GA individuals). Deterministic for a seed "
+     "with generations=N", NULL, 1, 0},
+    {"dump_count", PT_INT, "5", "how many plans dump_population writes (0: every distinct one)",
+     NULL, 0, 100000},
+    {"dump_pick", PT_CHOICE, "spread", "which individuals dump_population writes: the best, or "
+     "spread evenly over the population's ranking by simulated time (best and worst "
+     "included)", "best|spread", 1, 0},
     {"islands", PT_INT, "1", "populations searched side by side (island model; population is "
      "per island); under mpirun -np N, islands=N puts one on each rank (docs/cluster.md)", NULL,
      1, 100000},
@@ -681,6 +742,128 @@ out:
     return rc;
 }
 
+/* FNV-1a over a plan's JSON: tells distinct plans apart */
+static uint64_t text_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+typedef struct sa_member {
+    int index;      /* in the final population */
+    double fitness; /* simulated iteration time */
+} sa_member;
+
+static int cmp_member(const void *a, const void *b)
+{
+    const sa_member *x = a, *y = b;
+    if (x->fitness != y->fitness)
+        return x->fitness < y->fitness ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* the plan of genome x, with the planner's provenance */
+static int member_plan(sa_ctx *c, const int32_t *x, const planner_opts *o, plan **out,
+                       sw_err *err)
+{
+    sp_alloc al = {G_CLS(c, x), G_CNT(c, x), G_NC(x)};
+    int rc = swapplan_make(c->sp0, G_SCHED(c, x), &al, c->threshold, out, NULL, err);
+    if (rc)
+        return rc;
+    sw_buf b;
+    sw_buf_init(&b);
+    params_to_json(&o->params, &b);
+    rc = b.oom ? SW_ENOMEM : plan_set_meta(*out, "swapadvisor", o->seed, b.data);
+    sw_buf_free(&b);
+    if (rc) {
+        plan_free(*out);
+        *out = NULL;
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* dump_population: write count plans of the final population into dir:
+   the distinct plans of feasible individuals ranked by simulated time
+   (ties: population order), the best count or count spread evenly over the
+   ranking, each verified */
+static int dump_population(sa_ctx *c, const ga_ctx *ga, const planner_opts *o, sw_err *err)
+{
+    const param_set *ps = &o->params;
+    const char *dir = params_str(ps, "dump_population");
+    int count = (int)params_int(ps, "dump_count");
+    int spread = !strcmp(params_str(ps, "dump_pick"), "spread");
+    int n = (int)params_int(ps, "population");
+    if (mkdir(dir, 0777) && errno != EEXIST)
+        return sw_fail(err, SW_EIO, "%s: cannot create the directory for dump_population", dir);
+    sa_member *m = sw_malloc(((size_t)n + 1) * sizeof *m);
+    uint64_t *hash = sw_malloc(((size_t)n + 1) * sizeof *hash);
+    if (!m || !hash) {
+        sw_free(m);
+        sw_free(hash);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    int nm = 0;
+    for (int i = 0; i < n; i++) {
+        double f;
+        if (ga_individual(ga, i, &f) && isfinite(f)) {
+            m[nm].index = i;
+            m[nm++].fitness = f;
+        }
+    }
+    qsort(m, (size_t)nm, sizeof *m, cmp_member);
+    /* distinct plans only (two genomes can make one plan) */
+    int nd = 0, rc = 0;
+    for (int i = 0; i < nm && !rc; i++) {
+        plan *p = NULL;
+        if ((rc = member_plan(c, ga_individual(ga, m[i].index, NULL), o, &p, err)) != 0)
+            break;
+        sw_buf b;
+        sw_buf_init(&b);
+        plan_to_json(p, &b);
+        plan_free(p);
+        if (b.oom) {
+            sw_buf_free(&b);
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+            break;
+        }
+        uint64_t h = text_hash(b.data, b.len);
+        sw_buf_free(&b);
+        int dup = 0;
+        for (int j = 0; j < nd && !dup; j++)
+            dup = hash[j] == h;
+        if (!dup) {
+            hash[nd] = h;
+            m[nd++] = m[i];
+        }
+    }
+    int k = count > 0 && count < nd ? count : nd;
+    for (int i = 0; i < k && !rc; i++) {
+        int r = !spread || k < 2 ? i : (int)(((long long)i * (nd - 1) + (k - 1) / 2) / (k - 1));
+        plan *p = NULL;
+        if ((rc = member_plan(c, ga_individual(ga, m[r].index, NULL), o, &p, err)) != 0)
+            break;
+        char note[256], path[4096];
+        snprintf(note, sizeof note, "GA final population: individual %d, rank %d of %d distinct "
+                 "feasible plans, simulated %.9g s", m[r].index, r + 1, nd, m[r].fitness);
+        snprintf(path, sizeof path, "%s/individual-%02d.plan.json", dir, i + 1);
+        if (plan_set_notes(p, note))
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        else if ((rc = plan_verify(p, NULL, err)) != 0)
+            sw_err_prefix(err, "dump_population: individual %d: ", m[r].index);
+        else
+            rc = plan_write_file(p, path, err);
+        plan_free(p);
+    }
+    sw_free(m);
+    sw_free(hash);
+    return rc;
+}
+
 static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan **out, sw_err *err)
 {
     const param_set *ps = &o->params;
@@ -696,6 +879,7 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     c.monotone = !strcmp(params_str(ps, "cls"), "monotone");
     c.threshold = params_float(ps, "threshold");
     c.seed_default = params_bool(ps, "seed_default");
+    c.move_one = !strcmp(params_str(ps, "schedule_mutation"), "move_one");
     const char *uns = params_str(ps, "unsearched");
     c.unsearched = !strcmp(uns, "default") ? UNSEARCHED_DEFAULT
                    : !strcmp(uns, "framework") ? UNSEARCHED_FRAMEWORK : UNSEARCHED_INITIAL;
@@ -744,8 +928,9 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     if (rc)
         goto done;
     if (c.search == SEARCH_ALLOCATION && c.unsearched != UNSEARCHED_INITIAL) {
-        c.fix_sched = c.unsearched == UNSEARCHED_FRAMEWORK ? swu_framework_order(g, o->seed)
-                                                          : sw_malloc(((size_t)c.no + 1) * sizeof(int32_t));
+        c.fix_sched = c.unsearched == UNSEARCHED_FRAMEWORK
+                          ? swu_framework_order(g)
+                          : sw_malloc(((size_t)c.no + 1) * sizeof(int32_t));
         if (!c.fix_sched) {
             rc = sw_fail(err, SW_ENOMEM, "out of memory");
             goto done;
@@ -772,6 +957,11 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     int spread = o->comm && o->comm->size > 1;
     if (spread)
         gp.pin = 0; /* ranks on one machine would pin their threads to the same cores */
+    if ((ip.islands > 1 || spread) && params_str(ps, "dump_population")[0]) {
+        rc = sw_fail(err, SW_EINVAL, "dump_population writes one population's plans: it takes "
+                     "islands=1 in one process");
+        goto done;
+    }
     if (ip.islands > 1 || spread) {
         if ((rc = ga_islands_new(&sa_ops, &c, c.ints * sizeof(int32_t), &gp, &ip, o->comm, &gi,
                                  err)))
@@ -830,6 +1020,10 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
             *out = NULL;
             rc = sw_fail(err, SW_ENOMEM, "out of memory");
         }
+    }
+    if (!rc && params_str(ps, "dump_population")[0] && (rc = dump_population(&c, ga, o, err))) {
+        plan_free(*out);
+        *out = NULL;
     }
 done:
     if (log)

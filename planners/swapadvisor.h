@@ -24,6 +24,12 @@ void sa_sched_scratch_free(sa_sched_scratch *s);
    earliest in `in`. p = 1 gives a uniformly random topological order. */
 void sa_schedule_mutate(const graph_profile *g, sa_sched_scratch *s, const int32_t *in, double p,
                         gsl_rng *r, int32_t *out);
+/* The alternative the paper found weaker: out = in with one op, drawn
+   uniformly among those that have another legal position, moved to a
+   uniformly drawn other position after its last predecessor and before its
+   first successor. Returns 1, or 0 (out = in) if no op can move. */
+int sa_schedule_move_one(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
+                         gsl_rng *r, int32_t *out);
 
 /* CLS: the class of each distinct size. Monotone encoding: cls[0] = 0 and
    each step 0 or +1. Repair raises (or lowers) the offending element and

@@ -1,5 +1,6 @@
 /* swapplan.c: SwapAdvisor's swap planner (Belady eviction over a size-class
-   pool, two passes for the steady state), recording through the builder. */
+   pool, two passes for the steady state), recording through the builder,
+   or for the GA's evaluations straight into the simulator's compiled form. */
 #include "swapplan.h"
 
 #include <math.h>
@@ -20,6 +21,55 @@ typedef struct sp_ent {
     int32_t nu;    /* next use position */
 } sp_ent;
 
+/* The fast evaluation path's state (see fast_eval), kept across calls. */
+typedef struct sp_fast {
+    uint8_t *bres, *bhv;       /* per storage: the builder's resident and host-valid flags */
+    int32_t *rset;             /* the resident set, ascending */
+    int32_t n_r;               /* its size */
+    int32_t E;                 /* tasks (events), end-of-iteration ones included */
+    size_t cap_e;              /* capacity of the per-event arrays */
+    uint8_t *ev_st;            /* per event: its stream */
+    int32_t *stream_idx;       /* per event: its index in its stream */
+    int32_t n_s[STREAM__COUNT];/* per stream: events */
+    int32_t last_of[STREAM__COUNT]; /* per stream: its last event */
+    int32_t *place_off;        /* per event: CSR offsets into place_res */
+    int32_t *place_res;        /* residencies placed, in event order */
+    size_t n_place, cap_place;
+    int32_t *free_off, *fill;  /* per event: CSR offsets into free_s; scratch */
+    int32_t *free_s;           /* storages freed implicitly, by event */
+    int32_t *res_s, *res_place_ev, *res_last_user, *res_obj; /* per residency: storage, the
+                                  event placing it (-1: resident at start), its last user,
+                                  its pool object (-1: zero bytes) */
+    size_t n_res, cap_res;
+    int32_t *cur_res, *rix, *final_res, *rel_ev; /* per storage: current residency, index in
+                                  the resident set, residency open at the end, implicit
+                                  release event (all -1 for none) */
+    int32_t *run_ev;           /* per op: the event running it */
+    int64_t *place_ref, *user_ref, *copyout_ref; /* per storage: last placement, compute use
+                                  since, swap-out, as (pass << 32 | event), -1 none */
+    int32_t *vc;               /* [2][E][3] vector clocks over the streams */
+    int32_t *dep, *pdep;       /* per event: up to two edges each, -1 none */
+    int32_t *obj_base, *qhead, *qtail, *qn; /* per class: first flat object, free queue
+                                  head and tail (-1 empty), free objects */
+    int32_t *onext, *oprev;    /* per flat object: free queue links */
+    uint8_t *ofree;            /* per flat object: free */
+    int64_t *obj_tag;          /* per flat object: last release, or -2 occupied */
+    int64_t capacity;          /* the pool's bytes */
+    int32_t n_obj, n_classes;  /* the pool's objects and classes */
+    int32_t lis[STREAM__COUNT];/* pass 0: per stream, the last event processed */
+    /* the state after the first attempt's pass 0 (see fast_resume) */
+    int32_t *snap_rcur;        /* per storage: open residency after the first attempt's events */
+    int32_t *snap_cur;
+    int64_t *snap_place_ref, *snap_user_ref, *snap_copyout_ref, *snap_obj_tag;
+    int32_t *snap_onext, *snap_oprev, *snap_qhead, *snap_qtail, *snap_qn;
+    uint8_t *snap_ofree;
+    int32_t snap_lis[STREAM__COUNT], snap_n_s[STREAM__COUNT], snap_last_of[STREAM__COUNT];
+    size_t snap_n_res, snap_n_place;
+    int32_t *reloc, *all;      /* tensors that cannot come home: this attempt's, all so far */
+    size_t n_reloc, cap_reloc, cap_all;
+    sim_prog *prog;            /* the compiled program, rebuilt in place */
+    sim_ws *ws;                /* the simulator's scratch */
+} sp_fast;
 
 struct swapplan {
     const graph_profile *g;
@@ -53,8 +103,19 @@ struct swapplan {
     int32_t *rset;
     int32_t n_rset;
     plan_builder *b;
+    int64_t *csize;            /* per class: object size (the largest size mapped to it) */
+    uint8_t *tflag;            /* per tensor: TF_* bits (profile fields, compact for hot loops) */
+    int32_t *held;             /* per tensor: held_until */
+    double *op_time;           /* per op: compute time (s) */
+    int fast;                  /* evaluate through the fast path (default 1) */
+    int64_t n_fast;            /* evaluations the fast path completed */
+    sp_fast f;                 /* the fast evaluation path's buffers */
     char why[256];
 };
+
+#define TF_ROOT 1     /* a storage (root tensor) */
+#define TF_EXTERNAL 2 /* no producer: its host copy exists at start */
+#define TF_PERSIST 4  /* persistent */
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -110,6 +171,60 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->class_list = sw_malloc(nt * sizeof(sp_ent));
     sp->list_idx = sw_malloc(nt * sizeof(int32_t));
     sp->rset = sw_malloc(nt * sizeof(int32_t));
+    sp->fast = 1;
+    sp->tflag = sw_malloc(nt);
+    sp->held = sw_malloc(nt * sizeof(int32_t));
+    sp->op_time = sw_malloc(no * sizeof(double));
+    if (!sp->tflag || !sp->held || !sp->op_time) {
+        swapplan_free(sp);
+        return NULL;
+    }
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const graph_tensor *x = &g->tensors[t];
+        sp->tflag[t] = (uint8_t)((x->storage == t ? TF_ROOT : 0) |
+                                 (x->producer < 0 ? TF_EXTERNAL : 0) |
+                                 (x->persistent ? TF_PERSIST : 0));
+        sp->held[t] = x->held_until;
+    }
+    for (int32_t o = 0; o < g->n_ops; o++)
+        sp->op_time[o] = g->ops[o].time_s;
+    sp_fast *f = &sp->f;
+    f->bres = sw_malloc(nt);
+    f->bhv = sw_malloc(nt);
+    f->ofree = sw_malloc(nt);
+    f->rset = sw_malloc(nt * sizeof(int32_t));
+    f->free_s = sw_malloc(nt * sizeof(int32_t));
+    f->cur_res = sw_malloc(nt * sizeof(int32_t));
+    f->rix = sw_malloc(nt * sizeof(int32_t));
+    f->final_res = sw_malloc(nt * sizeof(int32_t));
+    f->rel_ev = sw_malloc(nt * sizeof(int32_t));
+    f->onext = sw_malloc(nt * sizeof(int32_t));
+    f->oprev = sw_malloc(nt * sizeof(int32_t));
+    f->run_ev = sw_malloc(no * sizeof(int32_t));
+    f->place_ref = sw_malloc(nt * sizeof(int64_t));
+    f->user_ref = sw_malloc(nt * sizeof(int64_t));
+    f->copyout_ref = sw_malloc(nt * sizeof(int64_t));
+    f->obj_tag = sw_malloc(nt * sizeof(int64_t));
+    f->snap_rcur = sw_malloc(nt * sizeof(int32_t));
+    f->snap_cur = sw_malloc(nt * sizeof(int32_t));
+    f->snap_onext = sw_malloc(nt * sizeof(int32_t));
+    f->snap_oprev = sw_malloc(nt * sizeof(int32_t));
+    f->snap_ofree = sw_malloc(nt);
+    f->snap_place_ref = sw_malloc(nt * sizeof(int64_t));
+    f->snap_user_ref = sw_malloc(nt * sizeof(int64_t));
+    f->snap_copyout_ref = sw_malloc(nt * sizeof(int64_t));
+    f->snap_obj_tag = sw_malloc(nt * sizeof(int64_t));
+    if (!f->snap_rcur || !f->snap_cur || !f->snap_onext || !f->snap_oprev || !f->snap_ofree ||
+        !f->snap_place_ref || !f->snap_user_ref || !f->snap_copyout_ref || !f->snap_obj_tag) {
+        swapplan_free(sp);
+        return NULL;
+    }
+    if (!f->bres || !f->bhv || !f->ofree || !f->rset || !f->free_s || !f->cur_res || !f->rix ||
+        !f->final_res || !f->rel_ev || !f->onext || !f->oprev || !f->run_ev || !f->place_ref ||
+        !f->user_ref || !f->copyout_ref || !f->obj_tag) {
+        swapplan_free(sp);
+        return NULL;
+    }
     if (!sp->sz.size || !sp->sz.of || !sp->pos_of_op || !sp->t_at || !sp->use_off ||
         !sp->use_pos || !sp->next_idx || !sp->death || !sp->hf_off || !sp->hf || !sp->last_use_t || !sp->resident || !sp->host_valid ||
         !sp->in_r || !sp->used || !sp->persist || !sp->pin || !sp->cls_of || !sp->class_list ||
@@ -168,8 +283,65 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->ev);
     sw_free(sp->rset);
     pb_free(sp->b);
+    sw_free(sp->csize);
+    sw_free(sp->tflag);
+    sw_free(sp->held);
+    sw_free(sp->op_time);
+    sp_fast *f = &sp->f;
+    sw_free(f->bres);
+    sw_free(f->bhv);
+    sw_free(f->rset);
+    sw_free(f->ev_st);
+    sw_free(f->stream_idx);
+    sw_free(f->place_off);
+    sw_free(f->place_res);
+    sw_free(f->free_off);
+    sw_free(f->fill);
+    sw_free(f->free_s);
+    sw_free(f->res_s);
+    sw_free(f->res_place_ev);
+    sw_free(f->res_last_user);
+    sw_free(f->res_obj);
+    sw_free(f->cur_res);
+    sw_free(f->rix);
+    sw_free(f->final_res);
+    sw_free(f->rel_ev);
+    sw_free(f->run_ev);
+    sw_free(f->place_ref);
+    sw_free(f->user_ref);
+    sw_free(f->copyout_ref);
+    sw_free(f->vc);
+    sw_free(f->dep);
+    sw_free(f->pdep);
+    sw_free(f->obj_base);
+    sw_free(f->qhead);
+    sw_free(f->qtail);
+    sw_free(f->qn);
+    sw_free(f->onext);
+    sw_free(f->oprev);
+    sw_free(f->ofree);
+    sw_free(f->obj_tag);
+    sw_free(f->reloc);
+    sw_free(f->all);
+    sw_free(f->snap_rcur);
+    sw_free(f->snap_cur);
+    sw_free(f->snap_onext);
+    sw_free(f->snap_oprev);
+    sw_free(f->snap_ofree);
+    sw_free(f->snap_place_ref);
+    sw_free(f->snap_user_ref);
+    sw_free(f->snap_copyout_ref);
+    sw_free(f->snap_obj_tag);
+    sw_free(f->snap_qhead);
+    sw_free(f->snap_qtail);
+    sw_free(f->snap_qn);
+    sim_prog_free(f->prog);
+    sim_ws_free(f->ws);
     sw_free(sp);
 }
+
+void swapplan_set_fast(swapplan *sp, int on) { sp->fast = on != 0; }
+int64_t swapplan_fast_count(const swapplan *sp) { return sp->n_fast; }
 
 const sp_sizes *swapplan_sizes(const swapplan *sp) { return &sp->sz; }
 int64_t swapplan_pool_bytes(const swapplan *sp) { return sp->pool_bytes; }
@@ -201,9 +373,9 @@ void swapplan_min_counts(const swapplan *sp, const int32_t *cls, int32_t n_class
         sw_free(cnt);
 }
 
-static int push_ev(swapplan *sp, int kind, int32_t x)
+static inline int push_ev(swapplan *sp, int kind, int32_t x)
 {
-    if (SW_GROW(sp->ev, sp->cap_ev, sp->n_ev + 1))
+    if (sp->n_ev >= sp->cap_ev && SW_GROW(sp->ev, sp->cap_ev, sp->n_ev + 1))
         return SW_ENOMEM;
     sp->ev[sp->n_ev].kind = (uint8_t)kind;
     sp->ev[sp->n_ev].x = x;
@@ -399,14 +571,14 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
         sp->heaped[c] = 0;
     }
     for (int32_t s = 0; s < nt; s++) {
-        const graph_tensor *x = &g->tensors[s];
+        uint8_t fl = sp->tflag[s];
         sp->next_idx[s] = 0;
         sp->used[s] = 0;
         sp->last_use_t[s] = -INFINITY;
         sp->resident[s] = 0;
-        if (x->storage != s)
+        if (!(fl & TF_ROOT))
             continue;
-        sp->host_valid[s] = x->producer < 0;
+        sp->host_valid[s] = (fl & TF_EXTERNAL) != 0;
         if (pass2 && sp->in_r[s]) {
             sp->resident[s] = 1;
             sp->host_valid[s] = g->n_mutations[s] == 0;
@@ -493,6 +665,718 @@ static int held_past_use(const swapplan *sp, int32_t s)
     return n > 0 && !sp->persist[s] && sp->death[s] > sp->use_pos[sp->use_off[s + 1] - 1];
 }
 
+/* ------------------------------------------------------------------ */
+/* The fast evaluation path: the builder's placement and edge inference
+   (sim/builder.c, pb_finish) specialised to this planner's plans (a pool,
+   tasks run, swap-in, swap-out, drop), writing the simulator's compiled
+   form directly instead of a plan, into buffers kept across calls. It
+   reproduces the builder's result exactly; whatever it does not handle
+   (an inconsistent task sequence, a resident tensor whose home is taken,
+   any placement failure) it declines, and the builder path runs instead,
+   so errors and messages are the builder's. */
+
+#define FAST_DECLINE 1
+#define FREF_NONE (-1)
+#define FREF_LIVE (-2)
+
+static int64_t fref(int p, int32_t e) { return ((int64_t)p << 32) | (int64_t)(uint32_t)e; }
+static int fref_pass(int64_t r) { return (int)(r >> 32); }
+static int32_t fref_ev(int64_t r) { return (int32_t)(r & 0xffffffff); }
+
+/* grow the per-event arrays to e events */
+static int fast_reserve_events(swapplan *sp, size_t e)
+{
+    sp_fast *f = &sp->f;
+    if (e <= f->cap_e)
+        return 0;
+    size_t c = f->cap_e ? f->cap_e : 1024;
+    while (c < e)
+        c *= 2;
+    int ok = 1;
+#define FGROW(a, n)                                                                                \
+    do {                                                                                           \
+        void *x_ = sw_realloc(f->a, (n) * sizeof *f->a);                                           \
+        if (x_)                                                                                    \
+            f->a = x_;                                                                             \
+        else                                                                                       \
+            ok = 0;                                                                                \
+    } while (0)
+    FGROW(ev_st, c + 1);
+    FGROW(stream_idx, c + 1);
+    FGROW(place_off, c + 1);
+    FGROW(free_off, c + 1);
+    FGROW(fill, c + 1);
+    FGROW(vc, 6 * c + 1);
+    FGROW(dep, 2 * c + 1);
+    FGROW(pdep, 2 * c + 1);
+#undef FGROW
+    if (!ok)
+        return SW_ENOMEM;
+    f->cap_e = c;
+    return 0;
+}
+
+static inline int fast_new_res(sp_fast *f, int32_t s, int32_t place_ev)
+{
+    if (f->n_res >= f->cap_res) {
+        size_t c = f->cap_res ? 2 * f->cap_res : 1024;
+        int32_t *a = sw_realloc(f->res_s, c * sizeof *a);
+        if (a)
+            f->res_s = a;
+        int32_t *b = sw_realloc(f->res_place_ev, c * sizeof *b);
+        if (b)
+            f->res_place_ev = b;
+        int32_t *u = sw_realloc(f->res_last_user, c * sizeof *u);
+        if (u)
+            f->res_last_user = u;
+        int32_t *o = sw_realloc(f->res_obj, c * sizeof *o);
+        if (o)
+            f->res_obj = o;
+        if (!a || !b || !u || !o)
+            return -1;
+        f->cap_res = c;
+    }
+    int32_t r = (int32_t)f->n_res++;
+    f->res_s[r] = s;
+    f->res_place_ev[r] = place_ev;
+    f->res_last_user[r] = -1;
+    f->res_obj[r] = -1;
+    return r;
+}
+
+static inline int fast_push_place(sp_fast *f, int32_t r)
+{
+    if (f->n_place >= f->cap_place && SW_GROW(f->place_res, f->cap_place, f->n_place + 1))
+        return -1;
+    f->place_res[f->n_place++] = r;
+    return 0;
+}
+
+/* the pool: per class a queue of free objects in release order */
+static inline void fpool_unlink(sp_fast *f, int32_t c, int32_t obj)
+{
+    int32_t b = f->obj_base[c], x = b + obj;
+    int32_t nx = f->onext[x], pv = f->oprev[x];
+    if (pv >= 0)
+        f->onext[b + pv] = nx;
+    else
+        f->qhead[c] = nx;
+    if (nx >= 0)
+        f->oprev[b + nx] = pv;
+    else
+        f->qtail[c] = pv;
+    f->ofree[x] = 0;
+    f->qn[c]--;
+}
+
+static inline void fpool_append(sp_fast *f, int32_t c, int32_t obj)
+{
+    int32_t b = f->obj_base[c], x = b + obj;
+    f->onext[x] = -1;
+    f->oprev[x] = f->qtail[c];
+    if (f->qtail[c] >= 0)
+        f->onext[b + f->qtail[c]] = obj;
+    else
+        f->qhead[c] = obj;
+    f->qtail[c] = obj;
+    f->ofree[x] = 1;
+    f->qn[c]++;
+}
+
+static inline void fast_cand(const sp_fast *f, int64_t *intra, int64_t *carried, int p, int st,
+                             int64_t ref)
+{
+    if (ref < 0)
+        return;
+    int rp = fref_pass(ref);
+    int32_t re = fref_ev(ref);
+    int s = f->ev_st[re];
+    if (s == st)
+        return; /* implied by stream order */
+    int64_t *slot = rp == p ? &intra[s] : rp == p - 1 ? &carried[s] : NULL;
+    if (!slot)
+        return;
+    if (*slot < 0 || f->stream_idx[fref_ev(*slot)] < f->stream_idx[re])
+        *slot = ref;
+}
+
+static inline int32_t fast_pos(const sp_fast *f, int p, int32_t e)
+{
+    return p * f->n_s[f->ev_st[e]] + f->stream_idx[e];
+}
+
+static inline int32_t *fast_vc(const sp_fast *f, int p, int32_t e)
+{
+    return f->vc + ((size_t)p * (size_t)f->E + (size_t)e) * 3;
+}
+
+static inline void fast_join(int32_t *dst, const int32_t *src)
+{
+    for (int s = 0; s < STREAM__COUNT; s++)
+        if (src[s] > dst[s])
+            dst[s] = src[s];
+}
+
+/* the builder's choose(): at most two candidates not implied by vc */
+static inline void fast_choose(const sp_fast *f, int32_t *vc, const int64_t *cand, int32_t *out)
+{
+    int64_t c[3], keep[3];
+    int nc = 0, nk = 0;
+    for (int s = 0; s < STREAM__COUNT; s++)
+        if (cand[s] >= 0)
+            c[nc++] = cand[s];
+    for (int i = 0; i < nc; i++) {
+        int32_t ce = fref_ev(c[i]);
+        if (vc[f->ev_st[ce]] < fast_pos(f, fref_pass(c[i]), ce))
+            keep[nk++] = c[i];
+    }
+    if (nk == 2) {
+        const int32_t *v0 = fast_vc(f, fref_pass(keep[0]), fref_ev(keep[0]));
+        const int32_t *v1 = fast_vc(f, fref_pass(keep[1]), fref_ev(keep[1]));
+        int32_t e0 = fref_ev(keep[0]), e1 = fref_ev(keep[1]);
+        if (v0[f->ev_st[e1]] >= fast_pos(f, fref_pass(keep[1]), e1))
+            nk = 1;
+        else if (v1[f->ev_st[e0]] >= fast_pos(f, fref_pass(keep[0]), e0)) {
+            keep[0] = keep[1];
+            nk = 1;
+        }
+    }
+    out[0] = out[1] = -1;
+    for (int i = 0; i < nk; i++) {
+        fast_join(vc, fast_vc(f, fref_pass(keep[i]), fref_ev(keep[i])));
+        out[i] = fref_ev(keep[i]);
+    }
+}
+
+/* release the residency of s at event me (explicit or implicit) */
+static inline void fast_release(sp_fast *f, const swapplan *sp, int p, int32_t s, int64_t me)
+{
+    int32_t r = f->cur_res[s];
+    if (sp->g->bytes[s] > 0) {
+        int32_t c = sp->cls_of[s], x = f->obj_base[c] + f->res_obj[r];
+        if (p == 0)
+            fpool_append(f, c, f->res_obj[r]);
+        f->obj_tag[x] = me;
+    }
+    f->cur_res[s] = -1;
+    f->place_ref[s] = f->user_ref[s] = FREF_NONE;
+}
+
+/* The builder's process_pass from event e0 on: pass 0 places and picks
+   the intra-iteration edges, pass 1 the edges from the previous iteration.
+   last_in_stream (per stream, the last event processed, -1) is updated. */
+static int fast_pass(swapplan *sp, int p, int32_t e0, int32_t *last_in_stream)
+{
+    sp_fast *f = &sp->f;
+    const graph_profile *g = sp->g;
+    int32_t E = f->E;
+    for (int32_t e = e0; e < E; e++) {
+        int kind = sp->ev[e].kind;
+        int32_t x = sp->ev[e].x;
+        int st = f->ev_st[e];
+        int64_t intra[STREAM__COUNT] = {FREF_NONE, FREF_NONE, FREF_NONE};
+        int64_t carried[STREAM__COUNT] = {FREF_NONE, FREF_NONE, FREF_NONE};
+        int64_t me = fref(p, e);
+        for (int32_t k = f->place_off[e]; k < f->place_off[e + 1]; k++) {
+            int32_t r = f->place_res[k], s = f->res_s[r];
+            int64_t bytes = g->bytes[s];
+            if (bytes > 0) {
+                int32_t c = sp->cls_of[s];
+                if (p == 0) {
+                    if (f->final_res[s] == r && sp->in_r[s]) {
+                        /* returns home; if its home is taken, it comes home at
+                           the end instead (pb_finish): placed anywhere now */
+                        int32_t home = f->res_obj[f->rix[s]];
+                        if (f->ofree[f->obj_base[c] + home]) {
+                            fpool_unlink(f, c, home);
+                            f->res_obj[r] = home;
+                        } else {
+                            if (SW_GROW(f->reloc, f->cap_reloc, f->n_reloc + 1))
+                                return SW_ENOMEM;
+                            f->reloc[f->n_reloc++] = s;
+                            if (f->qn[c] == 0)
+                                return FAST_DECLINE;
+                            f->res_obj[r] = f->qhead[c];
+                            fpool_unlink(f, c, f->qhead[c]);
+                        }
+                    } else {
+                        if (f->qn[c] == 0)
+                            return FAST_DECLINE;
+                        f->res_obj[r] = f->qhead[c];
+                        fpool_unlink(f, c, f->qhead[c]);
+                    }
+                }
+                int64_t *tag = &f->obj_tag[f->obj_base[c] + f->res_obj[r]];
+                if (*tag == FREF_LIVE)
+                    return FAST_DECLINE;
+                fast_cand(f, intra, carried, p, st, *tag);
+                *tag = FREF_LIVE;
+            }
+            f->cur_res[s] = r;
+            f->place_ref[s] = me;
+            f->user_ref[s] = FREF_NONE;
+            if (kind == TASK_SWAP_IN) {
+                int64_t co = f->copyout_ref[s];
+                if (co >= 0 && fref_pass(co) == p)
+                    fast_cand(f, intra, carried, p, st, co);
+                else if (sp->tflag[s] & TF_PERSIST)
+                    fast_cand(f, intra, carried, p, st, co);
+                else if (!(sp->tflag[s] & TF_EXTERNAL))
+                    return FAST_DECLINE;
+            }
+        }
+        if (kind == TASK_RUN) {
+            for (int32_t k = g->acc_off[x]; k < g->acc_off[x + 1]; k++) {
+                if (g->acc_flag[k] & GA_CREATE)
+                    continue;
+                int32_t s = g->acc[k];
+                fast_cand(f, intra, carried, p, st, f->place_ref[s]);
+                f->user_ref[s] = me;
+            }
+        } else if (kind == TASK_SWAP_OUT || kind == TASK_DROP) {
+            if (f->cur_res[x] < 0)
+                return FAST_DECLINE;
+            fast_cand(f, intra, carried, p, st, f->user_ref[x]);
+            fast_cand(f, intra, carried, p, st, f->place_ref[x]);
+            fast_release(f, sp, p, x, me);
+            if (kind == TASK_SWAP_OUT)
+                f->copyout_ref[x] = me;
+        }
+        for (int32_t k = f->free_off[e]; k < f->free_off[e + 1]; k++)
+            fast_release(f, sp, p, f->free_s[k], me);
+        int32_t *vc = fast_vc(f, p, e);
+        int32_t prev = last_in_stream[st];
+        if (prev >= 0)
+            memcpy(vc, fast_vc(f, p, prev), 3 * sizeof *vc);
+        else if (p == 1 && f->n_s[st] > 0)
+            memcpy(vc, fast_vc(f, 0, f->last_of[st]), 3 * sizeof *vc);
+        else
+            vc[0] = vc[1] = vc[2] = -1;
+        if (p == 0) {
+            fast_choose(f, vc, intra, f->dep + 2 * (size_t)e);
+        } else {
+            for (size_t i = 0; i < 2; i++)
+                if (f->dep[2 * (size_t)e + i] >= 0)
+                    fast_join(vc, fast_vc(f, 1, f->dep[2 * (size_t)e + i]));
+            fast_choose(f, vc, carried, f->pdep + 2 * (size_t)e);
+        }
+        vc[st] = fast_pos(f, p, e);
+        last_in_stream[st] = e;
+    }
+    return 0;
+}
+
+/* The builder's recording checks and pb_end_iteration, replayed on the
+   planner's tasks: appends the end-of-iteration tasks to sp->ev. */
+static int fast_record(swapplan *sp)
+{
+    sp_fast *f = &sp->f;
+    const graph_profile *g = sp->g;
+    int32_t nt = sp->nt;
+    uint8_t *res = f->bres, *hv = f->bhv;
+    f->n_r = 0;
+    for (int32_t t = 0; t < nt; t++) {
+        res[t] = 0;
+        hv[t] = (sp->tflag[t] & (TF_ROOT | TF_EXTERNAL)) == (TF_ROOT | TF_EXTERNAL);
+    }
+    for (int32_t s = 0; s < nt; s++) {
+        if (!sp->in_r[s])
+            continue;
+        if ((sp->tflag[s] & (TF_ROOT | TF_PERSIST)) != (TF_ROOT | TF_PERSIST))
+            return FAST_DECLINE;
+        f->rset[f->n_r++] = s;
+        res[s] = 1;
+        hv[s] = g->n_mutations[s] == 0;
+    }
+    for (size_t i = 0; i < sp->n_ev; i++) {
+        int32_t x = sp->ev[i].x;
+        switch (sp->ev[i].kind) {
+        case TASK_RUN:
+            for (int32_t k = g->acc_off[x]; k < g->acc_off[x + 1]; k++) {
+                int32_t s = g->acc[k];
+                uint8_t fl = g->acc_flag[k];
+                if (fl & GA_CREATE) {
+                    if (res[s])
+                        return FAST_DECLINE;
+                    res[s] = 1;
+                    hv[s] = 0;
+                } else if (!res[s]) {
+                    return FAST_DECLINE;
+                } else if (fl & GA_MUTATE) {
+                    hv[s] = 0;
+                }
+            }
+            break;
+        case TASK_SWAP_IN:
+            if (res[x])
+                return FAST_DECLINE;
+            res[x] = 1;
+            break;
+        default:
+            if (!res[x])
+                return FAST_DECLINE;
+            res[x] = 0;
+            if (sp->ev[i].kind == TASK_SWAP_OUT)
+                hv[x] = 1;
+            break;
+        }
+    }
+    for (int32_t s = 0; s < nt; s++) {
+        if ((sp->tflag[s] & (TF_ROOT | TF_PERSIST)) != (TF_ROOT | TF_PERSIST))
+            continue;
+        if (res[s] && !sp->in_r[s]) {
+            if (push_ev(sp, hv[s] ? TASK_DROP : TASK_SWAP_OUT, s))
+                return SW_ENOMEM;
+            if (!hv[s])
+                hv[s] = 1;
+            res[s] = 0;
+        }
+    }
+    for (int32_t i = 0; i < f->n_r; i++)
+        if (!res[f->rset[i]]) {
+            if (push_ev(sp, TASK_SWAP_IN, f->rset[i]))
+                return SW_ENOMEM;
+            res[f->rset[i]] = 1;
+        }
+    return 0;
+}
+
+/* The builder's build_residencies: residencies, placements per event and
+   the implicit frees. */
+static int fast_residencies(swapplan *sp)
+{
+    sp_fast *f = &sp->f;
+    const graph_profile *g = sp->g;
+    int32_t nt = sp->nt, E = f->E;
+    f->n_res = 0;
+    f->n_place = 0;
+    for (int32_t s = 0; s < nt; s++)
+        f->cur_res[s] = -1;
+    for (int32_t i = 0; i < f->n_r; i++) {
+        int32_t r = fast_new_res(f, f->rset[i], -1);
+        if (r < 0)
+            return SW_ENOMEM;
+        f->cur_res[f->rset[i]] = r;
+    }
+    for (int32_t o = 0; o < sp->no; o++)
+        f->run_ev[o] = -1;
+    for (int32_t e = 0; e < E; e++)
+        if (sp->ev[e].kind == TASK_RUN)
+            f->run_ev[sp->ev[e].x] = e;
+    for (int32_t e = 0; e < E; e++) {
+        int kind = sp->ev[e].kind;
+        int32_t x = sp->ev[e].x;
+        f->place_off[e] = (int32_t)f->n_place;
+        if (kind == TASK_RUN) {
+            for (int32_t k = g->acc_off[x]; k < g->acc_off[x + 1]; k++) {
+                int32_t s = g->acc[k];
+                if (g->acc_flag[k] & GA_CREATE) {
+                    int32_t r = fast_new_res(f, s, e);
+                    if (r < 0 || fast_push_place(f, r))
+                        return SW_ENOMEM;
+                    f->cur_res[s] = r;
+                } else {
+                    f->res_last_user[f->cur_res[s]] = e;
+                }
+            }
+        } else if (kind == TASK_SWAP_IN) {
+            int32_t r = fast_new_res(f, x, e);
+            if (r < 0 || fast_push_place(f, r))
+                return SW_ENOMEM;
+            f->cur_res[x] = r;
+        } else {
+            if (f->cur_res[x] < 0)
+                return FAST_DECLINE;
+            f->cur_res[x] = -1;
+        }
+    }
+    f->place_off[E] = (int32_t)f->n_place;
+    int32_t *cnt = f->free_off;
+    memset(cnt, 0, ((size_t)E + 1) * sizeof *cnt);
+    for (int32_t s = 0; s < nt; s++) {
+        f->final_res[s] = -1;
+        f->rel_ev[s] = -1;
+        int32_t r = f->cur_res[s];
+        if (r < 0)
+            continue;
+        if (sp->tflag[s] & TF_PERSIST) {
+            if (!sp->in_r[s])
+                return FAST_DECLINE;
+            f->final_res[s] = r;
+            continue;
+        }
+        int32_t h = sp->held[s];
+        int32_t lu = f->res_last_user[r];
+        int32_t at = graph_death_at(lu >= 0 ? lu : f->res_place_ev[r], h >= 0 ? f->run_ev[h] : -1);
+        if (at < 0 || sp->ev[at].kind != TASK_RUN)
+            return FAST_DECLINE;
+        f->rel_ev[s] = at;
+        cnt[at + 1]++;
+    }
+    for (int32_t i = 0; i < f->n_r; i++)
+        if (f->final_res[f->rset[i]] < 0)
+            return FAST_DECLINE;
+    for (int32_t e = 0; e < E; e++)
+        cnt[e + 1] += cnt[e];
+    memcpy(f->fill, cnt, ((size_t)E + 1) * sizeof *cnt);
+    for (int32_t s = 0; s < nt; s++)
+        if (f->rel_ev[s] >= 0)
+            f->free_s[f->fill[f->rel_ev[s]]++] = s;
+    return 0;
+}
+
+/* The first attempt of the builder's finish_once: residencies, placements
+   and pass 0's edges. 0 (then f->n_reloc tensors could not come home, and
+   pass 1 is still to do), FAST_DECLINE or SW_ENOMEM. */
+static int fast_attempt(swapplan *sp, const sp_alloc *al)
+{
+    sp_fast *f = &sp->f;
+    const graph_profile *g = sp->g;
+    int32_t nt = sp->nt;
+    int rc = fast_reserve_events(sp, sp->n_ev + 1);
+    if (rc)
+        return rc;
+    f->E = (int32_t)sp->n_ev;
+    f->n_reloc = 0;
+    int32_t E = f->E;
+    f->n_s[0] = f->n_s[1] = f->n_s[2] = 0;
+    for (int32_t e = 0; e < E; e++) {
+        int st = plan_task_stream(sp->ev[e].kind);
+        f->ev_st[e] = (uint8_t)st;
+        f->stream_idx[e] = f->n_s[st]++;
+        f->last_of[st] = e;
+        f->dep[2 * e] = f->dep[2 * e + 1] = f->pdep[2 * e] = f->pdep[2 * e + 1] = -1;
+    }
+    rc = fast_residencies(sp);
+    if (rc)
+        return rc;
+    memcpy(f->snap_rcur, f->cur_res, (size_t)nt * sizeof *f->cur_res);
+    /* the pool: objects of each class free, lowest index first */
+    int64_t capacity = 0;
+    int32_t total = 0;
+    for (int32_t c = 0; c < al->n_classes; c++) {
+        f->obj_base[c] = total;
+        f->qhead[c] = f->qtail[c] = -1;
+        f->qn[c] = 0;
+        total += sp->cnt_eff[c];
+        capacity += sp->csize[c] * sp->cnt_eff[c];
+    }
+    if (capacity + g->max_workspace > sp->budget)
+        return FAST_DECLINE;
+    f->capacity = capacity;
+    f->n_obj = total;
+    for (int32_t c = 0; c < al->n_classes; c++)
+        for (int32_t i = 0; i < sp->cnt_eff[c]; i++)
+            fpool_append(f, c, i);
+    for (int32_t i = 0; i < total; i++)
+        f->obj_tag[i] = FREF_NONE;
+    for (int32_t s = 0; s < nt; s++) {
+        f->cur_res[s] = f->rix[s] = -1;
+        f->place_ref[s] = f->user_ref[s] = f->copyout_ref[s] = FREF_NONE;
+    }
+    for (int32_t i = 0; i < f->n_r; i++) {
+        int32_t s = f->rset[i];
+        f->rix[s] = i;
+        f->cur_res[s] = i;
+        if (g->bytes[s] <= 0)
+            continue;
+        int32_t c = sp->cls_of[s];
+        if (f->qn[c] == 0)
+            return FAST_DECLINE;
+        f->res_obj[i] = f->qhead[c];
+        fpool_unlink(f, c, f->qhead[c]);
+        f->obj_tag[f->obj_base[c] + f->res_obj[i]] = FREF_LIVE;
+    }
+    for (int st = 0; st < STREAM__COUNT; st++)
+        f->lis[st] = -1;
+    return fast_pass(sp, 0, 0, f->lis);
+}
+
+/* Save (save = 1) or restore the state pass 0 leaves after the first
+   attempt's events: the pool, the object tags, the per-storage references. */
+static void fast_snapshot(swapplan *sp, int save)
+{
+    sp_fast *f = &sp->f;
+    size_t nt = (size_t)sp->nt, no = (size_t)f->n_obj, nc = (size_t)f->n_classes;
+#define SNAP(a, b, n)                                                                              \
+    do {                                                                                           \
+        if (save)                                                                                  \
+            memcpy(f->b, f->a, (n) * sizeof *f->a);                                                \
+        else                                                                                       \
+            memcpy(f->a, f->b, (n) * sizeof *f->a);                                                \
+    } while (0)
+    SNAP(cur_res, snap_cur, nt);
+    SNAP(place_ref, snap_place_ref, nt);
+    SNAP(user_ref, snap_user_ref, nt);
+    SNAP(copyout_ref, snap_copyout_ref, nt);
+    SNAP(onext, snap_onext, no);
+    SNAP(oprev, snap_oprev, no);
+    SNAP(ofree, snap_ofree, no);
+    SNAP(obj_tag, snap_obj_tag, no);
+    SNAP(qhead, snap_qhead, nc);
+    SNAP(qtail, snap_qtail, nc);
+    SNAP(qn, snap_qn, nc);
+    SNAP(lis, snap_lis, (size_t)STREAM__COUNT);
+#undef SNAP
+}
+
+/* A later attempt: the events from n_orig on (tensors leaving and coming
+   home) appended to the first attempt's. Everything before n_orig is as
+   the first attempt left it (a relocated tensor's earlier residency was
+   placed as an ordinary one there already), so only the new events are
+   processed, from the saved state. Returns as fast_attempt. */
+static int fast_resume(swapplan *sp, int32_t n_orig)
+{
+    sp_fast *f = &sp->f;
+    int32_t nt = sp->nt;
+    int rc = fast_reserve_events(sp, sp->n_ev + 1);
+    if (rc)
+        return rc;
+    f->E = (int32_t)sp->n_ev;
+    f->n_reloc = 0;
+    int32_t E = f->E;
+    for (int st = 0; st < STREAM__COUNT; st++) {
+        f->n_s[st] = f->snap_n_s[st];
+        f->last_of[st] = f->snap_last_of[st];
+    }
+    for (int32_t e = n_orig; e < E; e++) {
+        int st = plan_task_stream(sp->ev[e].kind);
+        f->ev_st[e] = (uint8_t)st;
+        f->stream_idx[e] = f->n_s[st]++;
+        f->last_of[st] = e;
+        f->dep[2 * e] = f->dep[2 * e + 1] = f->pdep[2 * e] = f->pdep[2 * e + 1] = -1;
+    }
+    /* residencies of the new events (swap-ins place, the others release) */
+    f->n_res = f->snap_n_res;
+    f->n_place = f->snap_n_place;
+    memcpy(f->cur_res, f->snap_rcur, (size_t)nt * sizeof *f->cur_res);
+    for (int32_t e = n_orig; e < E; e++) {
+        int32_t x = sp->ev[e].x;
+        f->place_off[e] = (int32_t)f->n_place;
+        if (sp->ev[e].kind == TASK_SWAP_IN) {
+            int32_t r = fast_new_res(f, x, e);
+            if (r < 0 || fast_push_place(f, r))
+                return SW_ENOMEM;
+            f->cur_res[x] = r;
+        } else {
+            if (sp->ev[e].kind == TASK_RUN || f->cur_res[x] < 0)
+                return FAST_DECLINE;
+            f->cur_res[x] = -1;
+        }
+    }
+    f->place_off[E] = (int32_t)f->n_place;
+    for (int32_t e = n_orig + 1; e <= E; e++)
+        f->free_off[e] = f->free_off[n_orig];
+    for (int32_t s = 0; s < nt; s++) {
+        if (!(sp->tflag[s] & TF_PERSIST))
+            continue;
+        f->final_res[s] = f->cur_res[s];
+        if (f->cur_res[s] >= 0 && !sp->in_r[s])
+            return FAST_DECLINE;
+    }
+    for (int32_t i = 0; i < f->n_r; i++)
+        if (f->final_res[f->rset[i]] < 0)
+            return FAST_DECLINE;
+    fast_snapshot(sp, 0);
+    return fast_pass(sp, 0, n_orig, f->lis);
+}
+
+/* Evaluate: the builder's plan, compiled and simulated, without the plan.
+   0, FAST_DECLINE, or an error code (with err). */
+static int fast_eval(swapplan *sp, sim_result *r, sw_err *err, const sp_alloc *al)
+{
+    sp_fast *f = &sp->f;
+    const graph_profile *g = sp->g;
+    size_t n_ev0 = sp->n_ev;
+    int rc = fast_record(sp);
+    /* pb_finish: tensors that cannot come home leave again (copied if
+       dirty) and come home at the end; rebuilt, at most four attempts */
+    size_t n_orig = sp->n_ev, n_all = 0;
+    int attempt;
+    for (attempt = 0; attempt < 4 && !rc; attempt++) {
+        rc = attempt ? fast_resume(sp, (int32_t)n_orig) : fast_attempt(sp, al);
+        if (rc || !f->n_reloc)
+            break;
+        if (!attempt) {
+            f->n_classes = al->n_classes;
+            fast_snapshot(sp, 1);
+            f->snap_n_res = f->n_res;
+            f->snap_n_place = f->n_place;
+            for (int st = 0; st < STREAM__COUNT; st++) {
+                f->snap_n_s[st] = f->n_s[st];
+                f->snap_last_of[st] = f->last_of[st];
+            }
+        }
+        if (SW_GROW(f->all, f->cap_all, n_all + f->n_reloc)) {
+            rc = SW_ENOMEM;
+            break;
+        }
+        memcpy(f->all + n_all, f->reloc, f->n_reloc * sizeof *f->all);
+        n_all += f->n_reloc;
+        sp->n_ev = n_orig;
+        for (size_t i = 0; i < n_all && !rc; i++)
+            rc = push_ev(sp, f->bhv[f->all[i]] ? TASK_DROP : TASK_SWAP_OUT, f->all[i]);
+        for (size_t i = 0; i < n_all && !rc; i++)
+            rc = push_ev(sp, TASK_SWAP_IN, f->all[i]);
+    }
+    if (!rc && attempt == 4)
+        rc = FAST_DECLINE;
+    if (!rc) {
+        int32_t lis[STREAM__COUNT] = {-1, -1, -1};
+        rc = fast_pass(sp, 1, 0, lis);
+    }
+    if (rc) {
+        sp->n_ev = n_ev0;
+        return rc == SW_ENOMEM ? sw_fail(err, SW_ENOMEM, "out of memory") : rc;
+    }
+    /* the compiled program */
+    int32_t E = f->E;
+    if (!f->prog && !(f->prog = sim_prog_new()))
+        rc = SW_ENOMEM;
+    if (!f->ws && !(f->ws = sim_ws_new()))
+        rc = SW_ENOMEM;
+    if (rc) {
+        sp->n_ev = n_ev0;
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    int64_t base_mem = g->max_workspace;
+    for (int32_t i = 0; i < f->n_r; i++)
+        base_mem += g->tensors[f->rset[i]].bytes;
+    rc = sim_prog_begin(f->prog, g, NULL, E, sp->op_time, err);
+    for (int32_t e = 0; e < E && !rc; e++) {
+        int64_t alloc = 0, freeb = 0;
+        for (int32_t k = f->place_off[e]; k < f->place_off[e + 1]; k++)
+            alloc += g->bytes[f->res_s[f->place_res[k]]];
+        for (int32_t k = f->free_off[e]; k < f->free_off[e + 1]; k++)
+            freeb += g->bytes[f->free_s[k]];
+        int32_t d[2], pd[2];
+        int nd = 0, npd = 0;
+        for (size_t i = 0; i < 2; i++) {
+            if (f->dep[2 * (size_t)e + i] >= 0)
+                d[nd++] = f->dep[2 * (size_t)e + i];
+            if (f->pdep[2 * (size_t)e + i] >= 0)
+                pd[npd++] = f->pdep[2 * (size_t)e + i];
+        }
+        if (nd == 2 && d[0] > d[1]) {
+            int32_t t = d[0];
+            d[0] = d[1];
+            d[1] = t;
+        }
+        if (npd == 2 && pd[0] > pd[1]) {
+            int32_t t = pd[0];
+            pd[0] = pd[1];
+            pd[1] = t;
+        }
+        rc = sim_prog_add(f->prog, sp->ev[e].kind, sp->ev[e].x, alloc, freeb, d, nd, pd, npd, err);
+    }
+    if (!rc)
+        rc = sim_prog_end(f->prog, base_mem, g->max_workspace + f->capacity, err);
+    if (!rc)
+        rc = sim_run_ws(f->prog, NULL, f->ws, r, err);
+    sp->n_ev = n_ev0;
+    return rc;
+}
+
 int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, double threshold,
                   plan **out, sim_result *r, sw_err *err)
 {
@@ -505,7 +1389,7 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         return sw_fail(err, SW_EINVAL, "schedule is not a permutation of the ops");
     sp->t_at[0] = 0;
     for (int32_t i = 0; i < no; i++)
-        sp->t_at[i + 1] = sp->t_at[i] + g->ops[schedule[i]].time_s;
+        sp->t_at[i + 1] = sp->t_at[i] + sp->op_time[schedule[i]];
     /* storages the framework holds past their last use (held_until) are
        freed at a position that does not access them */
     memset(sp->hf_off, 0, ((size_t)no + 1) * sizeof(int32_t));
@@ -526,12 +1410,31 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         sw_free(sp->class_free);
         sw_free(sp->cnt_eff);
         sw_free(sp->heaped);
+        sw_free(sp->csize);
+        sw_free(sp->f.obj_base);
+        sw_free(sp->f.qhead);
+        sw_free(sp->f.qtail);
+        sw_free(sp->f.qn);
+        sw_free(sp->f.snap_qhead);
+        sw_free(sp->f.snap_qtail);
+        sw_free(sp->f.snap_qn);
+        size_t nc = (size_t)al->n_classes + 1;
+        sp->csize = sw_malloc(nc * sizeof *sp->csize);
+        sp->f.obj_base = sw_malloc(nc * sizeof(int32_t));
+        sp->f.qhead = sw_malloc(nc * sizeof(int32_t));
+        sp->f.qtail = sw_malloc(nc * sizeof(int32_t));
+        sp->f.qn = sw_malloc(nc * sizeof(int32_t));
+        sp->f.snap_qhead = sw_malloc(nc * sizeof(int32_t));
+        sp->f.snap_qtail = sw_malloc(nc * sizeof(int32_t));
+        sp->f.snap_qn = sw_malloc(nc * sizeof(int32_t));
         sp->heaped = sw_malloc((size_t)al->n_classes + 1);
         sp->cnt_eff = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_off = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_n = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_free = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
-        if (!sp->class_off || !sp->class_n || !sp->class_free || !sp->cnt_eff || !sp->heaped) {
+        if (!sp->class_off || !sp->class_n || !sp->class_free || !sp->cnt_eff || !sp->heaped ||
+            !sp->csize || !sp->f.obj_base || !sp->f.qhead || !sp->f.qtail || !sp->f.qn ||
+            !sp->f.snap_qhead || !sp->f.snap_qtail || !sp->f.snap_qn) {
             sp->n_classes_cap = 0;
             return sw_fail(err, SW_ENOMEM, "out of memory");
         }
@@ -544,7 +1447,7 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
     for (int32_t c = 0; c < al->n_classes; c++)
         if (al->cnt[c] < 0)
             return sw_fail(err, SW_EINVAL, "negative object count for class %d", c);
-    int64_t *csize = NULL;
+    int64_t *csize = sp->csize;
     for (int32_t s = 0; s < nt; s++) {
         int32_t si = sp->sz.of[s];
         sp->cls_of[s] = si >= 0 ? al->cls[si] : -1;
@@ -563,16 +1466,14 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         sp->cnt_eff[c] = al->cnt[c] < members[c] ? al->cnt[c] : members[c];
     }
     /* class object sizes: the largest size mapped to each */
-    csize = sw_calloc((size_t)al->n_classes + 1, sizeof *csize);
-    if (!csize)
-        return sw_fail(err, SW_ENOMEM, "out of memory");
+    for (int32_t c = 0; c < al->n_classes; c++)
+        csize[c] = 0;
     for (int32_t i = 0; i < sp->sz.n; i++)
         if (sp->sz.size[i] > csize[al->cls[i]])
             csize[al->cls[i]] = sp->sz.size[i];
     for (int32_t c = 0; c < al->n_classes; c++)
         pool += csize[c] * sp->cnt_eff[c];
     if (pool > sp->pool_bytes) {
-        sw_free(csize);
         return sw_fail(err, SW_ENOFIT, "does not fit: the pool needs %lld bytes, %lld available",
                        (long long)pool, (long long)sp->pool_bytes);
     }
@@ -582,23 +1483,29 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
     memset(sp->in_r, 0, (size_t)nt);
     int rc = walk(sp, schedule, al, threshold, 0);
     if (rc) {
-        sw_free(csize);
         return rc == SW_ENOFIT ? sw_fail(err, SW_ENOFIT, "does not fit: %s", sp->why)
                                : sw_fail(err, rc, "out of memory");
     }
     for (int32_t s = 0; s < nt; s++)
-        sp->in_r[s] = g->tensors[s].storage == s && g->tensors[s].persistent && sp->resident[s];
+        sp->in_r[s] = (sp->tflag[s] & (TF_ROOT | TF_PERSIST)) == (TF_ROOT | TF_PERSIST) &&
+                      sp->resident[s];
     /* pass 2: that set resident at start; pressure it causes drops members */
     rc = walk(sp, schedule, al, threshold, 1);
     if (rc) {
-        sw_free(csize);
         return rc == SW_ENOFIT ? sw_fail(err, SW_ENOFIT, "does not fit: %s", sp->why)
                                : sw_fail(err, rc, "out of memory");
+    }
+    /* an evaluation: the fast path, unless it declines */
+    if (!out && r && sp->fast) {
+        rc = fast_eval(sp, r, err, al);
+        if (rc != FAST_DECLINE) {
+            sp->n_fast += rc == 0;
+            return rc;
+        }
     }
     /* record into the builder */
     int32_t *size_cls = (int32_t *)(uintptr_t)al->cls;
     mem_model *m = mem_pool_new(sp->sz.size, size_cls, sp->sz.n, sp->cnt_eff, al->n_classes);
-    sw_free(csize);
     if (!m)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     if (!sp->b)

@@ -47,4 +47,14 @@ void swapplan_min_counts(const swapplan *sp, const int32_t *cls, int32_t n_class
 int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *alloc, double threshold,
                   plan **out, sim_result *r, sw_err *err);
 
+/* Evaluations (swapplan_make with out NULL and r not NULL) skip the plan
+   builder: the planner writes the simulator's compiled form directly,
+   with the builder's placements and edges, so *r is what simulating the
+   builder's plan gives. on = 0 makes them go through the builder (tests
+   compare the two). On by default. */
+void swapplan_set_fast(swapplan *sp, int on);
+/* Evaluations the fast path completed (it declines the rare plans it does
+   not handle: the builder's errors, relocation beyond four rounds). */
+int64_t swapplan_fast_count(const swapplan *sp);
+
 #endif

@@ -1,5 +1,6 @@
 /* autograd.c: backward and update generation from a recorded forward pass. */
 #include "autograd.h"
+#include "opattr.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -76,8 +77,8 @@ int32_t ag_view(ag_graph *a, const char *name, int32_t base, int64_t bytes)
     if (v < 0)
         return -1;
     a->g->tensors[v].view_of = base;
-    int32_t op = graph_add_op(a->g, name, "view", 0, GP_FORWARD, &base, 1, &v, 1, NULL, 0, 0);
-    if (op < 0 || record(a, op, 0, 0, 0, "view_backward"))
+    int32_t op = graph_add_op(a->g, name, OT_VIEW, 0, GP_FORWARD, &base, 1, &v, 1, NULL, 0, 0);
+    if (op < 0 || record(a, op, 0, 0, 0, OT_VIEW OT_BACKWARD_SUFFIX))
         return -1;
     return v;
 }
@@ -150,7 +151,7 @@ int ag_finish_training(ag_graph *a, int32_t loss, ag_optimizer opt, graph_profil
         if (fw->bwd_type)
             snprintf(type, sizeof type, "%s", fw->bwd_type);
         else
-            snprintf(type, sizeof type, "%s_backward", g->ops[fw->op].type);
+            snprintf(type, sizeof type, "%s" OT_BACKWARD_SUFFIX, g->ops[fw->op].type);
         int32_t bin[96], bout[64], bmut[64];
         int nbin = 0, nbout = 0, nbmut = 0;
         int is_loss_op = 0, any_grad = 0;
@@ -172,6 +173,7 @@ int ag_finish_training(ag_graph *a, int32_t loss, ag_optimizer opt, graph_profil
                 bin[nbin++] = fout[k];
         int is_view = g->ops[fw->op].n_out == 1 && g->tensors[fout[0]].view_of == fin[0];
         double extra_time = 0;
+        uint32_t grad_new = 0, grad_acc = 0; /* OA_GRAD_NEW / OA_GRAD_ACC */
         for (int32_t k = 0; k < n_in; k++) {
             int32_t x = fin[k];
             if (!requires_grad(g, x))
@@ -184,6 +186,8 @@ int ag_finish_training(ag_graph *a, int32_t loss, ag_optimizer opt, graph_profil
                 continue;
             if (grad[x] >= 0) {
                 bmut[nbmut++] = grad[x]; /* accumulate in place */
+                if (k < OA_GRAD_BITS)
+                    grad_acc |= 1u << k;
                 if (is_view)
                     extra_time += (double)g->tensors[x].bytes / a->update_bytes_per_s;
                 continue;
@@ -198,6 +202,8 @@ int ag_finish_training(ag_graph *a, int32_t loss, ag_optimizer opt, graph_profil
                 g->tensors[gt].view_of = bin[0]; /* grad of a view's base views the grad */
             grad[x] = gt;
             bout[nbout++] = gt;
+            if (k < OA_GRAD_BITS)
+                grad_new |= 1u << k;
         }
         double t = fw->bwd_time_s + extra_time;
         if (is_view && extra_time == 0)
@@ -206,13 +212,23 @@ int ag_finish_training(ag_graph *a, int32_t loss, ag_optimizer opt, graph_profil
                                    nbmut, fw->bwd_workspace);
         if (bop < 0)
             goto done;
-        /* the backward has the forward's dimensions (not its FLOPs/bytes) */
+        /* the backward has the forward's dimensions (not its FLOPs/bytes: the
+           forward's bwd_flops become its flops), its forward op and where the
+           gradients go (validate/libmap.c finds its operands with them) */
         for (int32_t k = 0; k < g->ops[fw->op].n_attr; k++) {
             const graph_attr *at = &g->ops[fw->op].attr[k];
-            if (strcmp(at->key, "flops") && strcmp(at->key, "bytes") &&
-                graph_op_attr(g, bop, at->key, at->value))
+            const char *key = at->key;
+            if (!strcmp(key, OA_FLOPS) || !strcmp(key, OA_BYTES))
+                continue;
+            if (!strcmp(key, OA_BWD_FLOPS))
+                key = OA_FLOPS;
+            if (graph_op_attr(g, bop, key, at->value))
                 goto done;
         }
+        if (graph_op_attr(g, bop, OA_FWD_OP, (double)fw->op) ||
+            graph_op_attr(g, bop, OA_GRAD_NEW, (double)grad_new) ||
+            graph_op_attr(g, bop, OA_GRAD_ACC, (double)grad_acc))
+            goto done;
     }
     /* updates, in parameter order */
     for (int32_t t = 0; t < nt0; t++) {

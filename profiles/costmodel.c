@@ -92,21 +92,37 @@ void cm_init(cm_ctx *c, const dev_spec *dev, int fp16)
     c->esize = fp16 ? 2 : 4;
 }
 
-double cm_time(const cm_ctx *c, cm_kind k, double flops, double bytes, double dim, int kernels)
+double cm_time_with(const cm_ctx *c, const cm_const *t, double launch_s, const cm_terms *x)
 {
-    const cm_const *t = &table[k];
     const dev_spec *d = c->dev;
     double t_compute = 0, t_mem = 0;
     double eff = c->fp16 ? t->eff_fp16 : t->eff_fp32;
     double peak = c->fp16 ? d->peak_flops_fp16 : d->peak_flops_fp32;
-    if (flops > 0 && eff > 0 && peak > 0) {
-        double ramp = t->half_dim > 0 && dim > 0 ? dim / (dim + t->half_dim) : 1.0;
-        t_compute = flops / (peak * eff * ramp);
+    if (x->flops > 0 && eff > 0 && peak > 0) {
+        double ramp = t->half_dim > 0 && x->dim > 0 ? x->dim / (x->dim + t->half_dim) : 1.0;
+        t_compute = x->flops / (peak * eff * ramp);
     }
-    if (bytes > 0 && d->mem_bw > 0)
-        t_mem = bytes / (d->mem_bw * t->eff_bw);
-    double lat = d->launch_overhead_s > 0 ? d->launch_overhead_s : 0;
-    return (double)kernels * lat + (t_compute > t_mem ? t_compute : t_mem);
+    if (x->bytes > 0 && d->mem_bw > 0)
+        t_mem = x->bytes / (d->mem_bw * t->eff_bw);
+    double lat = launch_s > 0 ? launch_s : 0;
+    return (double)x->kernels * lat + (t_compute > t_mem ? t_compute : t_mem);
+}
+
+double cm_time(const cm_ctx *c, cm_kind k, double flops, double bytes, double dim, int kernels)
+{
+    cm_terms x = {k, flops, bytes, dim, kernels};
+    return cm_time_with(c, &table[k], c->dev->launch_overhead_s, &x);
+}
+
+static double terms_time(const cm_ctx *c, cm_terms *x, cm_kind k, double flops, double bytes,
+                         double dim, int kernels)
+{
+    x->kind = k;
+    x->flops = flops;
+    x->bytes = bytes;
+    x->dim = dim;
+    x->kernels = kernels;
+    return cm_time(c, k, flops, bytes, dim, kernels);
 }
 
 void cm_conv(const cm_ctx *c, int64_t n, int64_t ci, int64_t h, int64_t w, int64_t k, int64_t r,
@@ -130,7 +146,7 @@ void cm_conv(const cm_ctx *c, int64_t n, int64_t ci, int64_t h, int64_t w, int64
     out->kind = kind;
     out->flops = flops;
     out->bytes = es * (x + y + wt);
-    out->fwd_s = cm_time(c, kind, flops, out->bytes, dim, table[kind].kernels_fwd);
+    out->fwd_s = terms_time(c, &out->fwd, kind, flops, out->bytes, dim, table[kind].kernels_fwd);
     /* weight gradient: read x, dy; write dw. input gradient: read dy, w; write dx */
     double bwd_bytes = es * (x + y + wt);
     double bwd_flops = flops;
@@ -140,7 +156,8 @@ void cm_conv(const cm_ctx *c, int64_t n, int64_t ci, int64_t h, int64_t w, int64
         bwd_flops += flops;
         kernels = table[kind].kernels_bwd;
     }
-    out->bwd_s = cm_time(c, kind, bwd_flops, bwd_bytes, dim, kernels);
+    out->bwd_flops = bwd_flops;
+    out->bwd_s = terms_time(c, &out->bwd, kind, bwd_flops, bwd_bytes, dim, kernels);
 }
 
 void cm_matmul(const cm_ctx *c, int64_t batch, int64_t m, int64_t n, int64_t kk, int need_dx,
@@ -159,7 +176,8 @@ void cm_matmul(const cm_ctx *c, int64_t batch, int64_t m, int64_t n, int64_t kk,
     out->kind = CM_MATMUL;
     out->flops = flops;
     out->bytes = es * (a + w + y);
-    out->fwd_s = cm_time(c, CM_MATMUL, flops, out->bytes, dim, table[CM_MATMUL].kernels_fwd);
+    out->fwd_s =
+        terms_time(c, &out->fwd, CM_MATMUL, flops, out->bytes, dim, table[CM_MATMUL].kernels_fwd);
     double bwd_flops = flops, bwd_bytes = es * (a + y + w);
     int kernels = 1;
     if (need_dx) {
@@ -167,7 +185,8 @@ void cm_matmul(const cm_ctx *c, int64_t batch, int64_t m, int64_t n, int64_t kk,
         bwd_bytes += es * (y + w + a);
         kernels = table[CM_MATMUL].kernels_bwd;
     }
-    out->bwd_s = cm_time(c, CM_MATMUL, bwd_flops, bwd_bytes, dim, kernels);
+    out->bwd_flops = bwd_flops;
+    out->bwd_s = terms_time(c, &out->bwd, CM_MATMUL, bwd_flops, bwd_bytes, dim, kernels);
 }
 
 void cm_simple(const cm_ctx *c, cm_kind k, double in_elems, double out_elems,
@@ -179,9 +198,13 @@ void cm_simple(const cm_ctx *c, cm_kind k, double in_elems, double out_elems,
     out->bytes = es * (in_elems + out_elems);
     /* memory-bound kinds have no compute efficiency: the FLOPs are hidden
        under the memory traffic (eff 0 skips the compute term) */
-    out->fwd_s = cm_time(c, k, out->flops, out->bytes, 0, table[k].kernels_fwd);
-    out->bwd_s = bwd_read + bwd_write > 0 ? cm_time(c, k, out->flops, es * (bwd_read + bwd_write),
-                                                    0, table[k].kernels_bwd)
+    out->fwd_s = terms_time(c, &out->fwd, k, out->flops, out->bytes, 0, table[k].kernels_fwd);
+    out->bwd_flops = bwd_read + bwd_write > 0 ? out->flops : 0;
+    memset(&out->bwd, 0, sizeof out->bwd);
+    out->bwd.kind = k;
+    out->bwd_s = bwd_read + bwd_write > 0 ? terms_time(c, &out->bwd, k, out->flops,
+                                                       es * (bwd_read + bwd_write), 0,
+                                                       table[k].kernels_bwd)
                                           : 0;
 }
 

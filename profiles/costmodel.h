@@ -62,12 +62,28 @@ void cm_init(cm_ctx *c, const dev_spec *dev, int fp16);
    the smallest GEMM dimension of the operator (0: no ramp). */
 double cm_time(const cm_ctx *c, cm_kind k, double flops, double bytes, double dim, int kernels);
 
+/* What one operator (or its backward) costs before the device's figures
+   apply: the arguments of cm_time. */
+typedef struct cm_terms {
+    cm_kind kind;   /* whose constants apply */
+    double flops;   /* FLOPs it does */
+    double bytes;   /* bytes it moves */
+    double dim;     /* narrowest GEMM dimension (0: no ramp) */
+    int kernels;    /* kernels it launches (0: no operator, time 0) */
+} cm_terms;
+
+/* cm_time with the efficiency figures of row k (any cm_const, not only the
+   table's) and launch_s per kernel: what `swapsim calibrate` fits. */
+double cm_time_with(const cm_ctx *c, const cm_const *k, double launch_s, const cm_terms *t);
+
 /* Forward and backward cost of one layer. FLOPs and bytes are the forward's
    (attrs for the profile); times are full times including launches. */
 typedef struct cm_cost {
     double flops, bytes;
+    double bwd_flops; /* FLOPs of the backward (0: no backward cost) */
     double fwd_s, bwd_s;
     cm_kind kind;
+    cm_terms fwd, bwd; /* the terms fwd_s and bwd_s were computed from */
 } cm_cost;
 
 /* Convolution of an n x c x h x w input with k filters r x s (groups g) to an

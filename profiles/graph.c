@@ -236,8 +236,8 @@ static int fail_op(sw_err *err, int32_t *bad_op, int32_t op, const graph_profile
 
 /* binary min-heap of op ids keyed by id (file position) */
 typedef struct heap {
-    int32_t *a;
-    int32_t n;
+    int32_t *a; /* the heap array, capacity n_ops (owned by the caller) */
+    int32_t n;  /* ops in the heap */
 } heap;
 
 static void heap_push(heap *h, int32_t v)
@@ -362,21 +362,11 @@ static int check_limits(const graph_profile *g, sw_err *err, int32_t *bad_op, in
     return 0;
 }
 
-int graph_finish(graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_tensor)
+/* Tensors: each has a valid size, kind and view target (a tensor, not itself);
+   producers are reset (check_ops sets them). */
+static int check_tensors(graph_profile *g, sw_err *err, int32_t *bad_tensor)
 {
-    if (bad_op)
-        *bad_op = -1;
-    if (bad_tensor)
-        *bad_tensor = -1;
-    free_derived(g);
-    int32_t nt = g->n_tensors, no = g->n_ops;
-    if (no == 0)
-        return sw_fail(err, SW_EINVAL, "the profile has no operators");
-    int lrc = check_limits(g, err, bad_op, bad_tensor);
-    if (lrc)
-        return lrc;
-
-    /* tensors: sizes, views, storages */
+    int32_t nt = g->n_tensors;
     for (int32_t t = 0; t < nt; t++) {
         graph_tensor *x = &g->tensors[t];
         x->producer = -1;
@@ -398,6 +388,14 @@ int graph_finish(graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_te
                            x->name, x->view_of);
         }
     }
+    return 0;
+}
+
+/* Each tensor's storage: the root at the end of its chain of views (a chain
+   longer than the tensor count is a cycle). */
+static int derive_storages(graph_profile *g, sw_err *err, int32_t *bad_tensor)
+{
+    int32_t nt = g->n_tensors;
     for (int32_t t = 0; t < nt; t++) {
         int32_t r = t, steps = 0;
         while (g->tensors[r].view_of >= 0 && steps <= nt) {
@@ -412,8 +410,15 @@ int graph_finish(graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_te
         }
         g->tensors[t].storage = r;
     }
+    return 0;
+}
 
-    /* ops: ids, times, producers */
+/* Ops: valid time, workspace, phase and tensor ids; the totals
+   (total_compute_s, max_workspace); each output's producer (one op, and
+   never a persistent tensor). */
+static int check_ops(graph_profile *g, sw_err *err, int32_t *bad_op)
+{
+    int32_t nt = g->n_tensors, no = g->n_ops;
     g->max_workspace = 0;
     g->total_compute_s = 0;
     for (int32_t o = 0; o < no; o++) {
@@ -456,10 +461,16 @@ int graph_finish(graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_te
             x->producer = o;
         }
     }
-    for (int32_t t = 0; t < nt; t++) {
-        graph_tensor *x = &g->tensors[t];
-        if (x->held_until < -1 || x->held_until >= no || (x->held_until >= 0 &&
-                                                           (x->view_of >= 0 || x->persistent))) {
+    return 0;
+}
+
+/* held_until: -1, or an op id on a non-persistent root storage. */
+static int check_held_until(const graph_profile *g, sw_err *err, int32_t *bad_tensor)
+{
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const graph_tensor *x = &g->tensors[t];
+        if (x->held_until < -1 || x->held_until >= g->n_ops ||
+            (x->held_until >= 0 && (x->view_of >= 0 || x->persistent))) {
             if (bad_tensor)
                 *bad_tensor = t;
             return sw_fail(err, SW_EINVAL, "tensor %d '%s': held_until must be an op id on a "
@@ -467,9 +478,15 @@ int graph_finish(graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_te
                            x->held_until);
         }
     }
-    /* a view's storage must be reachable: a produced view whose root is external is fine */
-    for (int32_t o = 0; o < no; o++) {
-        graph_op *op = &g->ops[o];
+    return 0;
+}
+
+/* No op lists one tensor as both an input and an output (in-place updates
+   are mutations). */
+static int check_in_out(const graph_profile *g, sw_err *err, int32_t *bad_op)
+{
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        const graph_op *op = &g->ops[o];
         for (int32_t k = 0; k < op->n_in; k++)
             for (int32_t j = 0; j < op->n_out; j++)
                 if (op->in[k] == op->out[j]) {
@@ -479,11 +496,22 @@ int graph_finish(graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_te
                     return fail_op(err, bad_op, o, g, "%s", d);
                 }
     }
+    return 0;
+}
 
-    /* per-op storage accesses (deduplicated), CSR */
-    int rc = SW_ENOMEM;
-    int32_t *mark = NULL, *pos = NULL, *last_writer = NULL, *nreaders = NULL;
-    int32_t *readers_off = NULL, *readers = NULL, *indeg = NULL, *epair = NULL;
+static int fail_oom(sw_err *err)
+{
+    return sw_fail(err, SW_ENOMEM, "out of memory while building the graph");
+}
+
+/* Per-op storage accesses, deduplicated, CSR over ops (acc_off, acc,
+   acc_flag): created storages first, then reads, then mutations; an op may
+   not read or mutate a storage it creates. Also allocates acc_ver and
+   n_mutations (collect_edges fills them) and fills bytes. */
+static int build_accesses(graph_profile *g, sw_err *err, int32_t *bad_op)
+{
+    int32_t nt = g->n_tensors, no = g->n_ops;
+    int rc = 0;
     size_t total = 0;
     for (int32_t o = 0; o < no; o++)
         total += (size_t)(g->ops[o].n_in + g->ops[o].n_out + g->ops[o].n_mut);
@@ -493,11 +521,14 @@ int graph_finish(graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_te
     g->acc_ver = sw_malloc((total + 1) * sizeof(int32_t));
     g->n_mutations = sw_calloc((size_t)nt + 1, sizeof(int32_t));
     g->bytes = sw_malloc(((size_t)nt + 1) * sizeof(int64_t));
-    mark = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
-    pos = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
+    int32_t *mark = sw_malloc(((size_t)nt + 1) * sizeof(int32_t)); /* per storage: last op seen */
+    int32_t *pos = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));  /* per storage: its access
+                                                                      index in that op */
     if (!g->acc_off || !g->acc || !g->acc_flag || !g->acc_ver || !g->n_mutations || !g->bytes ||
-        !mark || !pos)
-        goto oom;
+        !mark || !pos) {
+        rc = fail_oom(err);
+        goto done;
+    }
     for (int32_t t = 0; t < nt; t++)
         g->bytes[t] = g->tensors[t].bytes;
     for (int32_t t = 0; t < nt; t++)
@@ -541,17 +572,35 @@ int graph_finish(graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_te
                 snprintf(d, sizeof d, "storage of tensor %d '%s' is created by this op and "
                          "also read or mutated by it", g->acc[k], g->tensors[g->acc[k]].name);
                 rc = fail_op(err, bad_op, o, g, "%s", d);
-                goto fail;
+                goto done;
             }
     }
     g->acc_off[no] = na;
+done:
+    sw_free(mark);
+    sw_free(pos);
+    return rc;
+}
 
-    /* dependency edges: creator -> every access; mutation order in file order */
-    last_writer = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
-    nreaders = sw_calloc((size_t)nt + 1, sizeof(int32_t));
-    readers_off = sw_calloc((size_t)nt + 2, sizeof(int32_t));
-    if (!last_writer || !nreaders || !readers_off)
-        goto oom;
+/* Dependency edges as (pred, succ) pairs in *epair (the caller frees it):
+   creator -> every later access, last writer -> every access, and readers
+   since the last write -> the next mutation (file order); duplicates stay.
+   Fills acc_ver and n_mutations. */
+static int collect_edges(graph_profile *g, sw_err *err, int32_t **epair_out, size_t *ne_out)
+{
+    int32_t nt = g->n_tensors, no = g->n_ops, na = g->acc_off[no];
+    int rc = 0;
+    *epair_out = NULL;
+    *ne_out = 0;
+    int32_t *last_writer = sw_malloc(((size_t)nt + 1) * sizeof(int32_t)); /* per storage */
+    int32_t *nreaders = sw_calloc((size_t)nt + 1, sizeof(int32_t)); /* per storage: readers
+                                                                       since its last write */
+    int32_t *readers_off = sw_calloc((size_t)nt + 2, sizeof(int32_t)); /* CSR over storages */
+    int32_t *readers = NULL, *epair = NULL;
+    if (!last_writer || !nreaders || !readers_off) {
+        rc = fail_oom(err);
+        goto done;
+    }
     /* readers since last write can be at most the number of accesses of s */
     for (int32_t k = 0; k < na; k++)
         readers_off[g->acc[k] + 1]++;
@@ -562,8 +611,10 @@ int graph_finish(graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_te
        1 (creator) + 1 (last writer) + readers (WAR) edges; WAR edges total <= accesses */
     size_t ecap = (size_t)na * 3 + 1, ne = 0;
     epair = sw_malloc(ecap * 2 * sizeof(int32_t));
-    if (!readers || !epair)
-        goto oom;
+    if (!readers || !epair) {
+        rc = fail_oom(err);
+        goto done;
+    }
     for (int32_t t = 0; t < nt; t++)
         last_writer[t] = -1;
     for (int32_t o = 0; o < no; o++) {
@@ -601,131 +652,163 @@ int graph_finish(graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_te
             }
         }
     }
-    /* build CSR (deduplicated) */
+    *epair_out = epair;
+    *ne_out = ne;
+    epair = NULL;
+done:
+    sw_free(last_writer);
+    sw_free(nreaders);
+    sw_free(readers_off);
+    sw_free(readers);
+    sw_free(epair);
+    return rc;
+}
+
+/* The op DAG from the edge pairs, CSR over ops: pred (each op's
+   predecessors, deduplicated, in edge order) and succ (its successors, in
+   op order). */
+static int build_dag(graph_profile *g, sw_err *err, const int32_t *epair, size_t ne)
+{
+    int32_t no = g->n_ops;
+    int rc = 0;
+    int32_t *cnt = NULL, *tmp = NULL, *omark = NULL, *fill = NULL;
     g->pred_off = sw_calloc((size_t)no + 1, sizeof(int32_t));
     g->succ_off = sw_calloc((size_t)no + 1, sizeof(int32_t));
     if (!g->pred_off || !g->succ_off)
         goto oom;
     /* dedup: sort pairs by (succ, pred) via counting into buckets */
-    {
-        int32_t *cnt = sw_calloc((size_t)no + 1, sizeof(int32_t));
-        int32_t *tmp = sw_malloc((ne + 1) * sizeof(int32_t));
-        if (!cnt || !tmp) {
-            sw_free(cnt);
-            sw_free(tmp);
-            goto oom;
-        }
-        for (size_t e = 0; e < ne; e++)
-            cnt[epair[2 * e + 1] + 1]++;
-        for (int32_t o = 0; o < no; o++)
-            cnt[o + 1] += cnt[o];
-        for (size_t e = 0; e < ne; e++)
-            tmp[cnt[epair[2 * e + 1]]++] = epair[2 * e];
-        /* cnt[o] is now the end of o's bucket; starts are cnt[o-1] */
-        g->pred = sw_malloc((ne + 1) * sizeof(int32_t));
-        if (!g->pred) {
-            sw_free(cnt);
-            sw_free(tmp);
-            goto oom;
-        }
-        for (int32_t t = 0; t < nt; t++)
-            mark[t] = -1;
-        /* mark is sized by tensors; reuse a fresh per-op marker instead */
-        int32_t *omark = sw_malloc((size_t)no * sizeof(int32_t));
-        if (!omark) {
-            sw_free(cnt);
-            sw_free(tmp);
-            goto oom;
-        }
-        for (int32_t o = 0; o < no; o++)
-            omark[o] = -1;
-        int32_t np = 0, start = 0;
-        for (int32_t o = 0; o < no; o++) {
-            g->pred_off[o] = np;
-            for (int32_t k = start; k < cnt[o]; k++) {
-                int32_t p = tmp[k];
-                if (omark[p] != o) {
-                    omark[p] = o;
-                    g->pred[np++] = p;
-                }
+    cnt = sw_calloc((size_t)no + 1, sizeof(int32_t));
+    tmp = sw_malloc((ne + 1) * sizeof(int32_t));
+    if (!cnt || !tmp)
+        goto oom;
+    for (size_t e = 0; e < ne; e++)
+        cnt[epair[2 * e + 1] + 1]++;
+    for (int32_t o = 0; o < no; o++)
+        cnt[o + 1] += cnt[o];
+    for (size_t e = 0; e < ne; e++)
+        tmp[cnt[epair[2 * e + 1]]++] = epair[2 * e];
+    /* cnt[o] is now the end of o's bucket; starts are cnt[o-1] */
+    g->pred = sw_malloc((ne + 1) * sizeof(int32_t));
+    omark = sw_malloc((size_t)no * sizeof(int32_t)); /* per op: the last op it was a pred of */
+    if (!g->pred || !omark)
+        goto oom;
+    for (int32_t o = 0; o < no; o++)
+        omark[o] = -1;
+    int32_t np = 0, start = 0;
+    for (int32_t o = 0; o < no; o++) {
+        g->pred_off[o] = np;
+        for (int32_t k = start; k < cnt[o]; k++) {
+            int32_t p = tmp[k];
+            if (omark[p] != o) {
+                omark[p] = o;
+                g->pred[np++] = p;
             }
-            start = cnt[o];
         }
-        g->pred_off[no] = np;
-        sw_free(omark);
-        sw_free(cnt);
-        sw_free(tmp);
-        g->succ = sw_malloc(((size_t)np + 1) * sizeof(int32_t));
-        if (!g->succ)
-            goto oom;
-        for (int32_t k = 0; k < np; k++)
-            g->succ_off[g->pred[k] + 1]++;
-        for (int32_t o = 0; o < no; o++)
-            g->succ_off[o + 1] += g->succ_off[o];
-        int32_t *fill = sw_malloc(((size_t)no + 1) * sizeof(int32_t));
-        if (!fill)
-            goto oom;
-        memcpy(fill, g->succ_off, (size_t)no * sizeof(int32_t));
-        for (int32_t o = 0; o < no; o++)
-            for (int32_t k = g->pred_off[o]; k < g->pred_off[o + 1]; k++)
-                g->succ[fill[g->pred[k]]++] = o;
-        sw_free(fill);
+        start = cnt[o];
     }
+    g->pred_off[no] = np;
+    g->succ = sw_malloc(((size_t)np + 1) * sizeof(int32_t));
+    fill = sw_malloc(((size_t)no + 1) * sizeof(int32_t));
+    if (!g->succ || !fill)
+        goto oom;
+    for (int32_t k = 0; k < np; k++)
+        g->succ_off[g->pred[k] + 1]++;
+    for (int32_t o = 0; o < no; o++)
+        g->succ_off[o + 1] += g->succ_off[o];
+    memcpy(fill, g->succ_off, (size_t)no * sizeof(int32_t));
+    for (int32_t o = 0; o < no; o++)
+        for (int32_t k = g->pred_off[o]; k < g->pred_off[o + 1]; k++)
+            g->succ[fill[g->pred[k]]++] = o;
+    goto done;
+oom:
+    rc = fail_oom(err);
+done:
+    sw_free(cnt);
+    sw_free(tmp);
+    sw_free(omark);
+    sw_free(fill);
+    return rc;
+}
 
-    /* default order: Kahn's algorithm preferring file order; detects cycles */
-    indeg = sw_malloc(((size_t)no + 1) * sizeof(int32_t));
+/* The default order: Kahn's algorithm preferring file order (a min-heap of
+   ready op ids); ops left over form a cycle, reported by name. */
+static int default_order(graph_profile *g, sw_err *err, int32_t *bad_op)
+{
+    int32_t no = g->n_ops;
+    int rc = 0;
+    int32_t *indeg = sw_malloc(((size_t)no + 1) * sizeof(int32_t)); /* per op: preds not yet
+                                                                       ordered */
     g->order = sw_malloc(((size_t)no + 1) * sizeof(int32_t));
     heap h = {sw_malloc(((size_t)no + 1) * sizeof(int32_t)), 0};
     if (!indeg || !g->order || !h.a) {
-        sw_free(h.a);
-        goto oom;
+        rc = fail_oom(err);
+        goto done;
     }
     for (int32_t o = 0; o < no; o++) {
         indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
         if (!indeg[o])
             heap_push(&h, o);
     }
-    int32_t done = 0;
+    int32_t n_ordered = 0;
     while (h.n) {
         int32_t o = heap_pop(&h);
-        g->order[done++] = o;
+        g->order[n_ordered++] = o;
         for (int32_t k = g->succ_off[o]; k < g->succ_off[o + 1]; k++)
             if (--indeg[g->succ[k]] == 0)
                 heap_push(&h, g->succ[k]);
     }
-    sw_free(h.a);
-    if (done < no) {
+    if (n_ordered < no) {
         char cyc[400];
         int32_t first;
         describe_cycle(g, indeg, cyc, sizeof cyc, &first);
         if (bad_op)
             *bad_op = first;
         rc = sw_fail(err, SW_EINVAL, "cyclic graph: %s", cyc);
-        goto fail;
     }
-    sw_free(mark);
-    sw_free(pos);
-    sw_free(last_writer);
-    sw_free(nreaders);
-    sw_free(readers_off);
-    sw_free(readers);
+done:
+    sw_free(h.a);
     sw_free(indeg);
+    return rc;
+}
+
+int graph_finish(graph_profile *g, sw_err *err, int32_t *bad_op, int32_t *bad_tensor)
+{
+    if (bad_op)
+        *bad_op = -1;
+    if (bad_tensor)
+        *bad_tensor = -1;
+    free_derived(g);
+    if (g->n_ops == 0)
+        return sw_fail(err, SW_EINVAL, "the profile has no operators");
+    /* validation, then the derived arrays, each phase stopping at the first error */
+    int rc = check_limits(g, err, bad_op, bad_tensor);
+    if (!rc)
+        rc = check_tensors(g, err, bad_tensor);
+    if (!rc)
+        rc = derive_storages(g, err, bad_tensor);
+    if (!rc)
+        rc = check_ops(g, err, bad_op);
+    if (!rc)
+        rc = check_held_until(g, err, bad_tensor);
+    if (!rc)
+        rc = check_in_out(g, err, bad_op);
+    if (!rc)
+        rc = build_accesses(g, err, bad_op);
+    int32_t *epair = NULL;
+    size_t ne = 0;
+    if (!rc)
+        rc = collect_edges(g, err, &epair, &ne);
+    if (!rc)
+        rc = build_dag(g, err, epair, ne);
     sw_free(epair);
+    if (!rc)
+        rc = default_order(g, err, bad_op);
+    if (rc) {
+        free_derived(g);
+        return rc;
+    }
     g->finished = 1;
     return 0;
-oom:
-    rc = sw_fail(err, SW_ENOMEM, "out of memory while building the graph");
-fail:
-    sw_free(mark);
-    sw_free(pos);
-    sw_free(last_writer);
-    sw_free(nreaders);
-    sw_free(readers_off);
-    sw_free(readers);
-    sw_free(indeg);
-    sw_free(epair);
-    free_derived(g);
-    return rc;
 }
 
 int graph_is_topological(const graph_profile *g, const int32_t *order, int32_t *bad_op,

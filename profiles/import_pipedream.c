@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "autograd.h"
+#include "opattr.h"
 #include "importers.h"
 
 typedef struct pd_node {
@@ -343,41 +344,42 @@ static int shape_attrs(graph_profile *g, const pd_graph *p, const pd_node *nd, i
         if (c <= 0 || k <= 0)
             return 0;
         double hw_in = in_bytes / (4 * B * (double)c), hw_out = (double)nd->act / (4 * B * (double)k);
-        rc |= graph_op_attr(g, op, "n", B) | graph_op_attr(g, op, "c", (double)c) |
-              graph_op_attr(g, op, "h", round(sq(hw_in))) |
-              graph_op_attr(g, op, "w", round(sq(hw_in))) | graph_op_attr(g, op, "k", (double)k) |
-              graph_op_attr(g, op, "r", (double)r) | graph_op_attr(g, op, "s", (double)s) |
-              graph_op_attr(g, op, "stride", (double)st) | graph_op_attr(g, op, "pad", (double)pad) |
-              graph_op_attr(g, op, "pad_w", (double)pad_w) |
-              graph_op_attr(g, op, "groups", (double)groups) |
-              graph_op_attr(g, op, "ho", round(sq(hw_out))) |
-              graph_op_attr(g, op, "wo", round(sq(hw_out)));
+        rc |= graph_op_attr(g, op, OA_N, B) | graph_op_attr(g, op, OA_C, (double)c) |
+              graph_op_attr(g, op, OA_H, round(sq(hw_in))) |
+              graph_op_attr(g, op, OA_W, round(sq(hw_in))) | graph_op_attr(g, op, OA_K, (double)k) |
+              graph_op_attr(g, op, OA_R, (double)r) | graph_op_attr(g, op, OA_S, (double)s) |
+              graph_op_attr(g, op, OA_STRIDE, (double)st) | graph_op_attr(g, op, OA_PAD, (double)pad) |
+              graph_op_attr(g, op, OA_PAD_W, (double)pad_w) |
+              graph_op_attr(g, op, OA_GROUPS, (double)groups) |
+              graph_op_attr(g, op, OA_HO, round(sq(hw_out))) |
+              graph_op_attr(g, op, OA_WO, round(sq(hw_out)));
     } else if (!strcmp(nd->type, "Linear")) {
         int64_t in = repr_arg(nd->repr, "in_features", 0, 0, 0),
                 out = repr_arg(nd->repr, "out_features", 1, 0, 0);
         if (in <= 0 || out <= 0)
             return 0;
-        rc |= graph_op_attr(g, op, "m", round((double)nd->act / (4 * (double)out))) |
-              graph_op_attr(g, op, "n", (double)out) | graph_op_attr(g, op, "k", (double)in) |
-              graph_op_attr(g, op, "batch", 1);
+        rc |= graph_op_attr(g, op, OA_GEMM_M, round((double)nd->act / (4 * (double)out))) |
+              graph_op_attr(g, op, OA_GEMM_N, (double)out) |
+              graph_op_attr(g, op, OA_GEMM_K, (double)in) |
+              graph_op_attr(g, op, OA_GEMM_BATCH, 1);
     } else if (!strcmp(nd->type, "BatchNorm2d")) {
         int64_t c = repr_arg(nd->repr, "num_features", 0, 0, 0);
         if (c <= 0)
             return 0;
         double hw = (double)nd->act / (4 * B * (double)c);
-        rc |= graph_op_attr(g, op, "n", B) | graph_op_attr(g, op, "c", (double)c) |
-              graph_op_attr(g, op, "h", round(sq(hw))) | graph_op_attr(g, op, "w", round(sq(hw)));
+        rc |= graph_op_attr(g, op, OA_N, B) | graph_op_attr(g, op, OA_C, (double)c) |
+              graph_op_attr(g, op, OA_H, round(sq(hw))) | graph_op_attr(g, op, OA_W, round(sq(hw)));
     } else if (!strcmp(nd->type, "MaxPool2d") || !strcmp(nd->type, "AvgPool2d")) {
         int64_t r = repr_arg(nd->repr, "kernel_size", 0, 0, 1);
         int64_t st = repr_arg(nd->repr, "stride", 1, 0, r), pad = repr_arg(nd->repr, "padding", 2, 0, 0);
-        rc |= graph_op_attr(g, op, "r", (double)r) | graph_op_attr(g, op, "s", (double)r) |
-              graph_op_attr(g, op, "stride", (double)st) | graph_op_attr(g, op, "pad", (double)pad) |
-              graph_op_attr(g, op, "in_elems", in_bytes / 4) |
-              graph_op_attr(g, op, "out_elems", (double)nd->act / 4);
+        rc |= graph_op_attr(g, op, OA_R, (double)r) | graph_op_attr(g, op, OA_S, (double)r) |
+              graph_op_attr(g, op, OA_STRIDE, (double)st) | graph_op_attr(g, op, OA_PAD, (double)pad) |
+              graph_op_attr(g, op, OA_IN_ELEMS, in_bytes / 4) |
+              graph_op_attr(g, op, OA_OUT_ELEMS, (double)nd->act / 4);
     }
     if (!rc && nd->n_pred)
-        rc |= graph_op_attr(g, op, "in_elems", in_bytes / 4) |
-              graph_op_attr(g, op, "out_elems", (double)nd->act / 4);
+        rc |= graph_op_attr(g, op, OA_IN_ELEMS, in_bytes / 4) |
+              graph_op_attr(g, op, OA_OUT_ELEMS, (double)nd->act / 4);
     return rc ? SW_ENOMEM : 0;
 }
 
@@ -507,7 +509,7 @@ static int import_pipedream(const char *const *files, int nfiles, const param_se
                        1, &nd->tensor, save, 0);
         if (nd->op < 0)
             goto oom;
-        if (shape_attrs(a.g, &p, nd, batch) || graph_op_attr(a.g, nd->op, "line", nd->line))
+        if (shape_attrs(a.g, &p, nd, batch) || graph_op_attr(a.g, nd->op, OA_LINE, nd->line))
             goto oom;
         if (nd->n_succ == 0) {
             if (nsinks >= 64) {

@@ -1,5 +1,6 @@
 /* nn.c: layers of the model generators on top of autograd and the cost model. */
 #include "nn.h"
+#include "opattr.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -139,7 +140,8 @@ static int32_t rec(nn_net *n, const char *name, const char *type, const cm_cost 
         outs[i].id = ids[i];
         set_shape(n, ids[i], &outs[i], n->dtype);
     }
-    attrs(n, op, "flops", c->flops, "bytes", c->bytes, (const char *)NULL);
+    attrs(n, op, OA_FLOPS, c->flops, OA_BYTES, c->bytes, OA_BWD_FLOPS, c->bwd_flops,
+          (const char *)NULL);
     return op;
 }
 
@@ -160,10 +162,10 @@ static nn_t batchnorm(nn_net *n, const char *name, nn_t y, int32_t p, int relu)
     char nm[128];
     snprintf(nm, sizeof nm, "%s.bn", name);
     int32_t in[2] = {y.id, p};
-    int32_t op = rec(n, nm, relu ? "batchnorm_relu" : "batchnorm", &c, in, 2, &z, 1,
+    int32_t op = rec(n, nm, relu ? OT_BATCHNORM_RELU : OT_BATCHNORM, &c, in, 2, &z, 1,
                      AG_SAVE_IN(0) | AG_SAVE_IN(1) | (relu ? AG_SAVE_OUT : 0));
     if (op >= 0)
-        attrs(n, op, "n", (double)y.d[0], "c", (double)y.d[1], "h", (double)y.d[2], "w",
+        attrs(n, op, OA_N, (double)y.d[0], OA_C, (double)y.d[1], OA_H, (double)y.d[2], OA_W,
               (double)y.d[3], (const char *)NULL);
     return z;
 }
@@ -202,15 +204,15 @@ nn_t nn_conv(nn_net *n, const char *name, nn_t x, int64_t k, int r, int s, int s
     }
     nn_t y = shape4(N, k, ho, wo);
     int32_t in[2] = {x.id, p};
-    const char *type = (flags & NN_PRE_RELU) ? "relu_conv2d" : "conv2d";
+    const char *type = (flags & NN_PRE_RELU) ? OT_RELU_CONV2D : OT_CONV2D;
     if (groups > 1 && groups == C)
-        type = (flags & NN_PRE_RELU) ? "relu_dwconv2d" : "dwconv2d";
+        type = (flags & NN_PRE_RELU) ? OT_RELU_DWCONV2D : OT_DWCONV2D;
     int32_t op = rec(n, name, type, &c, in, 2, &y, 1, AG_SAVE_IN(0) | AG_SAVE_IN(1));
     if (op >= 0)
-        attrs(n, op, "n", (double)N, "c", (double)C, "h", (double)H, "w", (double)W, "k",
-              (double)k, "r", (double)r, "s", (double)s, "stride", (double)stride, "pad",
-              (double)pad_h, "pad_w", (double)pad_w, "groups", (double)groups, "ho", (double)ho,
-              "wo", (double)wo, (const char *)NULL);
+        attrs(n, op, OA_N, (double)N, OA_C, (double)C, OA_H, (double)H, OA_W, (double)W, OA_K,
+              (double)k, OA_R, (double)r, OA_S, (double)s, OA_STRIDE, (double)stride, OA_PAD,
+              (double)pad_h, OA_PAD_W, (double)pad_w, OA_GROUPS, (double)groups, OA_HO, (double)ho,
+              OA_WO, (double)wo, (const char *)NULL);
     if (flags & NN_BN)
         return batchnorm(n, name, y, p, flags & NN_RELU);
     if (flags & NN_RELU)
@@ -239,6 +241,7 @@ nn_t nn_sepconv(nn_net *n, const char *name, nn_t x, int64_t k, int r, int strid
     cm_cost c = pw;
     c.flops = dw.flops + pw.flops;
     c.bytes = dw.bytes + pw.bytes;
+    c.bwd_flops = dw.bwd_flops + pw.bwd_flops;
     c.fwd_s = dw.fwd_s + pw.fwd_s;
     c.bwd_s = dw.bwd_s + pw.bwd_s;
     if (flags & NN_PRE_RELU) {
@@ -250,12 +253,12 @@ nn_t nn_sepconv(nn_net *n, const char *name, nn_t x, int64_t k, int r, int strid
        backward recomputes it (it is small next to the pointwise output) */
     nn_t y = shape4(N, k, ho, wo);
     int32_t in[2] = {x.id, p};
-    int32_t op = rec(n, name, (flags & NN_PRE_RELU) ? "relu_sepconv2d" : "sepconv2d", &c, in, 2,
+    int32_t op = rec(n, name, (flags & NN_PRE_RELU) ? OT_RELU_SEPCONV2D : OT_SEPCONV2D, &c, in, 2,
                      &y, 1, AG_SAVE_IN(0) | AG_SAVE_IN(1));
     if (op >= 0)
-        attrs(n, op, "n", (double)N, "c", (double)C, "h", (double)H, "w", (double)W, "k",
-              (double)k, "r", (double)r, "s", (double)r, "stride", (double)stride, "pad",
-              (double)pad, "groups", (double)C, "ho", (double)ho, "wo", (double)wo,
+        attrs(n, op, OA_N, (double)N, OA_C, (double)C, OA_H, (double)H, OA_W, (double)W, OA_K,
+              (double)k, OA_R, (double)r, OA_S, (double)r, OA_STRIDE, (double)stride, OA_PAD,
+              (double)pad, OA_GROUPS, (double)C, OA_HO, (double)ho, OA_WO, (double)wo,
               (const char *)NULL);
     if (flags & NN_BN)
         return batchnorm(n, name, y, p, flags & NN_RELU);
@@ -274,13 +277,13 @@ nn_t nn_pool(nn_net *n, const char *name, nn_t x, int max, int r, int stride, in
     uint32_t save = max ? AG_SAVE_IN(0) | AG_SAVE_OUT : 0;
     if (flags & NN_PRE_RELU)
         save |= AG_SAVE_IN(0);
-    const char *type = max ? ((flags & NN_PRE_RELU) ? "relu_maxpool2d" : "maxpool2d")
-                           : ((flags & NN_PRE_RELU) ? "relu_avgpool2d" : "avgpool2d");
+    const char *type = max ? ((flags & NN_PRE_RELU) ? OT_RELU_MAXPOOL2D : OT_MAXPOOL2D)
+                           : ((flags & NN_PRE_RELU) ? OT_RELU_AVGPOOL2D : OT_AVGPOOL2D);
     int32_t op = rec(n, name, type, &c, &x.id, 1, &y, 1, save);
     if (op >= 0)
-        attrs(n, op, "n", (double)N, "c", (double)C, "h", (double)H, "w", (double)W, "r",
-              (double)r, "s", (double)r, "stride", (double)stride, "pad", (double)pad, "ho",
-              (double)ho, "wo", (double)wo, (const char *)NULL);
+        attrs(n, op, OA_N, (double)N, OA_C, (double)C, OA_H, (double)H, OA_W, (double)W, OA_R,
+              (double)r, OA_S, (double)r, OA_STRIDE, (double)stride, OA_PAD, (double)pad, OA_HO,
+              (double)ho, OA_WO, (double)wo, (const char *)NULL);
     return y;
 }
 
@@ -291,9 +294,9 @@ nn_t nn_gpool(nn_net *n, const char *name, nn_t x)
     double ie = (double)nn_numel(x), oe = (double)nn_numel(y);
     cm_cost c;
     cm_simple(&n->cm, CM_POOL, ie, oe, ie / oe, oe, ie, &c);
-    int32_t op = rec(n, name, "global_avgpool", &c, &x.id, 1, &y, 1, 0);
+    int32_t op = rec(n, name, OT_GLOBAL_AVGPOOL, &c, &x.id, 1, &y, 1, 0);
     if (op >= 0)
-        attrs(n, op, "n", (double)x.d[0], "c", (double)x.d[1], "h", (double)x.d[2], "w",
+        attrs(n, op, OA_N, (double)x.d[0], OA_C, (double)x.d[1], OA_H, (double)x.d[2], OA_W,
               (double)x.d[3], (const char *)NULL);
     return y;
 }
@@ -329,7 +332,7 @@ nn_t nn_concat(nn_net *n, const char *name, const nn_t *xs, int k, int axis)
     cm_simple(&n->cm, CM_COPY, e, e, 0, e, e, &c);
     int32_t op = rec(n, name, "concat", &c, in, k, &y, 1, 0);
     if (op >= 0)
-        attrs(n, op, "axis", (double)axis, "inputs", (double)k, (const char *)NULL);
+        attrs(n, op, OA_AXIS, (double)axis, OA_INPUTS, (double)k, (const char *)NULL);
     return y;
 }
 
@@ -348,7 +351,7 @@ int nn_split(nn_net *n, const char *name, nn_t x, int k, int axis, nn_t *out)
     cm_simple(&n->cm, CM_COPY, e, e, 0, e, e, &c);
     int32_t op = rec(n, name, "split", &c, &x.id, 1, out, k, 0);
     if (op >= 0)
-        attrs(n, op, "axis", (double)axis, "outputs", (double)k, (const char *)NULL);
+        attrs(n, op, OA_AXIS, (double)axis, OA_OUTPUTS, (double)k, (const char *)NULL);
     return op < 0 ? -1 : 0;
 }
 
@@ -367,10 +370,10 @@ static nn_t linear_impl(nn_net *n, const char *name, nn_t x, int32_t w, int64_t 
     nn_t y = x;
     y.d[y.nd - 1] = out;
     int32_t in[2] = {x.id, w};
-    int32_t op = rec(n, name, "linear", &c, in, 2, &y, 1, AG_SAVE_IN(0) | AG_SAVE_IN(1));
+    int32_t op = rec(n, name, OT_LINEAR, &c, in, 2, &y, 1, AG_SAVE_IN(0) | AG_SAVE_IN(1));
     if (op >= 0)
-        attrs(n, op, "m", (double)M, "n", (double)out, "k", (double)K, "batch", 1.0,
-              (const char *)NULL);
+        attrs(n, op, OA_GEMM_M, (double)M, OA_GEMM_N, (double)out, OA_GEMM_K, (double)K,
+              OA_GEMM_BATCH, 1.0, (const char *)NULL);
     return y;
 }
 
@@ -393,9 +396,10 @@ nn_t nn_bmm(nn_net *n, const char *name, nn_t a, nn_t b, int transpose_b)
     cm_cost c;
     cm_matmul(&n->cm, B, M, N, K, 1, &c);
     int32_t in[2] = {a.id, b.id};
-    int32_t op = rec(n, name, "bmm", &c, in, 2, &y, 1, AG_SAVE_IN(0) | AG_SAVE_IN(1));
+    int32_t op = rec(n, name, OT_BMM, &c, in, 2, &y, 1, AG_SAVE_IN(0) | AG_SAVE_IN(1));
     if (op >= 0)
-        attrs(n, op, "m", (double)M, "n", (double)N, "k", (double)K, "batch", (double)B,
+        attrs(n, op, OA_GEMM_M, (double)M, OA_GEMM_N, (double)N, OA_GEMM_K, (double)K,
+              OA_GEMM_BATCH, (double)B, OA_GEMM_TRANS_B, transpose_b ? 1.0 : 0.0,
               (const char *)NULL);
     return y;
 }
@@ -446,7 +450,7 @@ nn_t nn_softmax(nn_net *n, const char *name, nn_t x)
     double e = (double)nn_numel(x);
     cm_cost c;
     cm_simple(&n->cm, CM_SOFTMAX, 2 * e, e, 5, 2 * e, e, &c);
-    rec(n, name, "softmax", &c, &x.id, 1, &y, 1, AG_SAVE_OUT);
+    rec(n, name, OT_SOFTMAX, &c, &x.id, 1, &y, 1, AG_SAVE_OUT);
     return y;
 }
 
@@ -468,7 +472,7 @@ nn_t nn_embedding(nn_net *n, const char *name, nn_t ids, int64_t vocab, int64_t 
     int32_t in[2] = {ids.id, p};
     int32_t op = rec(n, name, "embedding", &c, in, 2, &y, 1, AG_SAVE_IN(0));
     if (op >= 0)
-        attrs(n, op, "vocab", (double)vocab, "dim", (double)dim, (const char *)NULL);
+        attrs(n, op, OA_VOCAB, (double)vocab, OA_DIM, (double)dim, (const char *)NULL);
     return y;
 }
 
@@ -480,7 +484,7 @@ nn_t nn_upsample(nn_net *n, const char *name, nn_t x, int factor)
     cm_simple(&n->cm, CM_POOL, ie, oe, 8, oe, ie, &c);
     int32_t op = rec(n, name, "upsample_bilinear2d", &c, &x.id, 1, &y, 1, 0);
     if (op >= 0)
-        attrs(n, op, "factor", (double)factor, (const char *)NULL);
+        attrs(n, op, OA_FACTOR, (double)factor, (const char *)NULL);
     return y;
 }
 
@@ -527,7 +531,7 @@ nn_t nn_loss(nn_net *n, const char *name, nn_t logits)
     cm_cost c;
     cm_simple(&n->cm, CM_SOFTMAX, 2 * e, 1, 5, e, e, &c);
     int32_t in[2] = {logits.id, lab.id};
-    rec(n, name, "softmax_cross_entropy", &c, in, 2, &y, 1, AG_SAVE_IN(0) | AG_SAVE_IN(1));
+    rec(n, name, OT_SOFTMAX_CROSS_ENTROPY, &c, in, 2, &y, 1, AG_SAVE_IN(0) | AG_SAVE_IN(1));
     return y;
 }
 

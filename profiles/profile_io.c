@@ -4,34 +4,37 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PROFILE_FORMAT "swapsim-profile"
 #define PROFILE_VERSION 1
 
+/* The device's fields, without braces (device_to_json, device_file_to_json). */
+static void device_fields(const dev_spec *d, sw_buf *b, const char *sep)
+{
+    sw_buf_puts(b, "\"name\":");
+    sw_buf_put_jstr(b, d->name);
+    sw_buf_printf(b, ",%s\"description\":", sep);
+    sw_buf_put_jstr(b, d->desc);
+    sw_buf_printf(b, ",%s\"memory_bytes\":", sep);
+    sw_buf_put_i64(b, d->memory_bytes);
+    struct {
+        const char *k;
+        double v;
+    } f[] = {{"h2d_bytes_per_s", d->h2d_bw},          {"d2h_bytes_per_s", d->d2h_bw},
+             {"duplex_bytes_per_s", d->duplex_bw},    {"copy_latency_s", d->copy_latency_s},
+             {"peak_flops_fp32", d->peak_flops_fp32}, {"peak_flops_fp16", d->peak_flops_fp16},
+             {"memory_bytes_per_s", d->mem_bw},       {"launch_overhead_s", d->launch_overhead_s}};
+    for (size_t i = 0; i < SW_ARRAY_LEN(f); i++) {
+        sw_buf_printf(b, ",%s\"%s\":", sep, f[i].k);
+        sw_buf_put_f64(b, f[i].v);
+    }
+}
+
 void device_to_json(const dev_spec *d, sw_buf *b)
 {
-    sw_buf_puts(b, "{\"name\":");
-    sw_buf_put_jstr(b, d->name);
-    sw_buf_puts(b, ",\"description\":");
-    sw_buf_put_jstr(b, d->desc);
-    sw_buf_puts(b, ",\"memory_bytes\":");
-    sw_buf_put_i64(b, d->memory_bytes);
-    sw_buf_puts(b, ",\"h2d_bytes_per_s\":");
-    sw_buf_put_f64(b, d->h2d_bw);
-    sw_buf_puts(b, ",\"d2h_bytes_per_s\":");
-    sw_buf_put_f64(b, d->d2h_bw);
-    sw_buf_puts(b, ",\"duplex_bytes_per_s\":");
-    sw_buf_put_f64(b, d->duplex_bw);
-    sw_buf_puts(b, ",\"copy_latency_s\":");
-    sw_buf_put_f64(b, d->copy_latency_s);
-    sw_buf_puts(b, ",\"peak_flops_fp32\":");
-    sw_buf_put_f64(b, d->peak_flops_fp32);
-    sw_buf_puts(b, ",\"peak_flops_fp16\":");
-    sw_buf_put_f64(b, d->peak_flops_fp16);
-    sw_buf_puts(b, ",\"memory_bytes_per_s\":");
-    sw_buf_put_f64(b, d->mem_bw);
-    sw_buf_puts(b, ",\"launch_overhead_s\":");
-    sw_buf_put_f64(b, d->launch_overhead_s);
+    sw_buf_putc(b, '{');
+    device_fields(d, b, "");
     sw_buf_putc(b, '}');
 }
 
@@ -82,6 +85,152 @@ int device_from_json(jr *r, const json_value *v, dev_spec *out)
         return rc;
     *out = d;
     return 0;
+}
+
+/* Device files (docs/devices.md). */
+#define DEVICE_FORMAT "swapsim-device"
+#define DEVICE_VERSION 1
+
+static const char *const device_keys[] = {
+    "name", "description", "memory_bytes", "h2d_bytes_per_s", "d2h_bytes_per_s",
+    "duplex_bytes_per_s", "copy_latency_s", "peak_flops_fp32", "peak_flops_fp16",
+    "memory_bytes_per_s", "launch_overhead_s"};
+
+static int is_device_file_key(const char *k)
+{
+    if (!strcmp(k, "format") || !strcmp(k, "version") || !strcmp(k, "calibration"))
+        return 1;
+    for (size_t i = 0; i < SW_ARRAY_LEN(device_keys); i++)
+        if (!strcmp(k, device_keys[i]))
+            return 1;
+    return 0;
+}
+
+int device_file_from_json(jr *r, const json_value *v, dev_spec *out)
+{
+    if (v->type == JSON_ARRAY)
+        return jr_error(r, v, NULL, "expected one device object, got an array ('swapsim devices "
+                        "--json' prints an array of them: a device file holds one)");
+    if (v->type != JSON_OBJECT)
+        return jr_error(r, v, NULL, "expected a device object");
+    for (uint32_t i = 0; i < v->n; i++) {
+        const json_member *m = &v->u.members[i];
+        if (!is_device_file_key(m->key))
+            return jr_error(r, &m->val, m->key, "unknown field (expected format, version, "
+                            "calibration, name, description, memory_bytes, h2d_bytes_per_s, "
+                            "d2h_bytes_per_s, duplex_bytes_per_s, copy_latency_s, "
+                            "peak_flops_fp32, peak_flops_fp16, memory_bytes_per_s or "
+                            "launch_overhead_s)");
+    }
+    const char *fmt, *name;
+    int64_t version;
+    const json_value *cal;
+    int rc;
+    if ((rc = jr_str(r, v, "format", 0, DEVICE_FORMAT, &fmt)))
+        return rc;
+    if (strcmp(fmt, DEVICE_FORMAT) != 0)
+        return jr_error(r, json_get(v, "format"), "format", "expected \"%s\", got \"%s\"",
+                        DEVICE_FORMAT, fmt);
+    if ((rc = jr_i64(r, v, "version", 0, DEVICE_VERSION, 1, DEVICE_VERSION, &version)) ||
+        (rc = jr_field(r, v, "calibration", JSON_OBJECT, 0, &cal)) ||
+        (rc = jr_str(r, v, "name", 1, NULL, &name)))
+        return rc;
+    if (!name[0] || strlen(name) >= sizeof out->name)
+        return jr_error(r, json_get(v, "name"), "name", "expected a name of 1 to %d characters, "
+                        "got %zu", (int)sizeof out->name - 1, strlen(name));
+    /* a new device gives every figure; one named after a built-in overrides some */
+    if (!dev_find(name))
+        for (size_t i = 2; i < SW_ARRAY_LEN(device_keys); i++) {
+            const json_value *f;
+            if ((rc = jr_field(r, v, device_keys[i], JSON_NUMBER, 1, &f)))
+                return rc;
+        }
+    dev_spec d;
+    if ((rc = device_from_json(r, v, &d)))
+        return rc;
+    static const char *const positive[] = {"peak_flops_fp32", "peak_flops_fp16",
+                                           "memory_bytes_per_s"};
+    const double pv[] = {d.peak_flops_fp32, d.peak_flops_fp16, d.mem_bw};
+    for (size_t i = 0; i < SW_ARRAY_LEN(positive); i++)
+        if (!(pv[i] > 0))
+            return jr_error(r, json_get(v, positive[i]) ? json_get(v, positive[i]) : v,
+                            positive[i], "expected a positive number, got %g", pv[i]);
+    sw_err e;
+    if (dev_validate(&d, &e))
+        return jr_error(r, v, NULL, "%s", e.msg);
+    *out = d;
+    return 0;
+}
+
+int device_read_text(const char *text, size_t len, const char *file, dev_spec *out,
+                     sw_err *err)
+{
+    json_doc *d = json_doc_new();
+    if (!d)
+        return sw_fail(err, SW_ENOMEM, "%s: out of memory", file);
+    const json_value *root;
+    int rc = json_parse(d, text, len, file, 1, &root, err);
+    if (!rc) {
+        jr r;
+        jr_init(&r, file, err);
+        rc = device_file_from_json(&r, root, out);
+    }
+    json_doc_free(d);
+    return rc;
+}
+
+int device_read_file(const char *path, dev_spec *out, sw_err *err)
+{
+    char *text;
+    size_t len;
+    int rc = sw_read_file(path, &text, &len, err);
+    if (rc)
+        return rc;
+    rc = device_read_text(text, len, path, out, err);
+    sw_free(text);
+    return rc;
+}
+
+int device_resolve(const char *arg, dev_spec *out, sw_err *err)
+{
+    const dev_spec *b = dev_find(arg);
+    if (b) {
+        *out = *b;
+        return 0;
+    }
+    size_t n = strlen(arg);
+    if ((n > 5 && !strcmp(arg + n - 5, ".json")) || access(arg, R_OK) == 0)
+        return device_read_file(arg, out, err);
+    sw_buf names;
+    sw_buf_init(&names);
+    for (size_t i = 0; i < dev_count(); i++)
+        sw_buf_printf(&names, "%s%s", i ? ", " : "", dev_at(i)->name);
+    sw_fail(err, SW_ENOTFOUND, "unknown device '%s' (expected a built-in name, one of: %s; or a "
+            "device file, docs/devices.md)", arg, names.data && !names.oom ? names.data : "?");
+    sw_buf_free(&names);
+    return SW_ENOTFOUND;
+}
+
+void device_file_to_json(const dev_spec *d, const char *calibration, sw_buf *b)
+{
+    sw_buf_printf(b, "{\n  \"format\": \"%s\",\n  \"version\": %d,\n  ", DEVICE_FORMAT,
+                  DEVICE_VERSION);
+    device_fields(d, b, "\n  ");
+    if (calibration) {
+        sw_buf_puts(b, ",\n  \"calibration\": ");
+        sw_buf_puts(b, calibration);
+    }
+    sw_buf_puts(b, "\n}\n");
+}
+
+int device_write_file(const dev_spec *d, const char *calibration, const char *path, sw_err *err)
+{
+    sw_buf b;
+    sw_buf_init(&b);
+    device_file_to_json(d, calibration, &b);
+    int rc = sw_buf_write_file(&b, path, err);
+    sw_buf_free(&b);
+    return rc;
 }
 
 static int read_ids(jr *r, const json_value *obj, const char *key, int32_t nt, int32_t **ids,

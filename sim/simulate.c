@@ -19,23 +19,35 @@
 #define MAX_TRACK 4096
 
 struct sim_prog {
-    int32_t n;
-    uint8_t *kind, *stream;
-    double *dur;   /* compute time, or copy latency */
-    double *bytes; /* copy bytes */
-    int64_t *alloc, *freeb;
-    int32_t *dep_off, *dep, *pdep_off, *pdep;
-    int32_t *sq[STREAM__COUNT];
-    int32_t n_sq[STREAM__COUNT];
-    int32_t last_compute;
-    double rate_alone[2], rate_both[2]; /* [0] h2d, [1] d2h */
-    int64_t base_mem, reserved;
-    int64_t batch;
-    double ideal;
+    int32_t n;             /* tasks per iteration (the plan's) */
+    uint8_t *kind;         /* per task: its TASK_* kind */
+    uint8_t *stream;       /* per task: its STREAM_* */
+    double *dur;           /* per task: compute time, or copy latency (s) */
+    double *bytes;         /* per task: copy bytes (0 for compute and drops) */
+    int64_t *alloc;        /* per task: bytes placed when it starts */
+    int64_t *freeb;        /* per task: bytes freed when it finishes */
+    int32_t *dep_off, *dep;   /* CSR over tasks: tasks of the same iteration it waits for */
+    int32_t *pdep_off, *pdep; /* CSR over tasks: tasks of the previous iteration it waits for */
+    int32_t *sq[STREAM__COUNT]; /* per stream: its task ids in issue order */
+    int32_t n_sq[STREAM__COUNT];/* per stream: how many */
+    int32_t last_compute;  /* the iteration's last compute task: its end ends the iteration */
+    double rate_alone[2], rate_both[2]; /* copy rates (bytes/s), one direction alone or both
+                                           at once: [0] h2d, [1] d2h */
+    int64_t base_mem;      /* bytes in use at the start: resident tensors + workspace reserve */
+    int64_t reserved;      /* bytes the memory model reserves: workspace reserve + the pool's
+                              capacity, or the highest placed byte */
+    int64_t batch;         /* samples per iteration */
+    double ideal;          /* the profile's compute time (s) */
     /* per-iteration constants */
-    int64_t swap_in_bytes, swap_out_bytes;
-    int32_t swap_ins, swap_outs, drops, reruns;
-    double recompute;
+    int64_t swap_in_bytes, swap_out_bytes; /* bytes copied each way */
+    int32_t swap_ins, swap_outs, drops, reruns; /* tasks of each kind */
+    double recompute;      /* compute time of the reruns (s) */
+    /* construction (sim_prog_begin .. sim_prog_end) */
+    const graph_profile *g;/* the profile the tasks refer to */
+    const double *op_time; /* per op: its compute time (borrowed), or NULL: the profile's */
+    double copy_latency;   /* the device's per-copy latency (s) */
+    int32_t n_added;       /* tasks added so far */
+    size_t cap_n, cap_dep, cap_pdep; /* capacities: per-task arrays, dep, pdep */
 };
 
 void sim_prog_free(sim_prog *s)
@@ -59,43 +71,75 @@ void sim_prog_free(sim_prog *s)
 
 int32_t sim_prog_tasks(const sim_prog *s) { return s->n; }
 
-int sim_compile(const plan *p, const dev_spec *dev, sim_prog **out, sw_err *err)
+sim_prog *sim_prog_new(void) { return sw_calloc(1, sizeof(sim_prog)); }
+
+/* grow the per-task arrays to hold n tasks (kept across programs) */
+static int prog_reserve_tasks(sim_prog *s, size_t n)
 {
-    const graph_profile *g = p->prof;
+    if (n <= s->cap_n)
+        return 0;
+    size_t c = s->cap_n ? s->cap_n : 64;
+    while (c < n)
+        c *= 2;
+    uint8_t *k = sw_realloc(s->kind, c), *st = sw_realloc(s->stream, c);
+    s->kind = k ? k : s->kind;
+    s->stream = st ? st : s->stream;
+    double *d = sw_realloc(s->dur, c * sizeof *d);
+    s->dur = d ? d : s->dur;
+    double *by = sw_realloc(s->bytes, c * sizeof *by);
+    s->bytes = by ? by : s->bytes;
+    int64_t *al = sw_realloc(s->alloc, c * sizeof *al);
+    s->alloc = al ? al : s->alloc;
+    int64_t *fb = sw_realloc(s->freeb, c * sizeof *fb);
+    s->freeb = fb ? fb : s->freeb;
+    int32_t *o1 = sw_realloc(s->dep_off, (c + 1) * sizeof *o1);
+    s->dep_off = o1 ? o1 : s->dep_off;
+    int32_t *o2 = sw_realloc(s->pdep_off, (c + 1) * sizeof *o2);
+    s->pdep_off = o2 ? o2 : s->pdep_off;
+    int ok = k && st && d && by && al && fb && o1 && o2;
+    for (int i = 0; i < STREAM__COUNT; i++) {
+        int32_t *q = sw_realloc(s->sq[i], c * sizeof *q);
+        if (q)
+            s->sq[i] = q;
+        ok = ok && q;
+    }
+    if (!ok)
+        return SW_ENOMEM;
+    s->cap_n = c;
+    return 0;
+}
+
+static int grow_ids(int32_t **a, size_t *cap, size_t n)
+{
+    if (n <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 64;
+    while (c < n)
+        c *= 2;
+    int32_t *x = sw_realloc(*a, c * sizeof *x);
+    if (!x)
+        return SW_ENOMEM;
+    *a = x;
+    *cap = c;
+    return 0;
+}
+
+int sim_prog_begin(sim_prog *s, const graph_profile *g, const dev_spec *dev, int32_t n,
+                   const double *op_time, sw_err *err)
+{
     if (!dev)
         dev = &g->device;
     int rc = dev_validate(dev, err);
     if (rc)
         return rc;
-    *out = NULL;
-    sim_prog *s = sw_calloc(1, sizeof *s);
-    if (!s)
+    if (n < 0 || prog_reserve_tasks(s, (size_t)n + 1) || grow_ids(&s->dep, &s->cap_dep, 1) ||
+        grow_ids(&s->pdep, &s->cap_pdep, 1))
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    int32_t n = p->n_tasks;
+    s->g = g;
+    s->op_time = op_time;
+    s->copy_latency = dev->copy_latency_s;
     s->n = n;
-    size_t nn = (size_t)n + 1;
-    s->kind = sw_malloc(nn);
-    s->stream = sw_malloc(nn);
-    s->dur = sw_malloc(nn * sizeof(double));
-    s->bytes = sw_malloc(nn * sizeof(double));
-    s->alloc = sw_malloc(nn * sizeof(int64_t));
-    s->freeb = sw_malloc(nn * sizeof(int64_t));
-    s->dep_off = sw_malloc((nn + 1) * sizeof(int32_t));
-    s->pdep_off = sw_malloc((nn + 1) * sizeof(int32_t));
-    size_t nd = 0, npd = 0;
-    for (int32_t t = 0; t < n; t++) {
-        nd += p->tasks[t].n_dep;
-        npd += p->tasks[t].n_pdep;
-    }
-    s->dep = sw_malloc((nd + 1) * sizeof(int32_t));
-    s->pdep = sw_malloc((npd + 1) * sizeof(int32_t));
-    for (int i = 0; i < STREAM__COUNT; i++)
-        s->sq[i] = sw_malloc(nn * sizeof(int32_t));
-    if (!s->kind || !s->stream || !s->dur || !s->bytes || !s->alloc || !s->freeb || !s->dep_off ||
-        !s->pdep_off || !s->dep || !s->pdep || !s->sq[0] || !s->sq[1] || !s->sq[2]) {
-        sim_prog_free(s);
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    }
+    s->n_added = 0;
     double h2d_a, d2h_a, h2d_b, d2h_b;
     dev_rates(dev, &h2d_a, &d2h_a, &h2d_b, &d2h_b);
     s->rate_alone[0] = h2d_a;
@@ -103,86 +147,131 @@ int sim_compile(const plan *p, const dev_spec *dev, sim_prog **out, sw_err *err)
     s->rate_both[0] = h2d_b;
     s->rate_both[1] = d2h_b;
     s->last_compute = -1;
-    nd = npd = 0;
-    for (int32_t t = 0; t < n; t++) {
+    for (int i = 0; i < STREAM__COUNT; i++)
+        s->n_sq[i] = 0;
+    s->swap_in_bytes = s->swap_out_bytes = 0;
+    s->swap_ins = s->swap_outs = s->drops = s->reruns = 0;
+    s->recompute = 0;
+    s->dep_off[0] = s->pdep_off[0] = 0;
+    return 0;
+}
+
+int sim_prog_add(sim_prog *s, int kind, int32_t x, int64_t alloc, int64_t freeb,
+                 const int32_t *d, int n_dep, const int32_t *pd, int n_pdep, sw_err *err)
+{
+    const graph_profile *g = s->g;
+    int32_t t = s->n_added, n = s->n;
+    if (t >= n)
+        return sw_fail(err, SW_EINVAL, "more tasks than announced (%d)", n);
+    size_t nd = (size_t)s->dep_off[t], npd = (size_t)s->pdep_off[t];
+    if ((nd + (size_t)n_dep >= s->cap_dep &&
+         grow_ids(&s->dep, &s->cap_dep, nd + (size_t)n_dep + 1)) ||
+        (npd + (size_t)n_pdep >= s->cap_pdep &&
+         grow_ids(&s->pdep, &s->cap_pdep, npd + (size_t)n_pdep + 1)))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    int st = plan_task_stream(kind);
+    s->kind[t] = (uint8_t)kind;
+    s->stream[t] = (uint8_t)st;
+    s->sq[st][s->n_sq[st]++] = t;
+    s->alloc[t] = alloc;
+    s->freeb[t] = freeb;
+    switch (kind) {
+    case TASK_RUN:
+        s->dur[t] = s->op_time ? s->op_time[x] : g->ops[x].time_s;
+        s->bytes[t] = 0;
+        s->last_compute = t;
+        break;
+    case TASK_RERUN:
+        s->dur[t] = s->op_time ? s->op_time[x] : g->ops[x].time_s;
+        s->bytes[t] = 0;
+        s->reruns++;
+        s->recompute += s->dur[t];
+        s->last_compute = t;
+        break;
+    case TASK_SWAP_IN:
+        s->dur[t] = s->copy_latency;
+        s->bytes[t] = (double)g->bytes[x];
+        s->swap_ins++;
+        s->swap_in_bytes += g->bytes[x];
+        break;
+    case TASK_SWAP_OUT:
+        s->dur[t] = s->copy_latency;
+        s->bytes[t] = (double)g->bytes[x];
+        s->freeb[t] += g->bytes[x];
+        s->swap_outs++;
+        s->swap_out_bytes += g->bytes[x];
+        break;
+    default: /* drop */
+        s->dur[t] = 0;
+        s->bytes[t] = 0;
+        s->freeb[t] += g->bytes[x];
+        s->drops++;
+        break;
+    }
+    for (int k = 0; k < n_dep; k++) {
+        if (d[k] < 0 || d[k] >= n)
+            return sw_fail(err, SW_EINVAL, "task %d depends on task %d, which does not exist",
+                           t, d[k]);
+        s->dep[nd++] = d[k];
+    }
+    for (int k = 0; k < n_pdep; k++) {
+        if (pd[k] < 0 || pd[k] >= n)
+            return sw_fail(err, SW_EINVAL, "task %d depends on task %d of the previous "
+                           "iteration, which does not exist", t, pd[k]);
+        s->pdep[npd++] = pd[k];
+    }
+    s->dep_off[t + 1] = (int32_t)nd;
+    s->pdep_off[t + 1] = (int32_t)npd;
+    s->n_added = t + 1;
+    return 0;
+}
+
+int sim_prog_end(sim_prog *s, int64_t base_mem, int64_t reserved, sw_err *err)
+{
+    if (s->n_added != s->n)
+        return sw_fail(err, SW_EINVAL, "%d tasks announced, %d added", s->n, s->n_added);
+    if (s->last_compute < 0)
+        return sw_fail(err, SW_EINVAL, "the plan has no compute task");
+    s->base_mem = base_mem;
+    s->reserved = reserved;
+    s->batch = s->g->batch;
+    s->ideal = s->g->total_compute_s;
+    return 0;
+}
+
+int sim_compile(const plan *p, const dev_spec *dev, sim_prog **out, sw_err *err)
+{
+    const graph_profile *g = p->prof;
+    *out = NULL;
+    sim_prog *s = sim_prog_new();
+    if (!s)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    int32_t n = p->n_tasks;
+    int rc = sim_prog_begin(s, g, dev, n, NULL, err);
+    for (int32_t t = 0; t < n && !rc; t++) {
         const plan_task *x = &p->tasks[t];
-        int st = plan_task_stream(x->kind);
-        s->kind[t] = x->kind;
-        s->stream[t] = (uint8_t)st;
-        s->sq[st][s->n_sq[st]++] = t;
-        s->alloc[t] = 0;
-        s->freeb[t] = 0;
+        int64_t alloc = 0, freeb = 0;
         const plan_place *pl = plan_task_places(p, x);
         for (uint32_t k = 0; k < x->n_place; k++)
-            s->alloc[t] += g->bytes[pl[k].tensor];
+            alloc += g->bytes[pl[k].tensor];
         const int32_t *fr = plan_task_frees(p, x);
         for (uint32_t k = 0; k < x->n_free; k++)
-            s->freeb[t] += g->bytes[fr[k]];
-        switch (x->kind) {
-        case TASK_RUN:
-            s->dur[t] = g->ops[x->op].time_s;
-            s->bytes[t] = 0;
-            s->last_compute = t;
-            break;
-        case TASK_RERUN:
-            s->dur[t] = g->ops[x->op].time_s;
-            s->bytes[t] = 0;
-            s->reruns++;
-            s->recompute += s->dur[t];
-            s->last_compute = t;
-            break;
-        case TASK_SWAP_IN:
-            s->dur[t] = dev->copy_latency_s;
-            s->bytes[t] = (double)g->bytes[x->tensor];
-            s->swap_ins++;
-            s->swap_in_bytes += g->bytes[x->tensor];
-            break;
-        case TASK_SWAP_OUT:
-            s->dur[t] = dev->copy_latency_s;
-            s->bytes[t] = (double)g->bytes[x->tensor];
-            s->freeb[t] += g->bytes[x->tensor];
-            s->swap_outs++;
-            s->swap_out_bytes += g->bytes[x->tensor];
-            break;
-        default: /* drop */
-            s->dur[t] = 0;
-            s->bytes[t] = 0;
-            s->freeb[t] += g->bytes[x->tensor];
-            s->drops++;
-            break;
-        }
-        s->dep_off[t] = (int32_t)nd;
-        s->pdep_off[t] = (int32_t)npd;
-        const int32_t *d = plan_task_deps(p, x), *pd = plan_task_pdeps(p, x);
-        for (uint32_t k = 0; k < x->n_dep; k++) {
-            if (d[k] < 0 || d[k] >= n) {
-                sim_prog_free(s);
-                return sw_fail(err, SW_EINVAL, "task %d depends on task %d, which does not exist",
-                               t, d[k]);
-            }
-            s->dep[nd++] = d[k];
-        }
-        for (uint32_t k = 0; k < x->n_pdep; k++) {
-            if (pd[k] < 0 || pd[k] >= n) {
-                sim_prog_free(s);
-                return sw_fail(err, SW_EINVAL, "task %d depends on task %d of the previous "
-                               "iteration, which does not exist", t, pd[k]);
-            }
-            s->pdep[npd++] = pd[k];
-        }
+            freeb += g->bytes[fr[k]];
+        int comp = x->kind == TASK_RUN || x->kind == TASK_RERUN;
+        rc = sim_prog_add(s, x->kind, comp ? x->op : x->tensor, alloc, freeb,
+                          plan_task_deps(p, x), (int)x->n_dep, plan_task_pdeps(p, x),
+                          (int)x->n_pdep, err);
     }
-    s->dep_off[n] = (int32_t)nd;
-    s->pdep_off[n] = (int32_t)npd;
-    if (s->last_compute < 0) {
+    if (rc) {
         sim_prog_free(s);
-        return sw_fail(err, SW_EINVAL, "the plan has no compute task");
+        return rc;
     }
-    s->base_mem = p->workspace_reserve;
+    int64_t base_mem = p->workspace_reserve;
     for (int32_t i = 0; i < p->n_resident; i++)
-        s->base_mem += g->tensors[p->resident[i].tensor].bytes;
-    s->reserved = p->workspace_reserve;
+        base_mem += g->tensors[p->resident[i].tensor].bytes;
+    int64_t reserved = p->workspace_reserve;
     if (p->mem_kind == MEM_POOL) {
-        s->reserved += p->capacity;
+        reserved += p->capacity;
     } else {
         /* address model: the highest byte any placement reaches */
         int64_t hw = 0;
@@ -190,21 +279,26 @@ int sim_compile(const plan *p, const dev_spec *dev, sim_prog **out, sw_err *err)
             hw = SW_MAX(hw, p->resident[i].offset + g->tensors[p->resident[i].tensor].bytes);
         for (size_t i = 0; i < p->n_places; i++)
             hw = SW_MAX(hw, p->places[i].offset + g->tensors[p->places[i].tensor].bytes);
-        s->reserved += hw;
+        reserved += hw;
     }
-    s->batch = g->batch;
-    s->ideal = g->total_compute_s;
+    rc = sim_prog_end(s, base_mem, reserved, err);
+    if (rc) {
+        sim_prog_free(s);
+        return rc;
+    }
     *out = s;
     return 0;
 }
 
 typedef struct copy_state {
-    int phase; /* 0 idle, 1 latency, 2 transfer */
-    int fresh; /* entered the transfer phase; its end is not computed yet */
-    double lat_end, rem, start;
-    double end; /* transfer phase: when it ends at the current rates */
-    int32_t task;
-    int iter;
+    int phase;      /* 0 idle, 1 latency, 2 transfer */
+    int fresh;      /* entered the transfer phase; its end is not computed yet */
+    double lat_end; /* when the latency phase ends (s) */
+    double rem;     /* bytes to transfer (read once, when the transfer phase starts) */
+    double start;   /* when the task started (s) */
+    double end;     /* transfer phase: when it ends at the current rates (s) */
+    int32_t task;   /* the task on this copy engine */
+    int iter;       /* its iteration */
 } copy_state;
 
 /* Bring the transfer end times up to date after copies started, finished or
@@ -229,288 +323,455 @@ static void rerate(const sim_prog *s, copy_state *cp, int *rated_both, double no
     *rated_both = both;
 }
 
+/* One sim_run in progress: the clock, each stream's position, the engines'
+   current tasks, memory, and what is recorded per iteration. The phases
+   below are static inline: the loop they form is the GA's inner loop. */
+typedef struct run_state {
+    const sim_prog *s;
+    sim_trace_fn trace;         /* NULL: no trace */
+    void *trace_ud;
+    int tr_from, tr_to;         /* iterations traced (inclusive) */
+    int max_iters;              /* iterations simulated at most (<= MAX_TRACK) */
+    double *fin;                /* RING rows of n finish times (s), row k % RING for
+                                   iteration k; INFINITY until the task finishes (the
+                                   workspace's) */
+    double *C;                  /* per iteration: when its last compute task finished (s) */
+    double *stall;              /* per iteration x 3 causes: compute idle time (s) waiting on
+                                   a swap-in, on memory (swap-out, drop), on anything else */
+    double *busy;               /* per iteration x 2: time (s) h2d, d2h copies ran */
+    int it[STREAM__COUNT];      /* per stream: the iteration of its head task */
+    int32_t nx[STREAM__COUNT];  /* per stream: its head task's index in sq[] */
+    const double *blk[STREAM__COUNT]; /* per stream: the finish time that blocked its head
+                                   last time (in fin; re-checked first), or NULL */
+    int cleared;                /* the last iteration whose fin row was reset */
+    double now;                 /* simulated time (s) */
+    double comp_start, comp_end;/* the running compute task's start and end (s) */
+    double idle_since;          /* when the compute stream last went idle (s) */
+    int comp_busy, comp_iter;   /* a compute task runs; its iteration */
+    int32_t comp_task;          /* the running compute task, -1 before the first */
+    copy_state cp[2];           /* the copy engines: [0] h2d, [1] d2h */
+    int rated_both;             /* the transfer ends were computed at the duplex rates */
+    int phases_changed;         /* a copy changed phase: rerate before time advances */
+    int64_t mem, peak;          /* bytes in use now, and at most */
+    int64_t tasks;              /* tasks started */
+    int done_iters;             /* iterations whose last compute task finished */
+    int converged, period;      /* steady state found, with this period (iterations) */
+    double steady;              /* steady-state iteration time (s) */
+} run_state;
+
+/* The finish time of task t in iteration k >= 0 (a slot of the ring). */
+static inline double *fin_at(const run_state *rs, int k, int32_t t)
+{
+    return &rs->fin[((size_t)k % RING) * (size_t)rs->s->n + (size_t)t];
+}
+
+/* Stream st's head task finished (or started, for a zero-time one): the
+   next task becomes the head, wrapping into the next iteration. */
+static inline void advance_head(run_state *rs, int st)
+{
+    if (++rs->nx[st] == rs->s->n_sq[st]) {
+        rs->nx[st] = 0;
+        rs->it[st]++;
+    }
+}
+
+/* Recompute the copies' transfer ends if a copy changed phase. */
+static inline void update_rates(run_state *rs)
+{
+    if (rs->phases_changed) {
+        rerate(rs->s, rs->cp, &rs->rated_both, rs->now);
+        rs->phases_changed = 0;
+    }
+}
+
+/* 1 if task t of iteration k has all its dependencies (this iteration's
+   and the previous one's) finished by now; then *gate is the latest of
+   their finish times and *gate_task its task. Else blk[st] is set to the
+   finish time that blocks it. */
+static inline int deps_finished(run_state *rs, int st, int32_t t, int k, double *gate,
+                                int32_t *gate_task)
+{
+    const sim_prog *s = rs->s;
+    for (int32_t d = s->dep_off[t]; d < s->dep_off[t + 1]; d++) {
+        double f = *fin_at(rs, k, s->dep[d]);
+        if (f > rs->now) {
+            rs->blk[st] = fin_at(rs, k, s->dep[d]);
+            return 0;
+        } else if (f > *gate) {
+            *gate = f;
+            *gate_task = s->dep[d];
+        }
+    }
+    if (k > 0)
+        for (int32_t d = s->pdep_off[t]; d < s->pdep_off[t + 1]; d++) {
+            double f = *fin_at(rs, k - 1, s->pdep[d]);
+            if (f > rs->now) {
+                rs->blk[st] = fin_at(rs, k - 1, s->pdep[d]);
+                return 0;
+            } else if (f > *gate) {
+                *gate = f;
+                *gate_task = s->pdep[d];
+            }
+        }
+    return 1;
+}
+
+/* Start compute task t of iteration k, charging the idle time since the
+   last one to the cause of the dependency that gated it. */
+static inline void start_compute(run_state *rs, int32_t t, int k, double gate, int32_t gate_task)
+{
+    const sim_prog *s = rs->s;
+    if (rs->now > rs->idle_since && k < rs->max_iters) {
+        double w = rs->now - rs->idle_since;
+        int cause = 2;
+        if (gate_task >= 0 && gate >= rs->idle_since) {
+            int gk = s->kind[gate_task];
+            cause = gk == TASK_SWAP_IN ? 0 : (gk == TASK_SWAP_OUT || gk == TASK_DROP) ? 1 : 2;
+        }
+        rs->stall[(size_t)k * 3 + (size_t)cause] += w;
+    }
+    rs->comp_busy = 1;
+    rs->comp_task = t;
+    rs->comp_iter = k;
+    rs->comp_start = rs->now;
+    rs->comp_end = rs->now + s->dur[t];
+}
+
+/* Start copy (or drop) task t of iteration k on stream st; a zero-time task
+   (a drop) completes at once, and then 1 is returned. */
+static inline int start_copy(run_state *rs, int st, int32_t t, int k)
+{
+    const sim_prog *s = rs->s;
+    copy_state *c = &rs->cp[st - 1];
+    c->task = t;
+    c->iter = k;
+    c->start = rs->now;
+    c->rem = s->bytes[t];
+    c->lat_end = rs->now + s->dur[t];
+    c->phase = s->dur[t] > 0 ? 1 : 2;
+    c->fresh = c->phase == 2;
+    rs->phases_changed = 1;
+    if (c->phase == 2 && c->rem <= 0) {
+        c->phase = 0;
+        *fin_at(rs, k, t) = rs->now;
+        rs->mem -= s->freeb[t];
+        if (rs->trace && k >= rs->tr_from && k <= rs->tr_to)
+            rs->trace(rs->trace_ud, k, t, st, rs->now, rs->now, rs->mem);
+        advance_head(rs, st);
+        return 1;
+    }
+    return 0;
+}
+
+/* Start every stream head that is idle, within LEAD iterations of the
+   slowest stream, and has its dependencies finished, until none can start
+   (in stream order: compute, h2d, d2h). Another round is needed only after
+   a task completed at once: a start alone changes no finish time, no
+   stream's iteration and no other stream's state, so a round after it
+   would start nothing (every stream that started is busy, and every other
+   one is blocked as before). */
+static inline void start_ready_tasks(run_state *rs)
+{
+    const sim_prog *s = rs->s;
+    int again;
+    do {
+        again = 0;
+        int min_it = rs->it[0];
+        for (int st = 1; st < STREAM__COUNT; st++)
+            if (rs->it[st] < min_it)
+                min_it = rs->it[st];
+        for (int st = 0; st < STREAM__COUNT; st++) {
+            if (st == STREAM_COMPUTE ? rs->comp_busy : rs->cp[st - 1].phase != 0)
+                continue;
+            int k = rs->it[st];
+            if (k >= rs->max_iters + LEAD || k - min_it > LEAD)
+                continue;
+            while (rs->cleared < k) {
+                rs->cleared++;
+                double *row = fin_at(rs, rs->cleared, 0);
+                for (int32_t i = 0; i < s->n; i++)
+                    row[i] = INFINITY;
+            }
+            if (rs->blk[st] && *rs->blk[st] > rs->now)
+                continue;
+            rs->blk[st] = NULL;
+            int32_t t = s->sq[st][rs->nx[st]];
+            double gate = -1;
+            int32_t gate_task = -1;
+            if (!deps_finished(rs, st, t, k, &gate, &gate_task))
+                continue;
+            rs->tasks++;
+            rs->mem += s->alloc[t];
+            if (rs->mem > rs->peak)
+                rs->peak = rs->mem;
+            if (rs->trace && s->alloc[t] && k >= rs->tr_from && k <= rs->tr_to)
+                /* the memory level only */
+                rs->trace(rs->trace_ud, k, -1, st, rs->now, rs->now, rs->mem);
+            if (st == STREAM_COMPUTE)
+                start_compute(rs, t, k, gate, gate_task);
+            else
+                again |= start_copy(rs, st, t, k);
+        }
+    } while (again);
+}
+
+/* Nothing runs and nothing can start: a deadlock, described by each stream's head. */
+static int report_deadlock(const run_state *rs, sw_err *err)
+{
+    const sim_prog *s = rs->s;
+    char l[3][64];
+    for (int st = 0; st < STREAM__COUNT; st++) {
+        if (s->n_sq[st] == 0 || rs->it[st] >= rs->max_iters + LEAD)
+            snprintf(l[st], sizeof l[st], "idle");
+        else
+            snprintf(l[st], sizeof l[st], "task %d of iteration %d", s->sq[st][rs->nx[st]],
+                     rs->it[st]);
+    }
+    return sw_fail(err, SW_EDEADLOCK, "the plan deadlocks at t=%.9g s: compute waits at "
+                   "%s, h2d at %s, d2h at %s (their dependencies can never finish)", rs->now,
+                   l[0], l[1], l[2]);
+}
+
+/* Advance the clock to the next event: the earliest end of the running
+   compute task, a copy's latency phase or a copy's transfer. */
+static inline void advance_time(run_state *rs)
+{
+    double tn = INFINITY;
+    if (rs->comp_busy)
+        tn = rs->comp_end;
+    for (int c = 0; c < 2; c++) {
+        if (rs->cp[c].phase == 1 && rs->cp[c].lat_end < tn)
+            tn = rs->cp[c].lat_end;
+        else if (rs->cp[c].phase == 2 && rs->cp[c].end < tn)
+            tn = rs->cp[c].end;
+    }
+    rs->now = tn;
+}
+
+/* Iteration k's last compute task just finished: steady when the last 2p
+   iteration times repeat with period p (p <= 4); sets converged, period and
+   steady. */
+static inline void detect_steady_state(run_state *rs, int k)
+{
+    const double *C = rs->C;
+    for (int p = 1; p <= 4 && !rs->converged && k >= 2 * p && k >= 2; p++) {
+        int ok = 1;
+        double sum = 0;
+        for (int j = k - p + 1; j <= k && ok; j++) {
+            double a = C[j] - C[j - 1];
+            double b = C[j - p] - (j - p >= 1 ? C[j - p - 1] : 0);
+            if (fabs(a - b) > 1e-9 * (fabs(a) + 1e-12))
+                ok = 0;
+            sum += a;
+        }
+        if (ok) {
+            rs->converged = 1;
+            rs->period = p;
+            rs->steady = sum / p;
+        }
+    }
+}
+
+/* Complete the compute task if it ends now; at the end of an iteration,
+   look for the steady state. Returns 1 when the simulation is over
+   (steady, or max_iters iterations done): the compute stream stops there
+   and the other streams finish nothing more. */
+static inline int complete_compute(run_state *rs)
+{
+    const sim_prog *s = rs->s;
+    if (!rs->comp_busy || rs->comp_end > rs->now)
+        return 0;
+    rs->comp_busy = 0;
+    *fin_at(rs, rs->comp_iter, rs->comp_task) = rs->now;
+    rs->mem -= s->freeb[rs->comp_task];
+    rs->idle_since = rs->now;
+    if (rs->trace && rs->comp_iter >= rs->tr_from && rs->comp_iter <= rs->tr_to)
+        rs->trace(rs->trace_ud, rs->comp_iter, rs->comp_task, STREAM_COMPUTE, rs->comp_start,
+                  rs->now, rs->mem);
+    advance_head(rs, STREAM_COMPUTE);
+    if (rs->comp_task == s->last_compute && rs->comp_iter < rs->max_iters) {
+        int k = rs->comp_iter;
+        rs->C[k] = rs->now;
+        rs->done_iters = k + 1;
+        detect_steady_state(rs, k);
+        if (rs->converged || rs->done_iters >= rs->max_iters)
+            return 1;
+    }
+    return 0;
+}
+
+/* Copies whose latency phase ends now enter the transfer phase; copies
+   whose transfer ends now complete (h2d, then d2h). */
+static inline void complete_copies(run_state *rs)
+{
+    const sim_prog *s = rs->s;
+    for (int c = 0; c < 2; c++) {
+        copy_state *x = &rs->cp[c];
+        if (x->phase == 1 && x->lat_end <= rs->now) {
+            x->phase = 2;
+            x->fresh = 1;
+            rs->phases_changed = 1;
+        }
+        if (x->phase == 2 && !x->fresh && x->end <= rs->now) {
+            int st = c + 1;
+            x->phase = 0;
+            rs->phases_changed = 1;
+            *fin_at(rs, x->iter, x->task) = rs->now;
+            rs->mem -= s->freeb[x->task];
+            if (x->iter < rs->max_iters)
+                rs->busy[(size_t)x->iter * 2 + (size_t)c] += rs->now - x->start;
+            if (rs->trace && x->iter >= rs->tr_from && x->iter <= rs->tr_to)
+                rs->trace(rs->trace_ud, x->iter, x->task, st, x->start, rs->now, rs->mem);
+            advance_head(rs, st);
+        }
+    }
+}
+
+/* The result: the steady state (or, unconverged, the mean of the last
+   iterations, up to 8), and stalls and copy busy time averaged over its
+   period. */
+static void fill_result(run_state *rs, sim_result *r)
+{
+    const sim_prog *s = rs->s;
+    const double *C = rs->C;
+    int k = rs->done_iters - 1;
+    if (!rs->converged) {
+        /* average over the last iterations */
+        int w = rs->done_iters >= 8 ? 8 : rs->done_iters;
+        rs->period = w;
+        rs->steady = (C[k] - (k - w >= 0 ? C[k - w] : 0)) / w;
+    }
+    int period = rs->period;
+    double steady = rs->steady;
+    double st3[3] = {0, 0, 0}, bz[2] = {0, 0};
+    for (int j = k - period + 1; j <= k; j++) {
+        for (int c = 0; c < 3; c++)
+            st3[c] += rs->stall[(size_t)j * 3 + (size_t)c];
+        for (int c = 0; c < 2; c++)
+            bz[c] += rs->busy[(size_t)j * 2 + (size_t)c];
+    }
+    r->iteration_time_s = steady;
+    r->ideal_time_s = s->ideal;
+    r->normalized_throughput = steady > 0 ? s->ideal / steady : 1;
+    r->samples_per_s = steady > 0 ? (double)s->batch / steady : 0;
+    r->peak_memory_bytes = rs->peak;
+    r->reserved_bytes = s->reserved;
+    r->swap_in_bytes = s->swap_in_bytes;
+    r->swap_out_bytes = s->swap_out_bytes;
+    r->swap_ins = s->swap_ins;
+    r->swap_outs = s->swap_outs;
+    r->drops = s->drops;
+    r->reruns = s->reruns;
+    r->recompute_time_s = s->recompute;
+    r->stall_swap_in_s = st3[0] / period;
+    r->stall_memory_s = st3[1] / period;
+    r->stall_dependency_s = st3[2] / period;
+    r->h2d_busy_s = bz[0] / period;
+    r->d2h_busy_s = bz[1] / period;
+    r->iterations = rs->done_iters;
+    r->steady = rs->converged;
+    r->period = period;
+    r->tasks_simulated = rs->tasks;
+}
+
+struct sim_ws {
+    double *fin, *C, *stall, *busy; /* run_state's arrays, kept between runs */
+    size_t cap_fin, cap_iters;      /* their capacities: fin doubles, iterations */
+};
+
+sim_ws *sim_ws_new(void) { return sw_calloc(1, sizeof(sim_ws)); }
+
+void sim_ws_free(sim_ws *w)
+{
+    if (!w)
+        return;
+    sw_free(w->fin);
+    sw_free(w->C);
+    sw_free(w->stall);
+    sw_free(w->busy);
+    sw_free(w);
+}
+
+/* the workspace's arrays for fin doubles and iters iterations */
+static int ws_reserve(sim_ws *w, size_t fin, size_t iters)
+{
+    if (fin > w->cap_fin) {
+        sw_free(w->fin);
+        w->fin = sw_malloc(fin * sizeof *w->fin);
+        w->cap_fin = w->fin ? fin : 0;
+    }
+    if (iters > w->cap_iters) {
+        sw_free(w->C);
+        sw_free(w->stall);
+        sw_free(w->busy);
+        w->C = sw_malloc(iters * sizeof *w->C);
+        w->stall = sw_malloc(iters * 3 * sizeof *w->stall);
+        w->busy = sw_malloc(iters * 2 * sizeof *w->busy);
+        w->cap_iters = w->C && w->stall && w->busy ? iters : 0;
+    }
+    return w->cap_fin >= fin && w->cap_iters >= iters ? 0 : SW_ENOMEM;
+}
+
 int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err)
 {
+    sim_ws w;
+    memset(&w, 0, sizeof w);
+    int rc = sim_run_ws(s, o, &w, r, err);
+    sw_free(w.fin);
+    sw_free(w.C);
+    sw_free(w.stall);
+    sw_free(w.busy);
+    return rc;
+}
+
+int sim_run_ws(const sim_prog *s, const sim_opts *o, sim_ws *w, sim_result *r, sw_err *err)
+{
     memset(r, 0, sizeof *r);
-    int max_iters = o && o->max_iters > 0 ? o->max_iters : 64;
-    if (max_iters > MAX_TRACK)
-        max_iters = MAX_TRACK;
-    int32_t n = s->n;
-    double *fin = sw_malloc((size_t)RING * ((size_t)n + 1) * sizeof *fin);
-    double *C = sw_malloc(((size_t)max_iters + 1) * sizeof *C);
-    double *stall = sw_calloc(((size_t)max_iters + 1) * 3, sizeof *stall);
-    double *busy = sw_calloc(((size_t)max_iters + 1) * 2, sizeof *busy);
-    if (!fin || !C || !stall || !busy) {
-        sw_free(fin);
-        sw_free(C);
-        sw_free(stall);
-        sw_free(busy);
+    run_state rs;
+    memset(&rs, 0, sizeof rs);
+    rs.s = s;
+    rs.max_iters = o && o->max_iters > 0 ? o->max_iters : 64;
+    if (rs.max_iters > MAX_TRACK)
+        rs.max_iters = MAX_TRACK;
+    size_t iters = (size_t)rs.max_iters + 1;
+    if (ws_reserve(w, (size_t)RING * ((size_t)s->n + 1), iters))
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    }
-    sim_trace_fn trace = o ? o->trace : NULL;
-    int tr_from = o ? o->trace_from : 0, tr_to = o ? o->trace_to : -1;
-    int it[STREAM__COUNT] = {0, 0, 0};
-    int32_t nx[STREAM__COUNT] = {0, 0, 0};
-    /* per stream: the finish time that blocked its head last time (re-checked
-       first, so a blocked stream costs one load per event) */
-    const double *blk[STREAM__COUNT] = {NULL, NULL, NULL};
-    int cleared = -1;
-    double now = 0, comp_end = 0, comp_start = 0, idle_since = 0;
-    int comp_busy = 0, comp_iter = 0;
-    int32_t comp_task = -1;
-    copy_state cp[2];
-    memset(cp, 0, sizeof cp);
-    int rated_both = 0, phases_changed = 0;
-    int64_t mem = s->base_mem, peak = mem;
-    int64_t tasks = 0;
-    int done_iters = 0, converged = 0, period = 1;
-    double steady = 0;
+    rs.fin = w->fin;
+    rs.C = w->C;
+    rs.stall = w->stall;
+    rs.busy = w->busy;
+    memset(rs.stall, 0, iters * 3 * sizeof *rs.stall);
+    memset(rs.busy, 0, iters * 2 * sizeof *rs.busy);
     int rc = 0;
+    rs.trace = o ? o->trace : NULL;
+    rs.trace_ud = o ? o->trace_ud : NULL;
+    rs.tr_from = o ? o->trace_from : 0;
+    rs.tr_to = o ? o->trace_to : -1;
+    rs.cleared = -1;
+    rs.comp_task = -1;
+    rs.mem = rs.peak = s->base_mem;
+    rs.period = 1;
     for (int st = 0; st < STREAM__COUNT; st++)
         if (s->n_sq[st] == 0)
-            it[st] = max_iters + LEAD + 1; /* never runs */
-
-#define FIN(k, t) fin[(size_t)((k) % RING) * (size_t)n + (size_t)(t)]
+            rs.it[st] = rs.max_iters + LEAD + 1; /* never runs */
+    /* each step: start what can start, then move to the next completion
+       (ties: completions before starts, compute before h2d before d2h) */
     for (;;) {
-        int progress;
-        do {
-            progress = 0;
-            int min_it = it[0];
-            for (int st = 1; st < STREAM__COUNT; st++)
-                if (it[st] < min_it)
-                    min_it = it[st];
-            for (int st = 0; st < STREAM__COUNT; st++) {
-                if (st == STREAM_COMPUTE ? comp_busy : cp[st - 1].phase != 0)
-                    continue;
-                int k = it[st];
-                if (k >= max_iters + LEAD || k - min_it > LEAD)
-                    continue;
-                while (cleared < k) {
-                    cleared++;
-                    double *row = &FIN(cleared, 0);
-                    for (int32_t i = 0; i < n; i++)
-                        row[i] = INFINITY;
-                }
-                if (blk[st] && *blk[st] > now)
-                    continue;
-                blk[st] = NULL;
-                int32_t t = s->sq[st][nx[st]];
-                int ready = 1;
-                double gate = -1;
-                int32_t gate_task = -1;
-                for (int32_t d = s->dep_off[t]; d < s->dep_off[t + 1] && ready; d++) {
-                    double f = FIN(k, s->dep[d]);
-                    if (f > now) {
-                        ready = 0;
-                        blk[st] = &FIN(k, s->dep[d]);
-                    } else if (f > gate) {
-                        gate = f;
-                        gate_task = s->dep[d];
-                    }
-                }
-                if (k > 0)
-                    for (int32_t d = s->pdep_off[t]; d < s->pdep_off[t + 1] && ready; d++) {
-                        double f = FIN(k - 1, s->pdep[d]);
-                        if (f > now) {
-                            ready = 0;
-                            blk[st] = &FIN(k - 1, s->pdep[d]);
-                        } else if (f > gate) {
-                            gate = f;
-                            gate_task = s->pdep[d];
-                        }
-                    }
-                if (!ready)
-                    continue;
-                progress = 1;
-                tasks++;
-                mem += s->alloc[t];
-                if (mem > peak)
-                    peak = mem;
-                if (trace && s->alloc[t] && k >= tr_from && k <= tr_to)
-                    trace(o->trace_ud, k, -1, st, now, now, mem); /* memory level only */
-                if (st == STREAM_COMPUTE) {
-                    if (now > idle_since && k < max_iters) {
-                        double w = now - idle_since;
-                        int cause = 2;
-                        if (gate_task >= 0 && gate >= idle_since) {
-                            int gk = s->kind[gate_task];
-                            cause = gk == TASK_SWAP_IN ? 0 : (gk == TASK_SWAP_OUT || gk == TASK_DROP) ? 1 : 2;
-                        }
-                        stall[(size_t)k * 3 + (size_t)cause] += w;
-                    }
-                    comp_busy = 1;
-                    comp_task = t;
-                    comp_iter = k;
-                    comp_start = now;
-                    comp_end = now + s->dur[t];
-                } else {
-                    copy_state *c = &cp[st - 1];
-                    c->task = t;
-                    c->iter = k;
-                    c->start = now;
-                    c->rem = s->bytes[t];
-                    c->lat_end = now + s->dur[t];
-                    c->phase = s->dur[t] > 0 ? 1 : 2;
-                    c->fresh = c->phase == 2;
-                    phases_changed = 1;
-                    if (c->phase == 2 && c->rem <= 0) {
-                        /* zero-time task (drop): completes at once */
-                        c->phase = 0;
-                        FIN(k, t) = now;
-                        mem -= s->freeb[t];
-                        if (trace && k >= tr_from && k <= tr_to) {
-                            trace(o->trace_ud, k, t, st, now, now, mem);
-                        }
-                        if (++nx[st] == s->n_sq[st]) {
-                            nx[st] = 0;
-                            it[st]++;
-                        }
-                    }
-                }
-            }
-        } while (progress);
-        if (phases_changed) {
-            rerate(s, cp, &rated_both, now);
-            phases_changed = 0;
-        }
-
-        if (!comp_busy && !cp[0].phase && !cp[1].phase) {
-            if (converged || it[STREAM_COMPUTE] >= max_iters)
-                break;
-            char l[3][64];
-            for (int st = 0; st < STREAM__COUNT; st++) {
-                if (s->n_sq[st] == 0 || it[st] >= max_iters + LEAD)
-                    snprintf(l[st], sizeof l[st], "idle");
-                else
-                    snprintf(l[st], sizeof l[st], "task %d of iteration %d", s->sq[st][nx[st]],
-                             it[st]);
-            }
-            rc = sw_fail(err, SW_EDEADLOCK, "the plan deadlocks at t=%.9g s: compute waits at "
-                         "%s, h2d at %s, d2h at %s (their dependencies can never finish)", now,
-                         l[0], l[1], l[2]);
+        start_ready_tasks(&rs);
+        update_rates(&rs);
+        if (!rs.comp_busy && !rs.cp[0].phase && !rs.cp[1].phase) {
+            if (!rs.converged && rs.it[STREAM_COMPUTE] < rs.max_iters)
+                rc = report_deadlock(&rs, err);
             break;
         }
-        /* next event */
-        double tn = INFINITY;
-        if (comp_busy)
-            tn = comp_end;
-        for (int c = 0; c < 2; c++) {
-            if (cp[c].phase == 1 && cp[c].lat_end < tn)
-                tn = cp[c].lat_end;
-            else if (cp[c].phase == 2 && cp[c].end < tn)
-                tn = cp[c].end;
-        }
-        now = tn;
-        /* completions: compute first, then h2d, then d2h */
-        if (comp_busy && comp_end <= now) {
-            comp_busy = 0;
-            FIN(comp_iter, comp_task) = now;
-            mem -= s->freeb[comp_task];
-            idle_since = now;
-            if (trace && comp_iter >= tr_from && comp_iter <= tr_to)
-                trace(o->trace_ud, comp_iter, comp_task, STREAM_COMPUTE, comp_start, now, mem);
-            if (++nx[STREAM_COMPUTE] == s->n_sq[STREAM_COMPUTE]) {
-                nx[STREAM_COMPUTE] = 0;
-                it[STREAM_COMPUTE]++;
-            }
-            if (comp_task == s->last_compute && comp_iter < max_iters) {
-                int k = comp_iter;
-                C[k] = now;
-                done_iters = k + 1;
-                /* steady when the last 2p iteration times repeat with period p */
-                for (int p = 1; p <= 4 && !converged && k >= 2 * p && k >= 2; p++) {
-                    int ok = 1;
-                    double sum = 0;
-                    for (int j = k - p + 1; j <= k && ok; j++) {
-                        double a = C[j] - C[j - 1];
-                        double b = C[j - p] - (j - p >= 1 ? C[j - p - 1] : 0);
-                        if (fabs(a - b) > 1e-9 * (fabs(a) + 1e-12))
-                            ok = 0;
-                        sum += a;
-                    }
-                    if (ok) {
-                        converged = 1;
-                        period = p;
-                        steady = sum / p;
-                    }
-                }
-                if (converged || done_iters >= max_iters) {
-                    /* the compute stream stops here; other streams finish nothing more */
-                    break;
-                }
-            }
-        }
-        for (int c = 0; c < 2; c++) {
-            copy_state *x = &cp[c];
-            if (x->phase == 1 && x->lat_end <= now) {
-                x->phase = 2;
-                x->fresh = 1;
-                phases_changed = 1;
-            }
-            if (x->phase == 2 && !x->fresh && x->end <= now) {
-                int st = c + 1;
-                x->phase = 0;
-                phases_changed = 1;
-                FIN(x->iter, x->task) = now;
-                mem -= s->freeb[x->task];
-                if (x->iter < max_iters)
-                    busy[(size_t)x->iter * 2 + (size_t)c] += now - x->start;
-                if (trace && x->iter >= tr_from && x->iter <= tr_to)
-                    trace(o->trace_ud, x->iter, x->task, st, x->start, now, mem);
-                if (++nx[st] == s->n_sq[st]) {
-                    nx[st] = 0;
-                    it[st]++;
-                }
-            }
-        }
-        if (phases_changed) {
-            rerate(s, cp, &rated_both, now);
-            phases_changed = 0;
-        }
+        advance_time(&rs);
+        if (complete_compute(&rs))
+            break;
+        complete_copies(&rs);
+        update_rates(&rs);
     }
-#undef FIN
-    if (!rc) {
-        int k = done_iters - 1;
-        if (!converged) {
-            /* average over the last iterations */
-            int w = done_iters >= 8 ? 8 : done_iters;
-            period = w;
-            steady = (C[k] - (k - w >= 0 ? C[k - w] : 0)) / w;
-        }
-        double st3[3] = {0, 0, 0}, bz[2] = {0, 0};
-        for (int j = k - period + 1; j <= k; j++) {
-            for (int c = 0; c < 3; c++)
-                st3[c] += stall[(size_t)j * 3 + (size_t)c];
-            for (int c = 0; c < 2; c++)
-                bz[c] += busy[(size_t)j * 2 + (size_t)c];
-        }
-        r->iteration_time_s = steady;
-        r->ideal_time_s = s->ideal;
-        r->normalized_throughput = steady > 0 ? s->ideal / steady : 1;
-        r->samples_per_s = steady > 0 ? (double)s->batch / steady : 0;
-        r->peak_memory_bytes = peak;
-        r->reserved_bytes = s->reserved;
-        r->swap_in_bytes = s->swap_in_bytes;
-        r->swap_out_bytes = s->swap_out_bytes;
-        r->swap_ins = s->swap_ins;
-        r->swap_outs = s->swap_outs;
-        r->drops = s->drops;
-        r->reruns = s->reruns;
-        r->recompute_time_s = s->recompute;
-        r->stall_swap_in_s = st3[0] / period;
-        r->stall_memory_s = st3[1] / period;
-        r->stall_dependency_s = st3[2] / period;
-        r->h2d_busy_s = bz[0] / period;
-        r->d2h_busy_s = bz[1] / period;
-        r->iterations = done_iters;
-        r->steady = converged;
-        r->period = period;
-        r->tasks_simulated = tasks;
-    }
-    sw_free(fin);
-    sw_free(C);
-    sw_free(stall);
-    sw_free(busy);
+    if (!rc)
+        fill_result(&rs, r);
     return rc;
 }
 

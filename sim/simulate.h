@@ -46,6 +46,31 @@ void sim_prog_free(sim_prog *s);
 int32_t sim_prog_tasks(const sim_prog *s);
 /* Run the simulation. SW_EDEADLOCK if the plan cannot make progress. */
 int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err);
+
+/* Build a program task by task without a plan, reusing its buffers from one
+   program to the next (the GA's evaluations): sim_prog_new() once, then per
+   program sim_prog_begin (n tasks for profile g, borrowed, on dev, NULL:
+   the profile's; op_time, borrowed, NULL or the ops' compute times as the
+   profile has them, in a compact array for speed), n calls of sim_prog_add in task order, sim_prog_end.
+   sim_prog_add takes the task's kind, its op (run, rerun) or storage, the
+   bytes it places when it starts and those it frees implicitly when it
+   ends (a swap-out's or drop's own storage is added), and its dependencies
+   as a plan task's. The result is the program sim_compile makes of the
+   same tasks. Errors as sim_compile's; after one the program is unusable
+   until the next sim_prog_begin. */
+sim_prog *sim_prog_new(void);
+int sim_prog_begin(sim_prog *s, const graph_profile *g, const dev_spec *dev, int32_t n,
+                   const double *op_time, sw_err *err);
+int sim_prog_add(sim_prog *s, int kind, int32_t x, int64_t alloc, int64_t freeb,
+                 const int32_t *dep, int n_dep, const int32_t *pdep, int n_pdep, sw_err *err);
+int sim_prog_end(sim_prog *s, int64_t base_mem, int64_t reserved, sw_err *err);
+
+/* Scratch memory for sim_run_ws, kept between runs (one per thread). */
+typedef struct sim_ws sim_ws;
+sim_ws *sim_ws_new(void);
+void sim_ws_free(sim_ws *w);
+/* sim_run with its buffers in w: no allocation once w has grown. */
+int sim_run_ws(const sim_prog *s, const sim_opts *o, sim_ws *w, sim_result *r, sw_err *err);
 /* Compile and run in one call. */
 int sim_plan(const plan *p, const dev_spec *dev, const sim_opts *o, sim_result *r, sw_err *err);
 

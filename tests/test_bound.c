@@ -214,7 +214,7 @@ static void test_never_beaten_on_tiny_dags(void)
     static const double fr[] = {0.45, 0.6, 0.75, 0.9, 1.2};
     int total = 0, beaten = 0;
     for (int seed = 1; seed <= 8; seed++) {
-        char s_ops[16], s_seed[16];
+        char s_ops[32], s_seed[32];
         snprintf(s_ops, sizeof s_ops, "ops=%d", 5 + seed % 3);
         snprintf(s_seed, sizeof s_seed, "seed=%d", seed);
         const char *kv[] = {s_ops, s_seed, "unit=1MiB"};

@@ -1,6 +1,7 @@
-/* test_replay_cli.c: `swapsim replay` and `swapsim profile` end to end:
-   exit codes, one-line errors, the JSON fields, unsafe plans, and the CUDA
-   paths failing cleanly without a device. */
+/* test_replay_cli.c: `swapsim replay`, `swapsim profile` and `swapsim
+   calibrate-device` end to end: exit codes, one-line errors, the JSON
+   fields, the canary pass, --device with a hand-written device file,
+   unsafe plans, and the CUDA paths failing cleanly without a device. */
 #include "../common/json.h"
 #include "../profiles/profile_io.h"
 #include "../sim/plan_io.h"
@@ -45,9 +46,13 @@ int main(void)
     OK(o && json_parse(d, o, strlen(o), "out", 1, &v, &e) == 0, "replay --json is one JSON object");
     if (v) {
         static const char *fields[] = {"measured_iteration_time_s", "simulated_iteration_time_s",
-                                       "error", "canaries", "canary_checks", "canary_failures",
-                                       "time_scale", "backend", "backend_device", "overruns",
-                                       "verified", "ideal_time_s", "iterations", "warmup"};
+                                       "error", "canaries", "canary_checks", "canary_violations",
+                                       "canary_iterations", "canary_iteration_time_s",
+                                       "first_violation", "simulated_device",
+                                       "profile_device_simulated_iteration_time_s",
+                                       "profile_device_error", "time_scale", "backend",
+                                       "backend_device", "overruns", "verified", "ideal_time_s",
+                                       "iterations", "warmup"};
         int all = 1;
         for (size_t i = 0; i < SW_ARRAY_LEN(fields); i++)
             if (!json_get(v, fields[i])) {
@@ -57,9 +62,73 @@ int main(void)
         OK(all, "every documented field is there");
         const json_value *c = json_get(v, "canaries");
         OK(c && c->type == JSON_STRING && !strcmp(c->u.str, "clean"), "canaries clean");
+        const json_value *ci = json_get(v, "canary_iterations"), *cc = json_get(v, "canary_checks");
+        OK(ci && ci->u.num.d == 3 && cc && cc->u.num.d > 0,
+           "a canary pass of 3 iterations (the default) checked them");
+        const json_value *sd = json_get(v, "simulated_device"), *dd = json_get(v, "device");
+        OK(sd && dd && sd->type == JSON_STRING && !strcmp(sd->u.str, dd->u.str),
+           "without --device the profile's device is simulated");
     }
     sw_free(o);
     sw_free(er);
+
+    /* --device: a hand-written device file with a PCIe four times slower */
+    char dev_path[300];
+    snprintf(dev_path, sizeof dev_path, "%s/slow.json", dir);
+    {
+        FILE *f = fopen(dev_path, "w");
+        OK(f != NULL, "write a device file");
+        if (f) {
+            fputs("{\"format\": \"swapsim-device\", \"version\": 1, \"name\": \"slow-pcie\",\n"
+                  " \"description\": \"hand-written for the tests\",\n"
+                  " \"memory_bytes\": 17179869184, \"h2d_bytes_per_s\": 3e9,\n"
+                  " \"d2h_bytes_per_s\": 3e9, \"duplex_bytes_per_s\": 5e9, \"copy_latency_s\": 0,\n"
+                  " \"peak_flops_fp32\": 15.7e12, \"peak_flops_fp16\": 125e12,\n"
+                  " \"memory_bytes_per_s\": 900e9, \"launch_overhead_s\": 5e-6,\n"
+                  " \"calibration\": {\"note\": \"not read\"}}\n", f);
+            fclose(f);
+        }
+    }
+    snprintf(args, sizeof args, "replay %s --iterations 3 --warmup 1 --device %s --json", ok_path,
+             dev_path);
+    IS_INT(sh(args, &o, &er), 0, "replay --device FILE");
+    json_doc_reset(d);
+    v = NULL;
+    OK(o && json_parse(d, o, strlen(o), "out", 1, &v, &e) == 0, "one JSON object");
+    if (v) {
+        const json_value *sd = json_get(v, "simulated_device"), *dd = json_get(v, "device");
+        OK(sd && sd->type == JSON_STRING && !strcmp(sd->u.str, "slow-pcie"),
+           "simulated on the given device");
+        OK(dd && dd->type == JSON_STRING && strcmp(dd->u.str, "slow-pcie") != 0,
+           "device stays the profile's");
+        const json_value *s1 = json_get(v, "simulated_iteration_time_s"),
+                         *s2 = json_get(v, "profile_device_simulated_iteration_time_s"),
+                         *e1 = json_get(v, "error"), *e2 = json_get(v, "profile_device_error");
+        OK(s1 && s2 && s1->u.num.d > 2 * s2->u.num.d,
+           "both predictions: %.6f s on the given device, %.6f s on the profile's",
+           s1 ? s1->u.num.d : 0, s2 ? s2->u.num.d : 0);
+        OK(e1 && e2 && fabs(e1->u.num.d) < 0.25 && e2->u.num.d > 0.5,
+           "the measured time follows the given device (error %+.3f; profile device's %+.3f)",
+           e1 ? e1->u.num.d : 0, e2 ? e2->u.num.d : 0);
+    }
+    sw_free(o);
+    sw_free(er);
+    snprintf(args, sizeof args, "replay %s --iterations 2 --warmup 1 --device %s", ok_path,
+             dev_path);
+    IS_INT(sh(args, &o, NULL), 0, "replay --device FILE, text output");
+    IS_STR_HAS(o, "on slow-pcie", "prints the given device's prediction");
+    IS_STR_HAS(o, "profile device", "and the profile's device's");
+    sw_free(o);
+    snprintf(args, sizeof args, "replay %s --device %s/missing.json", ok_path, dir);
+    expect_fail(args, 1, "missing.json: cannot open", "a missing device file");
+    snprintf(args, sizeof args, "replay %s --device tpu9", ok_path);
+    expect_fail(args, 1, "unknown device 'tpu9'", "an unknown device name");
+    snprintf(args, sizeof args, "replay %s --iterations 2 --warmup 1 --no-canaries --json",
+             ok_path);
+    IS_INT(sh(args, &o, NULL), 0, "replay --no-canaries");
+    IS_STR_HAS(o, "\"canaries\":\"off\",\"canary_iterations\":0,\"canary_checks\":0",
+               "no canary pass, no checks");
+    sw_free(o);
 
     snprintf(args, sizeof args, "replay %s --iterations 2 --warmup 1", ok_path);
     IS_INT(sh(args, &o, NULL), 0, "replay, text output");
@@ -84,6 +153,11 @@ int main(void)
     snprintf(args, sizeof args, "replay %s --backend tpu", ok_path);
     expect_fail(args, 1, "swapsim replay: --backend: expected cpu or cuda, got 'tpu'",
                 "an unknown backend");
+    snprintf(args, sizeof args, "replay %s --backend cuda --ops library --precision tf32", ok_path);
+    expect_fail(args, 1, "CUDA", "--precision tf32 is accepted (and cuda fails cleanly here)");
+    snprintf(args, sizeof args, "replay %s --precision fp64", ok_path);
+    expect_fail(args, 1, "swapsim replay: --precision: expected fp32 or tf32, got 'fp64'",
+                "an unknown precision");
     snprintf(args, sizeof args, "replay %s --iterations 0", ok_path);
     expect_fail(args, 1, "--iterations: expected an integer from 1 to 100000, got '0'",
                 "zero iterations");

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../experiments/calibrate.h"
 #include "../experiments/serve.h"
 #include "../planners/planner.h"
 #include "../profiles/profile_io.h"
@@ -52,7 +53,7 @@ static void test_md1_queue(void)
 {
     graph_profile *g = tiny("m", 0.01, 1000);
     const graph_profile *fleet[] = {g};
-    serve_config c = {fleet, 1, 0, SERVE_NOT_SHARED, (int64_t)1 << 30, 7, 1, 0, 0};
+    serve_config c = {fleet, 1, 0, SERVE_NOT_SHARED, (int64_t)1 << 30, 7, 1, 0, 0, 0};
     serve_prep p;
     sw_err e;
     IS_INT(serve_prepare(&c, &p, &e), 0, "prepare one model");
@@ -90,7 +91,7 @@ static void test_policies_by_hand(void)
     sw_err e;
     serve_prep p;
     serve_result r;
-    serve_config c = {fleet, 2, 0, SERVE_TIME_SHARED, 4000000000LL, 3, 1, 0, 0};
+    serve_config c = {fleet, 2, 0, SERVE_TIME_SHARED, 4000000000LL, 3, 1, 0, 0, 0};
     IS_INT(serve_prepare(&c, &p, &e), 0, "time_shared prepares");
     IS_NUM(p.info[0].cold_s, 0.12, 1e-12, "time_shared: a switch costs 1 GB / 10 GB/s + 20 ms");
     IS_NUM(p.info[0].hot_s, 0.02, 1e-12, "time_shared: the same model again: 20 ms");
@@ -141,6 +142,41 @@ static void test_policies_by_hand(void)
     graph_free(b);
 }
 
+/* Four ResNet-152 (batch 16, inference) in 900 MiB, the first model the
+   most popular (Zipf 1: 0.48, 0.24, 0.16, 0.12): equal 225 MiB shares make
+   every model swap; the search gives each its floor and the rest by
+   popularity, and the mean service time must not be worse. */
+static void test_share_search(void)
+{
+    const char *kv[] = {"depth=152", "batch=16", "inference=true"};
+    graph_profile *g = NULL;
+    sw_err e;
+    if (cal_generate("resnet", kv, 3, "v100", &g, &e)) {
+        OK(0, "generate resnet-152: %s", e.msg);
+        return;
+    }
+    const graph_profile *fleet[] = {g, g, g, g};
+    serve_config c = {fleet, 4, 1, SERVE_SWAPADVISOR, 900LL << 20, 1, 1, 20, 16, 0};
+    serve_prep eq, se;
+    IS_INT(serve_prepare(&c, &eq, &e), 0, "equal shares prepare");
+    c.share_search = 1;
+    IS_INT(serve_prepare(&c, &se, &e), 0, "share search prepares");
+    double m_eq = 0, m_se = 0;
+    const double pop[] = {12.0 / 25, 6.0 / 25, 4.0 / 25, 3.0 / 25};
+    for (int m = 0; m < 4; m++) {
+        m_eq += pop[m] * eq.info[m].hot_s;
+        m_se += pop[m] * se.info[m].hot_s;
+    }
+    OK(eq.info[0].share_bytes == eq.info[3].share_bytes, "equal: 225 MiB each");
+    OK(m_se <= m_eq * (1 + 1e-12), "the search's mean service %.6f s is no worse than equal "
+       "shares' %.6f s", m_se, m_eq);
+    OK(se.share_alpha == 0 || se.info[0].share_bytes > se.info[3].share_bytes,
+       "an unequal split favours the popular model");
+    serve_prep_free(&eq);
+    serve_prep_free(&se);
+    graph_free(g);
+}
+
 static void test_cli(void)
 {
     graph_profile *g = tiny("m", 0.01, 1000);
@@ -173,6 +209,12 @@ static void test_cli(void)
     IS_STR_HAS(o, "compute", "prints the compute bound");
     sw_free(o);
     expect_fail("bound m.json --memory 1K", 1, "no plan fits", "bound: an impossible budget");
+    /* tradeoff: the op makes 1 MB in 10 ms; out and in at 3 GB/s (no copy
+       latency) take 2 x 1e6 / 3e9 s, 0.0667 of the recompute */
+    IS_INT(sh("tradeoff m.json --rate 3GB/s --csv", &o, NULL), 0, "swapsim tradeoff");
+    IS_STR_HAS(o, "x,1,0.06667,0.06667,0.06667", "swap over recompute for the one activation");
+    sw_free(o);
+    expect_fail("tradeoff m.json --rate fast", 1, "--rate", "tradeoff: a bad rate");
 }
 
 int main(void)
@@ -180,12 +222,13 @@ int main(void)
     test_md1_formula();
     test_md1_queue();
     test_policies_by_hand();
+    test_share_search();
     bin = getenv("SWAPSIM_BIN");
     snprintf(dir, sizeof dir, "/tmp/swapsim-serve-%d", (int)getpid());
     char cmd[600];
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
     if (!bin || system(cmd) != 0)
-        tap_skip(20, "SWAPSIM_BIN not set (run through make test)");
+        tap_skip(25, "SWAPSIM_BIN not set (run through make test)");
     else {
         test_cli();
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -51,9 +51,153 @@ static int is_topological(const graph_profile *g, const int32_t *s)
     return graph_is_topological(g, s, NULL, NULL) == 1;
 }
 
+/* n_ops ops, each making its own tensor; edges[2k] -> edges[2k+1] (the
+   second reads the first's output). */
+static graph_profile *small_dag(int n_ops, const int *edges, int n_edges)
+{
+    graph_profile *g = graph_new("dag", dev_find("v100"));
+    int32_t t[8];
+    char nm[16];
+    for (int o = 0; o < n_ops; o++) {
+        snprintf(nm, sizeof nm, "t%d", o);
+        t[o] = graph_add_tensor(g, nm, 100, GK_ACTIVATION, 0);
+    }
+    for (int o = 0; o < n_ops; o++) {
+        int32_t in[8];
+        int n_in = 0;
+        for (int k = 0; k < n_edges; k++)
+            if (edges[2 * k + 1] == o)
+                in[n_in++] = t[edges[2 * k]];
+        snprintf(nm, sizeof nm, "op%d", o);
+        graph_add_op(g, nm, "relu", 1e-3, GP_FORWARD, in, n_in, &t[o], 1, NULL, 0, 0);
+    }
+    sw_err e;
+    if (graph_finish(g, &e, NULL, NULL)) {
+        printf("# %s\n", e.msg);
+        graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+/* The two schedule mutations, exactly: the paper's dataflow pass and the
+   move-one alternative, by their probabilities on tiny graphs and by
+   validity and reach on a random one. */
+static void test_schedule_mutations(void)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 11);
+    /* three independent ops, parent [0,1,2], P = 0.5: the first pick is a
+       random ready op with probability 0.5 (each 1/3), else op0: op0 first
+       with probability 0.5 + 0.5/3 = 2/3; then of the two left the earlier
+       with 0.5 + 0.5/2 = 3/4: the parent kept with 2/3 x 3/4 = 1/2 */
+    graph_profile *g = small_dag(3, NULL, 0);
+    sa_sched_scratch *ss = sa_sched_scratch_new(g);
+    int32_t par[3] = {0, 1, 2}, out[4];
+    int draws = 40000, first0 = 0, kept = 0, same0 = 1;
+    sa_schedule_mutate(g, ss, par, 0, rng, out);
+    same0 = !memcmp(out, par, sizeof par);
+    for (int i = 0; i < draws; i++) {
+        sa_schedule_mutate(g, ss, par, 0.5, rng, out);
+        first0 += out[0] == 0;
+        kept += !memcmp(out, par, sizeof par);
+    }
+    OK(same0, "dataflow mutation with P = 0 keeps the parent's order");
+    IS_NUM((double)first0 / draws, 2.0 / 3, 0.01,
+           "dataflow mutation, P = 0.5: the parent's first op stays first with probability 2/3");
+    IS_NUM((double)kept / draws, 0.5, 0.01,
+           "dataflow mutation, P = 0.5: the parent's order survives with probability 1/2");
+    sa_sched_scratch_free(ss);
+    graph_free(g);
+
+    /* a chain 0 -> 1 -> 2 and a free op 3, parent [0,1,2,3]: ops 0 and 1
+       cannot move; op 2 can go only to 3 ([0,1,3,2]); op 3 to 0, 1 or 2.
+       Each movable op is drawn with probability 1/2, so [0,1,3,2] comes
+       with 1/2 + 1/2 x 1/3 = 2/3, [3,0,1,2] and [0,3,1,2] with 1/6 each */
+    int chain[4] = {0, 1, 1, 2};
+    g = small_dag(4, chain, 2);
+    ss = sa_sched_scratch_new(g);
+    int32_t p4[4] = {0, 1, 2, 3}, o4[5];
+    int32_t want[3][4] = {{0, 1, 3, 2}, {3, 0, 1, 2}, {0, 3, 1, 2}};
+    int hits[3] = {0, 0, 0}, other = 0, moved = 0;
+    for (int i = 0; i < draws; i++) {
+        moved += sa_schedule_move_one(g, ss, p4, rng, o4);
+        int k = 0;
+        while (k < 3 && memcmp(o4, want[k], sizeof p4))
+            k++;
+        if (k < 3)
+            hits[k]++;
+        else
+            other++;
+    }
+    IS_INT(other, 0, "move_one on chain + free op: only the three legal single moves");
+    IS_INT(moved, draws, "move_one always moves an op here");
+    IS_NUM((double)hits[0] / draws, 2.0 / 3, 0.01, "move_one: [0,1,3,2] with probability 2/3");
+    IS_NUM((double)hits[1] / draws, 1.0 / 6, 0.01, "move_one: [3,0,1,2] with probability 1/6");
+    sa_sched_scratch_free(ss);
+    graph_free(g);
+    int all[2] = {0, 1};
+    g = small_dag(2, all, 1);
+    ss = sa_sched_scratch_new(g);
+    int32_t p2[2] = {0, 1}, o2[3];
+    OK(sa_schedule_move_one(g, ss, p2, rng, o2) == 0 && o2[0] == 0 && o2[1] == 1,
+       "move_one on a chain: nothing can move, the order is kept");
+    sa_sched_scratch_free(ss);
+    graph_free(g);
+
+    /* a random training graph: both stay topological; move_one displaces
+       exactly one op, the dataflow pass (P = 0.1) many */
+    graph_profile *rg = random_profile(21, 60, "sgd");
+    ss = sa_sched_scratch_new(rg);
+    int32_t n = rg->n_ops;
+    int32_t *par2 = sw_malloc((size_t)n * 4), *a = sw_malloc((size_t)n * 4);
+    int32_t *b = sw_malloc((size_t)n * 4);
+    int topo = 0, one = 0, rounds = 300;
+    double displaced_df = 0;
+    for (int i = 0; i < rounds; i++) {
+        sa_schedule_mutate(rg, ss, rg->order, 1.0, rng, par2);
+        sa_schedule_move_one(rg, ss, par2, rng, a);
+        sa_schedule_mutate(rg, ss, par2, 0.1, rng, b);
+        topo += is_topological(rg, a) && is_topological(rg, b);
+        /* exactly one op moved: deleting some op from both leaves the same list */
+        int32_t diff = 0;
+        for (int32_t k = 0; k < n; k++)
+            diff += a[k] != par2[k];
+        int ok = diff > 0;
+        if (ok) {
+            int32_t f = 0, l = n - 1;
+            while (a[f] == par2[f])
+                f++;
+            while (a[l] == par2[l])
+                l--;
+            /* the window [f, l] is a rotation by one of the parent's */
+            int left = a[l] == par2[f], right = a[f] == par2[l];
+            for (int32_t k = f; k < l && left; k++)
+                left = a[k] == par2[k + 1];
+            for (int32_t k = f; k < l && right; k++)
+                right = a[k + 1] == par2[k];
+            ok = left || right;
+        }
+        one += ok;
+        for (int32_t k = 0; k < n; k++)
+            displaced_df += b[k] != par2[k];
+    }
+    IS_INT(topo, rounds, "both mutations keep random schedules topological");
+    IS_INT(one, rounds, "move_one moves exactly one op of a random schedule");
+    OK(displaced_df / rounds > 5, "the dataflow pass (P = 0.1) displaces many ops: %.1f of %d on "
+       "average", displaced_df / rounds, n);
+    sw_free(par2);
+    sw_free(a);
+    sw_free(b);
+    sa_sched_scratch_free(ss);
+    graph_free(rg);
+    gsl_rng_free(rng);
+}
+
 int main(void)
 {
     sw_err e;
+    test_schedule_mutations();
     /* ---- Figure 3: W1 -> W3, W2 -> A3 ---- */
     graph_profile *g = fig3_profile();
     swapplan *sp = swapplan_new(g, 4 * UNIT);
@@ -247,42 +391,50 @@ int main(void)
         planner_ideal_peak(rg, &peak, &e);
         const planner *pl = planner_find("swapadvisor");
         OK(pl != NULL, "swapadvisor is registered");
-        sw_buf out[2];
-        double t[2] = {0, 0};
-        for (int th = 1; th <= 2; th++) {
-            planner_opts o;
-            planner_opts_init(&o, pl);
-            o.memory_budget = peak * 6 / 10;
-            o.threads = th;
-            o.seed = 9;
-            params_set_kv(&o.params, "generations=4", &e);
-            params_set_kv(&o.params, "population=8", &e);
-            plan *q = NULL;
-            rc = planner_run(pl, rg, &o, &q, &e);
-            OK(rc == 0, "swapadvisor plans with %d thread(s) (%s)", th, rc ? e.msg : "ok");
-            sw_buf_init(&out[th - 1]);
-            if (q) {
-                OK(plan_verify(q, NULL, &e) == 0, "its plan is safe (%d threads)", th);
-                plan_to_json(q, &out[th - 1]);
-                sim_plan(q, NULL, NULL, &r, &e);
-                t[th - 1] = r.iteration_time_s;
-                if (th == 1) {
-                    /* notes: "... best of the first generation X s, best found Y s" */
-                    const char *f = q->notes ? strstr(q->notes, "first generation ") : NULL;
-                    double first = f ? atof(f + 17) : 0;
-                    OK(first > 0 && r.iteration_time_s <= first * (1 + 1e-9),
-                       "the GA's plan (%.6f s) is no worse than its first generation's best (%.6f s)",
-                       r.iteration_time_s, first);
+        static const char *const muts[2] = {"schedule_mutation=dataflow",
+                                            "schedule_mutation=move_one"};
+        for (int mu = 0; mu < 2; mu++) {
+            sw_buf out[2];
+            double t[2] = {0, 0};
+            for (int th = 1; th <= 2; th++) {
+                planner_opts o;
+                planner_opts_init(&o, pl);
+                o.memory_budget = peak * 6 / 10;
+                o.threads = th;
+                o.seed = 9;
+                params_set_kv(&o.params, "generations=4", &e);
+                params_set_kv(&o.params, "population=8", &e);
+                params_set_kv(&o.params, muts[mu], &e);
+                plan *q = NULL;
+                rc = planner_run(pl, rg, &o, &q, &e);
+                OK(rc == 0, "swapadvisor %s plans with %d thread(s) (%s)", muts[mu], th,
+                   rc ? e.msg : "ok");
+                sw_buf_init(&out[th - 1]);
+                if (q) {
+                    OK(plan_verify(q, NULL, &e) == 0, "its plan is safe (%d threads)", th);
+                    plan_to_json(q, &out[th - 1]);
+                    sim_plan(q, NULL, NULL, &r, &e);
+                    t[th - 1] = r.iteration_time_s;
+                    if (th == 1) {
+                        /* notes: "... best of the first generation X s, best found Y s" */
+                        const char *f = q->notes ? strstr(q->notes, "first generation ") : NULL;
+                        double first = f ? atof(f + 17) : 0;
+                        OK(first > 0 && r.iteration_time_s <= first * (1 + 1e-9),
+                           "the GA's plan (%.6f s) is no worse than its first generation's "
+                           "best (%.6f s)",
+                           r.iteration_time_s, first);
+                    }
+                    plan_free(q);
                 }
-                plan_free(q);
+                planner_opts_free(&o);
             }
-            planner_opts_free(&o);
+            OK(out[0].len > 0 && out[0].len == out[1].len &&
+                   !memcmp(out[0].data, out[1].data, out[0].len),
+               "identical plans for 1 and 2 threads with the same seed (%s)", muts[mu]);
+            IS_NUM(t[0], t[1], 0, "and identical simulated times");
+            sw_buf_free(&out[0]);
+            sw_buf_free(&out[1]);
         }
-        OK(out[0].len > 0 && out[0].len == out[1].len && !memcmp(out[0].data, out[1].data, out[0].len),
-           "identical plans for 1 and 2 threads with the same seed");
-        IS_NUM(t[0], t[1], 0, "and identical simulated times");
-        sw_buf_free(&out[0]);
-        sw_buf_free(&out[1]);
         graph_free(rg);
     }
 
@@ -292,28 +444,34 @@ int main(void)
         int64_t peak;
         planner_ideal_peak(rg, &peak, &e);
         const planner *pl = planner_find("swapadvisor");
-        int32_t *fw = swu_framework_order(rg, 3);
+        int32_t *fw = swu_framework_order(rg);
         const char *which[2] = {"unsearched=default", "unsearched=framework"};
         const int32_t *want[2] = {rg->order, fw};
-        for (int k = 0; k < 2; k++) {
+        /* with seed_default=true too: the default individual must take the
+           fixed schedule, not the profile's order (with twice the peak its
+           allocation swaps nothing, so it or its children win) */
+        for (int kk = 0; kk < 4; kk++) {
+            int k = kk % 2;
+            const char *sd = kk < 2 ? "seed_default=false" : "seed_default=true";
             planner_opts o;
             planner_opts_init(&o, pl);
-            o.memory_budget = peak * 7 / 10;
+            o.memory_budget = kk < 2 ? peak * 7 / 10 : peak * 2;
             o.seed = 3;
             params_set_kv(&o.params, "generations=3", &e);
             params_set_kv(&o.params, "population=8", &e);
             params_set_kv(&o.params, "search=allocation", &e);
-            params_set_kv(&o.params, "seed_default=false", &e);
+            params_set_kv(&o.params, sd, &e);
             params_set_kv(&o.params, which[k], &e);
             plan *q = NULL;
             rc = planner_run(pl, rg, &o, &q, &e);
-            OK(rc == 0, "search=allocation %s plans (%s)", which[k], rc ? e.msg : "ok");
+            OK(rc == 0, "search=allocation %s %s plans (%s)", which[k], sd, rc ? e.msg : "ok");
             int same = q != NULL && fw != NULL;
             int32_t n = 0;
             for (int32_t t = 0; q && t < q->n_tasks && same; t++)
                 if (q->tasks[t].kind == TASK_RUN)
                     same = n < rg->n_ops && q->tasks[t].op == want[k][n++];
-            OK(same && n == rg->n_ops, "with %s the plan runs the ops in that order", which[k]);
+            OK(same && n == rg->n_ops, "with %s %s the plan runs the ops in that order", which[k],
+               sd);
             if (q)
                 OK(plan_verify(q, NULL, &e) == 0, "and is safe (%s)", which[k]);
             plan_free(q);

@@ -21,7 +21,7 @@ extern "C" {
 
 /* Bumped whenever a struct below or the method table changes; the CUDA
    shared object must have been built with the same value. */
-#define VAL_ABI_VERSION 1
+#define VAL_ABI_VERSION 3
 
 enum { VAL_STREAM_COMPUTE = 0, VAL_STREAM_H2D = 1, VAL_STREAM_D2H = 2 };
 enum { VAL_DEVICE = 0, VAL_HOST = 1 };
@@ -56,6 +56,65 @@ typedef struct val_region {
     int32_t mode;           /* VAL_R_* bits */
 } val_region;
 
+/* Library calls: what validate/libmap.c matches an op to, for the CUDA
+   backend's ops_library mode (the CPU backend ignores them). */
+enum {
+    VAL_CALL_TOUCH,           /* memory-bound kernel: reads X, writes Y (both -1: every
+                                 region of the op, as it reads and writes them) */
+    VAL_CALL_GEMM,            /* cuBLAS, row-major: Y[m, n] = op(X)[m, k] op(W)[k, n],
+                                 strided over batch */
+    VAL_CALL_CONV_FWD,        /* cuDNN: Y = conv(X, W) */
+    VAL_CALL_CONV_BWD_DATA,   /* cuDNN: DX = conv_backward_data(DY, W) */
+    VAL_CALL_CONV_BWD_FILTER, /* cuDNN: DW = conv_backward_filter(X, DY) */
+    VAL_CALL_BN_FWD,          /* cuDNN spatial batch norm, training: Y = bn(X; W) */
+    VAL_CALL_BN_BWD,          /* cuDNN: DX, DW (scale and bias) = bn_backward(X, DY; W) */
+    VAL_CALL_POOL_FWD,        /* cuDNN max / average pooling: Y = pool(X) */
+    VAL_CALL_POOL_BWD,        /* cuDNN: DX = pool_backward(Y, DY, X) */
+    VAL_CALL_SOFTMAX_FWD,     /* cuDNN softmax over rows: Y = softmax(X) */
+    VAL_CALL_SOFTMAX_BWD,     /* cuDNN: DX = softmax_backward(Y, DY) */
+    VAL_CALL__COUNT
+};
+
+/* Operand slots of a call (val_call.arg). X, W and DY are read; Y, DX and
+   DW are written. GEMM: A in X, B in W, C in Y. Batch norm: W holds the
+   scale (c floats) then the bias (c floats), fp32; DW their gradients.
+   Pooling and softmax backward: W holds the forward output y. */
+enum { VAL_ARG_X, VAL_ARG_W, VAL_ARG_DY, VAL_ARG_Y, VAL_ARG_DX, VAL_ARG_DW, VAL_ARGS };
+#define VAL_ARG_NONE (-1)    /* no operand */
+#define VAL_ARG_SCRATCH (-2) /* the backend's scratch buffer (a fused op's temporary) */
+
+/* Shapes. */
+typedef struct val_gemm_shape {
+    int64_t m, n, k, batch;   /* batch independent products, each operand contiguous */
+    int32_t trans_a, trans_b; /* X stored [k, m] / W stored [n, k] */
+} val_gemm_shape;
+typedef struct val_nchw_shape {
+    int64_t n, c, h, w;       /* input (convolution, batch norm, pooling) */
+    int64_t k, ho, wo;        /* output channels (convolution) and size */
+    int32_t r, s, stride, pad_h, pad_w, groups; /* window */
+    int32_t max;              /* pooling: 1 max, 0 average (padding included) */
+} val_nchw_shape;
+typedef struct val_rows_shape {
+    int64_t rows, cols;       /* softmax over each row */
+} val_rows_shape;
+
+typedef struct val_call {
+    int32_t kind;             /* VAL_CALL_* */
+    int32_t fp16;             /* 1: fp16 operands (fp32 accumulation), 0: fp32 */
+    int32_t accumulate;       /* bit per slot: the written operand is added to (beta 1) */
+    int32_t arg[VAL_ARGS];    /* operand per slot: a region index of the op's work,
+                                 VAL_ARG_NONE or VAL_ARG_SCRATCH */
+    int64_t arg_off[VAL_ARGS];   /* the operand's byte offset in its region */
+    int64_t arg_bytes[VAL_ARGS]; /* the bytes the call reaches from there */
+    union {
+        val_gemm_shape gemm;
+        val_nchw_shape nchw;  /* convolutions, batch norm, pooling */
+        val_rows_shape rows;  /* softmax */
+    } u;
+    double flops;             /* FLOPs of the call */
+    double bytes_read, bytes_written; /* bytes it moves at least */
+} val_call;
+
 /* One operator to run: its profiled time and the regions it touches. The
    pointers are valid during the call only (backends copy what they keep). */
 typedef struct val_op_work {
@@ -68,6 +127,8 @@ typedef struct val_op_work {
     int32_t n_attr;                /* numeric attributes (shapes) for library calls */
     const char *const *attr_key;
     const double *attr_val;
+    int32_t n_call;                /* library calls (ops_library), 0: none matched */
+    const val_call *call;
 } val_op_work;
 
 /* What a backend is opened with. */
@@ -93,6 +154,8 @@ typedef struct val_backend_cfg {
     const double *op_time;  /* and its time */
     double max_copy_rate;   /* largest copy rate, bytes/s */
     double copy_bytes;      /* bytes copied per iteration, both ways */
+    int tf32;               /* cuda: fp32 library calls may use TF32 tensor cores (Ampere and
+                               newer); 0: strict fp32 (the paper's MXNet) */
 } val_backend_cfg;
 
 /* First canary mismatches, for the report. */
@@ -154,6 +217,47 @@ typedef struct val_backend_methods {
    method table if abi matches, else NULL. */
 typedef const val_backend_methods *(*val_cuda_entry_fn)(int abi);
 #define VAL_CUDA_ENTRY "swapsim_cuda_backend"
+
+/* calibrate-device: a second entry point of the CUDA shared object (C
+   linkage), so the method table above is unchanged. It measures GPU
+   cfg->device_index and fills *out; on error returns VAL_CALIB_ENODEV
+   (no such device) or another negative code, with a one-line message in
+   err ("no CUDA device (...)"). */
+#define VAL_CALIB_VERSION 1
+typedef struct val_calib_cfg {
+    int version;            /* VAL_CALIB_VERSION */
+    int device_index;       /* which GPU */
+    int64_t copy_bytes;     /* bytes of each timed copy (pinned host memory) and of the
+                               device-to-device copy timing memory bandwidth */
+    int64_t small_bytes;    /* bytes of the back-to-back copies timing the per-copy latency */
+    int small_copies;       /* how many of them per timing */
+    int repeats;            /* timings of each figure after one warm-up; the median is kept */
+} val_calib_cfg;
+
+typedef struct val_calib_result {
+    char gpu[256];                /* the GPU's name (cudaDeviceProp.name) */
+    int cc_major, cc_minor;       /* compute capability */
+    int driver_version;           /* cudaDriverGetVersion: 1000 major + 10 minor */
+    int runtime_version;          /* cudaRuntimeGetVersion, the same way */
+    int64_t memory_total_bytes;   /* cudaMemGetInfo's total */
+    int64_t memory_free_bytes;    /* and free, with the context and a cuBLAS handle alive */
+    int64_t memory_usable_bytes;  /* the largest single cudaMalloc that succeeded then */
+    double h2d_bw, d2h_bw;        /* bytes/s, pinned, one direction alone */
+    double duplex_bw;             /* bytes/s in total, both directions at once (two streams) */
+    double h2d_latency_s;         /* per copy: back-to-back small copies, less their bytes */
+    double d2h_latency_s;         /*   at the one-way rate */
+    int gemm_n;                   /* m = n = k of the GEMMs */
+    double gemm_fp32_flops;       /* cublasSgemm, no tensor cores (CUBLAS_DEFAULT_MATH) */
+    double gemm_tf32_flops;       /* cublasSgemm with CUBLAS_TF32_TENSOR_OP_MATH */
+    double gemm_fp16_flops;       /* cublasGemmEx, fp16 in and out, fp32 compute */
+    double mem_bw;                /* device-to-device cudaMemcpyAsync, bytes read + written /s */
+    double launch_s;              /* per kernel: back-to-back empty kernels on one stream */
+} val_calib_result;
+
+typedef int (*val_cuda_calibrate_fn)(const val_calib_cfg *cfg, val_calib_result *out, char *err,
+                                     size_t errn);
+#define VAL_CUDA_CALIBRATE "swapsim_cuda_calibrate"
+#define VAL_CALIB_ENODEV (-19) /* its return value where there is no such CUDA device */
 
 /* Methods of time_op's *method. */
 enum { VAL_METHOD_TOUCH = 0, VAL_METHOD_CALIBRATED = 1, VAL_METHOD_CUBLAS = 2,

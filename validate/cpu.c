@@ -4,10 +4,10 @@
    buffers. Copies are memcpy in chunks paced to the plan's PCIe rates (the
    one-way rate while the other direction is idle, its share of the duplex
    rate while both copy, as the simulator models it); an operator checks
-   and writes its canaries and then waits out its profiled time on the
-   clock. Every duration is stretched by a time scale chosen so that
-   memcpy and canary work fit inside the modelled times on this machine;
-   measured times are divided by it. */
+   and writes its canaries (canary pass only) and then waits out its
+   profiled time on the clock. Every duration is stretched by a time scale
+   chosen so that memcpy and canary work fit inside the modelled times on
+   this machine; measured times are divided by it. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -428,7 +428,10 @@ static double wake_latency(void)
    real work of an iteration (canaries and memcpy of all three streams)
    takes at most 30% of one core, since the three threads may have to
    share one (the machine may be busy with other work). Rounded up to 0.1
-   (two digits above 100). */
+   (two digits above 100). The canary work counts whether or not this
+   instance checks canaries: the timed pass (without) then runs at the
+   scale the canary pass needs, so its accuracy does not depend on
+   whether a canary pass runs, and the two passes' times compare. */
 static double choose_scale(const val_backend_cfg *c)
 {
     double copy, touch;
@@ -439,11 +442,11 @@ static double choose_scale(const val_backend_cfg *c)
     if (c->ideal_s > 0) {
         s = SW_MAX(s, c->waits_per_iter * wake_latency() / (0.01 * c->ideal_s));
         double work = c->copy_bytes / copy;
-        for (int32_t i = 0; c->canaries && i < c->n_ops; i++)
+        for (int32_t i = 0; i < c->n_ops; i++)
             work += c->op_bytes[i] / touch;
         s = SW_MAX(s, work / (0.3 * c->ideal_s));
     }
-    if (c->canaries && c->n_ops > 0 && c->ideal_s > 0) {
+    if (c->n_ops > 0 && c->ideal_s > 0) {
         /* overrun(x) = sum of max(0, work - 0.6 time x) falls as x grows, the allowance
            0.01 ideal x rises: bisect (in log scale) for where they meet */
         double lo = s, hi = s;

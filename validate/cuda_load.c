@@ -1,7 +1,7 @@
 /* cuda_load.c: the backend registry. "cpu" is built in; "cuda" lives in
    libswapsim_cuda.so (built by nvcc where it is present) and is loaded with
    dlopen the first time it is asked for, so bin/swapsim runs on machines
-   without CUDA. */
+   without CUDA. calibrate-device's entry point lives in the same object. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
@@ -89,4 +89,19 @@ const val_backend_methods *val_backend_find(const char *name, sw_err *err)
         return load_cuda(err);
     sw_fail(err, SW_ENOTFOUND, "unknown backend '%s' (expected cpu or cuda)", name ? name : "");
     return NULL;
+}
+
+val_cuda_calibrate_fn val_cuda_calibrate_find(sw_err *err)
+{
+    if (!load_cuda(err))
+        return NULL;
+    pthread_mutex_lock(&load_mu);
+    void *sym = cuda_handle ? dlsym(cuda_handle, VAL_CUDA_CALIBRATE) : NULL;
+    pthread_mutex_unlock(&load_mu);
+    val_cuda_calibrate_fn fn = NULL;
+    memcpy(&fn, &sym, sizeof fn); /* object pointer to function pointer, as POSIX allows */
+    if (!fn)
+        sw_fail(err, SW_EUNSUPPORTED, "%s has no calibrate-device (built from an older swapsim: "
+                "rebuild it with make)", CUDA_SO);
+    return fn;
 }

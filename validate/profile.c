@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../profiles/profile_io.h"
+#include "libmap.h"
 #include "replay.h"
 
 #define ALIGN 256
@@ -45,6 +46,7 @@ int val_profile(const graph_profile *g, const val_profile_opts *o, graph_profile
     c.canaries = 0;
     c.sample_words = 64;
     c.ops_library = 1;
+    c.tf32 = o->tf32;
     c.time_scale = 1;
     dev_rates(&g->device, &c.h2d_alone, &c.d2h_alone, &c.h2d_both, &c.d2h_both);
     val_backend *b = NULL;
@@ -88,8 +90,12 @@ int val_profile(const graph_profile *g, const val_profile_opts *o, graph_profile
             akey[j] = op->attr[j].key;
             aval[j] = op->attr[j].value;
         }
+        val_call calls[LM_MAX_CALLS];
+        int nc = 0;
+        if (lm_match(g, i, calls, LM_MAX_CALLS, &nc) == 0)
+            lm_bind(calls, &nc, reg, nr);
         val_op_work w = {-1, i, 0, op->time_s, nr, reg, arena, op->workspace_bytes, op->name,
-                         op->type, op->n_attr, akey, aval};
+                         op->type, op->n_attr, akey, aval, nc, calls};
         double sec = op->time_s;
         int method = -1;
         if (m->time_op(b, &w, reps, o->unknown, &sec, &method, ebuf, sizeof ebuf)) {

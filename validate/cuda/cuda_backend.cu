@@ -8,9 +8,11 @@
    its first kernel started (reading %globaltimer), preceded by a kernel
    that checks the canaries of what it reads and fills what it writes and
    followed by sampled end checks and the poisoning of what it releases.
-   With ops_library, ops whose attrs give GEMM or convolution shapes run as
-   cuBLAS / cuDNN calls on their own buffers instead of the calibrated
-   kernel. Timing marks are CUDA events.
+   With ops_library, ops the library matcher (validate/libmap.c) mapped to
+   library calls (val_op_work.call: cuBLAS GEMMs, cuDNN convolutions forward
+   and backward, batch norm, pooling, softmax, and touch kernels with real
+   bytes) run those on their own buffers instead of the calibrated kernel.
+   Timing marks are CUDA events.
 
    No GPU was available where this was written: it compiles and links
    there, and every part that needs no device is tested through the CPU
@@ -246,6 +248,10 @@ struct backend_t {
     long long checks;
     cublasHandle_t blas;
     bool blas_ok;
+    unsigned char *scratch;    /* temporaries of fused ops (VAL_ARG_SCRATCH), grown on demand */
+    long long scratch_bytes;
+    unsigned char *aux;        /* cuDNN workspace and batch norm statistics, grown on demand */
+    long long aux_bytes;
 #ifndef SWAPSIM_NO_CUDNN
     cudnnHandle_t dnn;
     bool dnn_ok;
@@ -336,84 +342,149 @@ int launch_regions(backend_t *b, cudaStream_t s, const val_op_work *w, int phase
     return 0;
 }
 
-/* ---- library ops ---- */
+/* ---- library calls ----
 
-bool attr(const val_op_work *w, const char *key, double *v)
-{
-    for (int i = 0; i < w->n_attr; i++)
-        if (!strcmp(w->attr_key[i], key)) {
-            *v = w->attr_val[i];
-            return true;
-        }
-    return false;
-}
+   What an op runs is decided in plain C (validate/libmap.c, matched from
+   the op's type and attrs, profiles/opattr.h) and arrives as val_call
+   entries with operands bound to the op's regions: cuBLAS GEMMs; cuDNN
+   convolutions (forward, backward data, backward filter), batch norm,
+   pooling and softmax; touch kernels with the op's real bytes. A call that
+   cannot run here (no cuDNN, no handle, shapes cuDNN refuses, no memory for
+   a scratch buffer) becomes a touch kernel over its operands. Buffers the
+   plan does not have (a fused op's temporary, cuDNN workspace beyond the
+   op's, batch norm statistics) live in two buffers of the backend's own,
+   grown on demand outside the plan's arena. */
 
-bool type_has(const val_op_work *w, const char *needle)
+const long long SCRATCH_MAX = 16LL << 30; /* largest temporary of a fused op */
+
+/* Grow a device buffer to at least need bytes (cudaFree synchronizes the
+   device, so nothing still uses the old one); false if it cannot. */
+bool grow(unsigned char **p, long long *have, long long need, long long cap)
 {
-    if (!w->type)
+    if (need <= *have)
+        return true;
+    if (need > cap)
         return false;
-    char t[128];
-    size_t n = 0;
-    for (; w->type[n] && n + 1 < sizeof t; n++)
-        t[n] = (char)((w->type[n] >= 'A' && w->type[n] <= 'Z') ? w->type[n] + 32 : w->type[n]);
-    t[n] = 0;
-    return strstr(t, needle) != nullptr;
-}
-
-/* The op's inputs (read only) and outputs (written only), in region order. */
-void io_regions(const val_op_work *w, const val_region **in, int *nin, const val_region **out,
-                int *nout)
-{
-    *nin = *nout = 0;
-    for (int i = 0; i < w->n_region; i++) {
-        const val_region &r = w->region[i];
-        if ((r.mode & VAL_R_CHECK) && !(r.mode & VAL_R_FILL) && *nin < 4)
-            in[(*nin)++] = &r;
-        else if ((r.mode & VAL_R_FILL) && !(r.mode & VAL_R_CHECK) && *nout < 4)
-            out[(*nout)++] = &r;
+    if (*p)
+        cudaFree(*p);
+    *p = nullptr;
+    *have = 0;
+    long long want = std::min(cap, need + need / 4);
+    if (cudaMalloc((void **)p, (size_t)want) != cudaSuccess) {
+        cudaGetLastError(); /* not sticky: clear it */
+        *p = nullptr;
+        return false;
     }
+    *have = want;
+    return true;
 }
 
-/* GEMM: attrs gemm_m, gemm_n, gemm_k (gemm_batch, gemm_fp16 optional):
-   C[m,n] = A[m,k] B[k,n] on the first two inputs and the first output. */
-int try_gemm(backend_t *b, cudaStream_t s, const val_op_work *w, bool *done)
+/* Operand pointers of a call (nullptr for absent slots); false if one is
+   out of its region or its scratch is missing. */
+bool operands(backend_t *b, const val_op_work *w, const val_call &c, unsigned char **p)
 {
-    *done = false;
-    double m, n, k, batch = 1, half = 0;
-    if (!b->blas_ok || !(type_has(w, "matmul") || type_has(w, "gemm") || type_has(w, "linear") ||
-                         type_has(w, "dense") || type_has(w, "fc")))
+    for (int i = 0; i < VAL_ARGS; i++) {
+        p[i] = nullptr;
+        int a = c.arg[i];
+        long long off = c.arg_off[i], bytes = c.arg_bytes[i];
+        if (a == VAL_ARG_NONE)
+            continue;
+        if (off < 0 || bytes < 0)
+            return false;
+        if (a == VAL_ARG_SCRATCH) {
+            if (off + bytes > b->scratch_bytes)
+                return false;
+            p[i] = b->scratch + off;
+            continue;
+        }
+        if (a < 0 || a >= w->n_region)
+            return false;
+        const val_region &r = w->region[a];
+        if (off + bytes > r.bytes || !in_range(r.off, r.bytes, b->cfg.arena_bytes))
+            return false;
+        p[i] = b->arena + r.off + off;
+    }
+    return true;
+}
+
+/* Reads nread bytes at src and writes nwrite bytes at dst (either may be 0). */
+__global__ void k_touch(const unsigned char *src, long long nread, unsigned char *dst,
+                        long long nwrite, dev_status *st)
+{
+    long long nthreads = (long long)gridDim.x * blockDim.x;
+    long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long acc = 0;
+    if (src && ((unsigned long long)src & 7) == 0) {
+        for (long long i = tid; i < nread / 8; i += nthreads)
+            acc += ((const unsigned long long *)src)[i];
+    } else if (src) {
+        for (long long i = tid; i < nread; i += nthreads)
+            acc += src[i];
+    }
+    if (dst && ((unsigned long long)dst & 7) == 0) {
+        for (long long i = tid; i < nwrite / 8; i += nthreads)
+            ((unsigned long long *)dst)[i] = acc + (unsigned long long)i;
+        if (tid == 0)
+            for (long long j = nwrite / 8 * 8; j < nwrite; j++)
+                dst[j] = (unsigned char)acc;
+    } else if (dst) {
+        for (long long i = tid; i < nwrite; i += nthreads)
+            dst[i] = (unsigned char)(acc + (unsigned long long)i);
+    }
+    if (acc == 1)
+        st->sink = acc; /* practically never: keeps the reads */
+}
+
+int touch(backend_t *b, cudaStream_t s, const unsigned char *src, long long nread,
+          unsigned char *dst, long long nwrite)
+{
+    if ((!src || nread <= 0) && (!dst || nwrite <= 0))
         return 0;
-    if (!attr(w, "gemm_m", &m) || !attr(w, "gemm_n", &n) || !attr(w, "gemm_k", &k))
+    long long work = std::max(src ? nread : 0, dst ? nwrite : 0) / 8 + 1;
+    k_touch<<<grid_for(b, work), 256, 0, s>>>(src, src ? nread : 0, dst, dst ? nwrite : 0, b->st);
+    cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? 0 : fail_cuda(b, e, "k_touch launch");
+}
+
+/* A call as touch kernels: what it reads, read; what it writes, written. */
+int touch_call(backend_t *b, cudaStream_t s, const val_call &c, unsigned char **p)
+{
+    int rc = 0;
+    for (int i = 0; i < VAL_ARGS && !rc; i++) {
+        bool out = i == VAL_ARG_Y || i == VAL_ARG_DX || i == VAL_ARG_DW;
+        if (p[i])
+            rc = out ? touch(b, s, (c.accumulate >> i) & 1 ? p[i] : nullptr, c.arg_bytes[i], p[i],
+                             c.arg_bytes[i])
+                     : touch(b, s, p[i], c.arg_bytes[i], nullptr, 0);
+    }
+    return rc;
+}
+
+bool fits_int(long long v) { return v >= 0 && v <= 2147483647LL; }
+
+/* Row-major Y = op(X) op(W) as the column-major Y^T = op(W)^T op(X)^T. */
+int call_gemm(backend_t *b, cudaStream_t s, const val_op_work *w, const val_call &c,
+              unsigned char **p, bool *done)
+{
+    const val_gemm_shape &g = c.u.gemm;
+    if (!b->blas_ok || !p[VAL_ARG_X] || !p[VAL_ARG_W] || !p[VAL_ARG_Y] || !fits_int(g.m) ||
+        !fits_int(g.n) || !fits_int(g.k) || !fits_int(g.batch) || g.batch < 1)
         return 0;
-    attr(w, "gemm_batch", &batch);
-    attr(w, "gemm_fp16", &half);
-    const val_region *in[4], *out[4];
-    int nin, nout;
-    io_regions(w, in, &nin, out, &nout);
-    long long es = half ? 2 : 4, bt = (long long)batch;
-    if (nin < 2 || nout < 1 || m < 1 || n < 1 || k < 1 || bt < 1 ||
-        in[0]->bytes < (long long)(m * k) * es * bt || in[1]->bytes < (long long)(k * n) * es * bt ||
-        out[0]->bytes < (long long)(m * n) * es * bt)
-        return 0;
-    int im = (int)m, in_ = (int)n, ik = (int)k;
-    float one = 1, zero = 0;
+    float one = 1, beta = (c.accumulate >> VAL_ARG_Y) & 1 ? 1.0f : 0.0f;
+    cudaDataType_t t = c.fp16 ? CUDA_R_16F : CUDA_R_32F;
+    int m = (int)g.m, n = (int)g.n, k = (int)g.k;
     cublasSetStream(b->blas, s);
-    void *A = b->arena + in[0]->off, *B = b->arena + in[1]->off, *C = b->arena + out[0]->off;
-    cublasStatus_t st;
-    if (half)
-        st = cublasGemmStridedBatchedEx(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, im, in_, ik, &one, A,
-                                        CUDA_R_16F, im, (long long)m * (long long)k, B, CUDA_R_16F,
-                                        ik, (long long)k * (long long)n, &zero, C, CUDA_R_16F, im,
-                                        (long long)m * (long long)n, (int)bt, CUBLAS_COMPUTE_32F,
-                                        CUBLAS_GEMM_DEFAULT);
-    else
-        st = cublasSgemmStridedBatched(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, im, in_, ik, &one,
-                                       (const float *)A, im, (long long)m * (long long)k,
-                                       (const float *)B, ik, (long long)k * (long long)n, &zero,
-                                       (float *)C, im, (long long)m * (long long)n, (int)bt);
+    cublasStatus_t st = cublasGemmStridedBatchedEx(
+        b->blas, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n,
+        m, k, &one, p[VAL_ARG_W], t, g.trans_b ? k : n, g.k * g.n, p[VAL_ARG_X], t,
+        g.trans_a ? m : k, g.m * g.k, &beta, p[VAL_ARG_Y], t, n, g.m * g.n, (int)g.batch,
+        !c.fp16 && b->cfg.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+        CUBLAS_GEMM_DEFAULT);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE)
+        return 0; /* run as a touch instead */
     if (st != CUBLAS_STATUS_SUCCESS) {
-        fmt(b->err, sizeof b->err, "op %d '%s': cuBLAS GEMM failed (status %d)", w->op,
-            w->name ? w->name : "", (int)st);
+        fmt(b->err, sizeof b->err, "op %d '%s': cuBLAS GEMM %dx%dx%d failed (status %d)", w->op,
+            w->name ? w->name : "", m, n, k, (int)st);
         return -9;
     }
     *done = true;
@@ -421,102 +492,370 @@ int try_gemm(backend_t *b, cudaStream_t s, const val_op_work *w, bool *done)
 }
 
 #ifndef SWAPSIM_NO_CUDNN
-/* Forward convolution: attrs conv_n, conv_c, conv_h, conv_w, conv_k, conv_r,
-   conv_s (conv_stride, conv_pad, conv_dilation optional), NCHW fp32: x the
-   first input, w the second, y the first output, workspace the op's. */
-int try_conv(backend_t *b, cudaStream_t s, const val_op_work *w, bool *done)
+const long long AUX_MAX = 4LL << 30; /* largest cuDNN workspace */
+
+/* Descriptors that destroy themselves. */
+struct tensor_d {
+    cudnnTensorDescriptor_t d = nullptr;
+    ~tensor_d()
+    {
+        if (d)
+            cudnnDestroyTensorDescriptor(d);
+    }
+    bool set(cudnnDataType_t t, long long n, long long c, long long h, long long w)
+    {
+        return fits_int(n) && fits_int(c) && fits_int(h) && fits_int(w) &&
+               (d || cudnnCreateTensorDescriptor(&d) == CUDNN_STATUS_SUCCESS) &&
+               cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, t, (int)n, (int)c, (int)h,
+                                          (int)w) == CUDNN_STATUS_SUCCESS;
+    }
+};
+struct filter_d {
+    cudnnFilterDescriptor_t d = nullptr;
+    ~filter_d()
+    {
+        if (d)
+            cudnnDestroyFilterDescriptor(d);
+    }
+};
+struct conv_d {
+    cudnnConvolutionDescriptor_t d = nullptr;
+    ~conv_d()
+    {
+        if (d)
+            cudnnDestroyConvolutionDescriptor(d);
+    }
+};
+struct pool_d {
+    cudnnPoolingDescriptor_t d = nullptr;
+    ~pool_d()
+    {
+        if (d)
+            cudnnDestroyPoolingDescriptor(d);
+    }
+};
+
+int dnn_failed(backend_t *b, const val_op_work *w, const char *what, cudnnStatus_t st)
 {
-    *done = false;
-    double N, C, H, W, K, R, S, stride = 1, pad = 0, dil = 1;
-    if (!b->dnn_ok || !type_has(w, "conv") || type_has(w, "bwd") || type_has(w, "backward") ||
-        type_has(w, "grad"))
+    fmt(b->err, sizeof b->err, "op %d '%s': cuDNN %s failed: %s", w->op, w->name ? w->name : "",
+        what, cudnnGetErrorString(st));
+    return -9;
+}
+
+/* Workspace for a cuDNN call: the op's own if large enough, else the
+   backend's (nullptr: none to be had). */
+void *workspace(backend_t *b, const val_op_work *w, size_t need)
+{
+    if (need == 0)
+        return nullptr;
+    if ((long long)need <= w->ws_bytes)
+        return b->arena + w->ws_off;
+    return grow(&b->aux, &b->aux_bytes, (long long)need, AUX_MAX) ? b->aux : nullptr;
+}
+
+/* The three convolutions: the heuristics' algorithms in order, the first
+   whose workspace can be had and that runs. */
+int call_conv(backend_t *b, cudaStream_t s, const val_op_work *w, const val_call &c,
+              unsigned char **p, bool *done)
+{
+    const val_nchw_shape &v = c.u.nchw;
+    cudnnDataType_t t = c.fp16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+    tensor_d xd, yd;
+    filter_d wd;
+    conv_d cd;
+    int on, oc, oh, ow;
+    if (!b->dnn_ok || v.groups < 1 || !xd.set(t, v.n, v.c, v.h, v.w) ||
+        !yd.set(t, v.n, v.k, v.ho, v.wo) ||
+        cudnnCreateFilterDescriptor(&wd.d) != CUDNN_STATUS_SUCCESS ||
+        cudnnSetFilter4dDescriptor(wd.d, t, CUDNN_TENSOR_NCHW, (int)v.k, (int)(v.c / v.groups),
+                                   v.r, v.s) != CUDNN_STATUS_SUCCESS ||
+        cudnnCreateConvolutionDescriptor(&cd.d) != CUDNN_STATUS_SUCCESS ||
+        cudnnSetConvolution2dDescriptor(cd.d, v.pad_h, v.pad_w, v.stride, v.stride, 1, 1,
+                                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) !=
+            CUDNN_STATUS_SUCCESS ||
+        cudnnSetConvolutionGroupCount(cd.d, v.groups) != CUDNN_STATUS_SUCCESS ||
+        cudnnSetConvolutionMathType(cd.d, c.fp16          ? CUDNN_TENSOR_OP_MATH
+                                          : b->cfg.tf32 ? CUDNN_DEFAULT_MATH /* TF32 allowed */
+                                                        : CUDNN_FMA_MATH) !=
+            CUDNN_STATUS_SUCCESS ||
+        cudnnGetConvolution2dForwardOutputDim(cd.d, xd.d, wd.d, &on, &oc, &oh, &ow) !=
+            CUDNN_STATUS_SUCCESS ||
+        on != v.n || oc != v.k || oh != v.ho || ow != v.wo)
         return 0;
-    if (!attr(w, "conv_n", &N) || !attr(w, "conv_c", &C) || !attr(w, "conv_h", &H) ||
-        !attr(w, "conv_w", &W) || !attr(w, "conv_k", &K) || !attr(w, "conv_r", &R) ||
-        !attr(w, "conv_s", &S))
-        return 0;
-    attr(w, "conv_stride", &stride);
-    attr(w, "conv_pad", &pad);
-    attr(w, "conv_dilation", &dil);
-    const val_region *in[4], *out[4];
-    int nin, nout;
-    io_regions(w, in, &nin, out, &nout);
-    if (nin < 2 || nout < 1)
-        return 0;
-    cudnnTensorDescriptor_t xd = nullptr, yd = nullptr;
-    cudnnFilterDescriptor_t wd = nullptr;
-    cudnnConvolutionDescriptor_t cd = nullptr;
-    int on, oc, oh, ow, rc = 0;
-    bool ok = cudnnCreateTensorDescriptor(&xd) == CUDNN_STATUS_SUCCESS &&
-              cudnnCreateTensorDescriptor(&yd) == CUDNN_STATUS_SUCCESS &&
-              cudnnCreateFilterDescriptor(&wd) == CUDNN_STATUS_SUCCESS &&
-              cudnnCreateConvolutionDescriptor(&cd) == CUDNN_STATUS_SUCCESS &&
-              cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)N, (int)C,
-                                         (int)H, (int)W) == CUDNN_STATUS_SUCCESS &&
-              cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, (int)K, (int)C,
-                                         (int)R, (int)S) == CUDNN_STATUS_SUCCESS &&
-              cudnnSetConvolution2dDescriptor(cd, (int)pad, (int)pad, (int)stride, (int)stride,
-                                              (int)dil, (int)dil, CUDNN_CROSS_CORRELATION,
-                                              CUDNN_DATA_FLOAT) == CUDNN_STATUS_SUCCESS &&
-              cudnnGetConvolution2dForwardOutputDim(cd, xd, wd, &on, &oc, &oh, &ow) ==
-                  CUDNN_STATUS_SUCCESS &&
-              cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, on, oc, oh, ow) ==
-                  CUDNN_STATUS_SUCCESS;
-    if (ok && in[0]->bytes >= (long long)(N * C * H * W) * 4 &&
-        in[1]->bytes >= (long long)(K * C * R * S) * 4 &&
-        out[0]->bytes >= (long long)on * oc * oh * ow * 4) {
-        cudnnConvolutionFwdAlgoPerf_t perf[8];
-        int got = 0;
-        cudnnSetStream(b->dnn, s);
-        if (cudnnGetConvolutionForwardAlgorithm_v7(b->dnn, xd, wd, cd, yd, 8, &got, perf) ==
-            CUDNN_STATUS_SUCCESS) {
-            for (int i = 0; i < got && !*done; i++) {
-                if (perf[i].status != CUDNN_STATUS_SUCCESS ||
-                    (long long)perf[i].memory > w->ws_bytes)
-                    continue;
-                float one = 1, zero = 0;
-                cudnnStatus_t st = cudnnConvolutionForward(
-                    b->dnn, &one, xd, b->arena + in[0]->off, wd, b->arena + in[1]->off, cd,
-                    perf[i].algo, b->arena + w->ws_off, (size_t)w->ws_bytes, &zero, yd,
-                    b->arena + out[0]->off);
-                if (st != CUDNN_STATUS_SUCCESS) {
-                    fmt(b->err, sizeof b->err, "op %d '%s': cuDNN convolution failed: %s", w->op,
-                        w->name ? w->name : "", cudnnGetErrorString(st));
-                    rc = -9;
-                    break;
-                }
+    cudnnSetStream(b->dnn, s);
+    float one = 1;
+    int got = 0;
+    if (c.kind == VAL_CALL_CONV_FWD) {
+        float beta = (c.accumulate >> VAL_ARG_Y) & 1 ? 1.0f : 0.0f;
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        if (!p[VAL_ARG_X] || !p[VAL_ARG_W] || !p[VAL_ARG_Y] ||
+            cudnnGetConvolutionForwardAlgorithm_v7(b->dnn, xd.d, wd.d, cd.d, yd.d,
+                                                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got,
+                                                   perf) != CUDNN_STATUS_SUCCESS)
+            return 0;
+        for (int i = 0; i < got && !*done; i++) {
+            if (perf[i].status != CUDNN_STATUS_SUCCESS)
+                continue;
+            void *ws = workspace(b, w, perf[i].memory);
+            if (perf[i].memory && !ws)
+                continue;
+            cudnnStatus_t st = cudnnConvolutionForward(b->dnn, &one, xd.d, p[VAL_ARG_X], wd.d,
+                                                       p[VAL_ARG_W], cd.d, perf[i].algo, ws,
+                                                       perf[i].memory, &beta, yd.d, p[VAL_ARG_Y]);
+            if (st == CUDNN_STATUS_SUCCESS)
                 *done = true;
-            }
+            else if (st != CUDNN_STATUS_NOT_SUPPORTED && st != CUDNN_STATUS_BAD_PARAM)
+                return dnn_failed(b, w, "convolution forward", st);
+        }
+    } else if (c.kind == VAL_CALL_CONV_BWD_DATA) {
+        float beta = (c.accumulate >> VAL_ARG_DX) & 1 ? 1.0f : 0.0f;
+        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        if (!p[VAL_ARG_DY] || !p[VAL_ARG_W] || !p[VAL_ARG_DX] ||
+            cudnnGetConvolutionBackwardDataAlgorithm_v7(b->dnn, wd.d, yd.d, cd.d, xd.d,
+                                                        CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                                                        &got, perf) != CUDNN_STATUS_SUCCESS)
+            return 0;
+        for (int i = 0; i < got && !*done; i++) {
+            if (perf[i].status != CUDNN_STATUS_SUCCESS)
+                continue;
+            void *ws = workspace(b, w, perf[i].memory);
+            if (perf[i].memory && !ws)
+                continue;
+            cudnnStatus_t st = cudnnConvolutionBackwardData(
+                b->dnn, &one, wd.d, p[VAL_ARG_W], yd.d, p[VAL_ARG_DY], cd.d, perf[i].algo, ws,
+                perf[i].memory, &beta, xd.d, p[VAL_ARG_DX]);
+            if (st == CUDNN_STATUS_SUCCESS)
+                *done = true;
+            else if (st != CUDNN_STATUS_NOT_SUPPORTED && st != CUDNN_STATUS_BAD_PARAM)
+                return dnn_failed(b, w, "convolution backward data", st);
+        }
+    } else {
+        float beta = (c.accumulate >> VAL_ARG_DW) & 1 ? 1.0f : 0.0f;
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        if (!p[VAL_ARG_X] || !p[VAL_ARG_DY] || !p[VAL_ARG_DW] ||
+            cudnnGetConvolutionBackwardFilterAlgorithm_v7(b->dnn, xd.d, yd.d, cd.d, wd.d,
+                                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                                                          &got, perf) != CUDNN_STATUS_SUCCESS)
+            return 0;
+        for (int i = 0; i < got && !*done; i++) {
+            if (perf[i].status != CUDNN_STATUS_SUCCESS)
+                continue;
+            void *ws = workspace(b, w, perf[i].memory);
+            if (perf[i].memory && !ws)
+                continue;
+            cudnnStatus_t st = cudnnConvolutionBackwardFilter(
+                b->dnn, &one, xd.d, p[VAL_ARG_X], yd.d, p[VAL_ARG_DY], cd.d, perf[i].algo, ws,
+                perf[i].memory, &beta, wd.d, p[VAL_ARG_DW]);
+            if (st == CUDNN_STATUS_SUCCESS)
+                *done = true;
+            else if (st != CUDNN_STATUS_NOT_SUPPORTED && st != CUDNN_STATUS_BAD_PARAM)
+                return dnn_failed(b, w, "convolution backward filter", st);
         }
     }
-    if (xd)
-        cudnnDestroyTensorDescriptor(xd);
-    if (yd)
-        cudnnDestroyTensorDescriptor(yd);
-    if (wd)
-        cudnnDestroyFilterDescriptor(wd);
-    if (cd)
-        cudnnDestroyConvolutionDescriptor(cd);
-    return rc;
+    return 0;
+}
+
+/* Spatial batch norm, training: scale and bias from W (fp32), running and
+   saved statistics in the backend's buffer. */
+int call_bn(backend_t *b, cudaStream_t s, const val_op_work *w, const val_call &c,
+            unsigned char **p, bool *done)
+{
+    const val_nchw_shape &v = c.u.nchw;
+    cudnnDataType_t t = c.fp16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+    tensor_d xd, bd;
+    if (!b->dnn_ok || !p[VAL_ARG_X] || !p[VAL_ARG_W] || !xd.set(t, v.n, v.c, v.h, v.w) ||
+        cudnnCreateTensorDescriptor(&bd.d) != CUDNN_STATUS_SUCCESS ||
+        cudnnDeriveBNTensorDescriptor(bd.d, xd.d, CUDNN_BATCHNORM_SPATIAL) != CUDNN_STATUS_SUCCESS ||
+        !grow(&b->aux, &b->aux_bytes, 16 * v.c, AUX_MAX))
+        return 0;
+    float *stats = (float *)b->aux; /* running mean, variance; saved mean, inverse std */
+    const unsigned char *scale = p[VAL_ARG_W], *bias = p[VAL_ARG_W] + 4 * v.c;
+    float one = 1, zero = 0;
+    cudnnSetStream(b->dnn, s);
+    cudnnStatus_t st;
+    if (c.kind == VAL_CALL_BN_FWD) {
+        if (!p[VAL_ARG_Y])
+            return 0;
+        st = cudnnBatchNormalizationForwardTraining(
+            b->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, xd.d, p[VAL_ARG_X], xd.d, p[VAL_ARG_Y],
+            bd.d, scale, bias, 0.1, stats, stats + v.c, CUDNN_BN_MIN_EPSILON * 10,
+            stats + 2 * v.c, stats + 3 * v.c);
+    } else {
+        if (!p[VAL_ARG_DY] || !p[VAL_ARG_DX] || !p[VAL_ARG_DW])
+            return 0;
+        float bdx = (c.accumulate >> VAL_ARG_DX) & 1 ? 1.0f : 0.0f,
+              bdw = (c.accumulate >> VAL_ARG_DW) & 1 ? 1.0f : 0.0f;
+        st = cudnnBatchNormalizationBackward(
+            b->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &bdx, &one, &bdw, xd.d, p[VAL_ARG_X], xd.d,
+            p[VAL_ARG_DY], xd.d, p[VAL_ARG_DX], bd.d, scale, p[VAL_ARG_DW],
+            p[VAL_ARG_DW] + 4 * v.c, CUDNN_BN_MIN_EPSILON * 10, stats + 2 * v.c,
+            stats + 3 * v.c);
+    }
+    if (st == CUDNN_STATUS_NOT_SUPPORTED || st == CUDNN_STATUS_BAD_PARAM)
+        return 0;
+    if (st != CUDNN_STATUS_SUCCESS)
+        return dnn_failed(b, w, "batch norm", st);
+    *done = true;
+    return 0;
+}
+
+/* Max or average pooling; backward reads y from W. */
+int call_pool(backend_t *b, cudaStream_t s, const val_op_work *w, const val_call &c,
+              unsigned char **p, bool *done)
+{
+    const val_nchw_shape &v = c.u.nchw;
+    cudnnDataType_t t = c.fp16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+    tensor_d xd, yd;
+    pool_d pd;
+    int on, oc, oh, ow;
+    if (!b->dnn_ok || !xd.set(t, v.n, v.c, v.h, v.w) || !yd.set(t, v.n, v.c, v.ho, v.wo) ||
+        cudnnCreatePoolingDescriptor(&pd.d) != CUDNN_STATUS_SUCCESS ||
+        cudnnSetPooling2dDescriptor(pd.d,
+                                    v.max ? CUDNN_POOLING_MAX
+                                          : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
+                                    CUDNN_NOT_PROPAGATE_NAN, v.r, v.s, v.pad_h, v.pad_w,
+                                    v.stride, v.stride) != CUDNN_STATUS_SUCCESS ||
+        cudnnGetPooling2dForwardOutputDim(pd.d, xd.d, &on, &oc, &oh, &ow) !=
+            CUDNN_STATUS_SUCCESS ||
+        on != v.n || oc != v.c || oh != v.ho || ow != v.wo)
+        return 0;
+    float one = 1;
+    cudnnSetStream(b->dnn, s);
+    cudnnStatus_t st;
+    if (c.kind == VAL_CALL_POOL_FWD) {
+        float beta = (c.accumulate >> VAL_ARG_Y) & 1 ? 1.0f : 0.0f;
+        if (!p[VAL_ARG_X] || !p[VAL_ARG_Y])
+            return 0;
+        st = cudnnPoolingForward(b->dnn, pd.d, &one, xd.d, p[VAL_ARG_X], &beta, yd.d,
+                                 p[VAL_ARG_Y]);
+    } else {
+        float beta = (c.accumulate >> VAL_ARG_DX) & 1 ? 1.0f : 0.0f;
+        if (!p[VAL_ARG_X] || !p[VAL_ARG_W] || !p[VAL_ARG_DY] || !p[VAL_ARG_DX])
+            return 0;
+        st = cudnnPoolingBackward(b->dnn, pd.d, &one, yd.d, p[VAL_ARG_W], yd.d, p[VAL_ARG_DY],
+                                  xd.d, p[VAL_ARG_X], &beta, xd.d, p[VAL_ARG_DX]);
+    }
+    if (st == CUDNN_STATUS_NOT_SUPPORTED || st == CUDNN_STATUS_BAD_PARAM)
+        return 0;
+    if (st != CUDNN_STATUS_SUCCESS)
+        return dnn_failed(b, w, "pooling", st);
+    *done = true;
+    return 0;
+}
+
+/* Softmax over each row; backward reads y from W. */
+int call_softmax(backend_t *b, cudaStream_t s, const val_op_work *w, const val_call &c,
+                 unsigned char **p, bool *done)
+{
+    const val_rows_shape &v = c.u.rows;
+    tensor_d d;
+    if (!b->dnn_ok || !d.set(c.fp16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT, v.rows, v.cols, 1, 1))
+        return 0;
+    float one = 1;
+    cudnnSetStream(b->dnn, s);
+    cudnnStatus_t st;
+    if (c.kind == VAL_CALL_SOFTMAX_FWD) {
+        float beta = (c.accumulate >> VAL_ARG_Y) & 1 ? 1.0f : 0.0f;
+        if (!p[VAL_ARG_X] || !p[VAL_ARG_Y])
+            return 0;
+        st = cudnnSoftmaxForward(b->dnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE,
+                                 &one, d.d, p[VAL_ARG_X], &beta, d.d, p[VAL_ARG_Y]);
+    } else {
+        float beta = (c.accumulate >> VAL_ARG_DX) & 1 ? 1.0f : 0.0f;
+        if (!p[VAL_ARG_W] || !p[VAL_ARG_DY] || !p[VAL_ARG_DX])
+            return 0;
+        st = cudnnSoftmaxBackward(b->dnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE,
+                                  &one, d.d, p[VAL_ARG_W], d.d, p[VAL_ARG_DY], &beta, d.d,
+                                  p[VAL_ARG_DX]);
+    }
+    if (st == CUDNN_STATUS_NOT_SUPPORTED || st == CUDNN_STATUS_BAD_PARAM)
+        return 0;
+    if (st != CUDNN_STATUS_SUCCESS)
+        return dnn_failed(b, w, "softmax", st);
+    *done = true;
+    return 0;
 }
 #endif
 
-int try_library(backend_t *b, cudaStream_t s, const val_op_work *w, int *method)
+bool is_library(int kind) { return kind > VAL_CALL_TOUCH && kind < VAL_CALL__COUNT; }
+
+/* Run the op's calls if it has a library call; *method: VAL_METHOD_CUDNN if
+   a cuDNN call ran, else VAL_METHOD_CUBLAS if a GEMM did, else
+   VAL_METHOD_TOUCH (every call fell back); -1 (nothing run) for an op of
+   touch kernels only, which the caller runs its own way. */
+int run_library(backend_t *b, cudaStream_t s, const val_op_work *w, int *method)
 {
-    bool done = false;
-    int rc = try_gemm(b, s, w, &done);
-    if (rc || done) {
-        *method = VAL_METHOD_CUBLAS;
-        return rc;
-    }
-#ifndef SWAPSIM_NO_CUDNN
-    rc = try_conv(b, s, w, &done);
-    if (rc || done) {
-        *method = VAL_METHOD_CUDNN;
-        return rc;
-    }
-#endif
     *method = -1;
+    bool any = false;
+    long long scratch = 0;
+    for (int i = 0; i < w->n_call; i++) {
+        const val_call &c = w->call[i];
+        any |= is_library(c.kind);
+        for (int a = 0; a < VAL_ARGS; a++)
+            if (c.arg[a] == VAL_ARG_SCRATCH)
+                scratch = std::max<long long>(scratch, c.arg_off[a] + c.arg_bytes[a]);
+    }
+    if (!any)
+        return 0;
+    bool have_scratch = grow(&b->scratch, &b->scratch_bytes, scratch, SCRATCH_MAX);
+    bool dnn = false, blas = false, touched = false;
+    for (int i = 0; i < w->n_call; i++) {
+        const val_call &c = w->call[i];
+        unsigned char *p[VAL_ARGS];
+        if (!have_scratch || !operands(b, w, c, p)) { /* what the call reaches is not there: */
+            int rc = touched ? 0 : launch_regions(b, s, w, 0, 0, 0); /* touch the op, once */
+            if (rc)
+                return rc;
+            touched = true;
+            continue;
+        }
+        bool done = false;
+        int rc = 0;
+        switch (c.kind) {
+        case VAL_CALL_TOUCH:
+            if (c.arg[VAL_ARG_X] == VAL_ARG_NONE && c.arg[VAL_ARG_Y] == VAL_ARG_NONE)
+                rc = launch_regions(b, s, w, 0, 0, 0);
+            else
+                rc = touch(b, s, p[VAL_ARG_X], c.arg_bytes[VAL_ARG_X], p[VAL_ARG_Y],
+                           c.arg_bytes[VAL_ARG_Y]);
+            done = true;
+            break;
+        case VAL_CALL_GEMM:
+            rc = call_gemm(b, s, w, c, p, &done);
+            blas |= done;
+            break;
+#ifndef SWAPSIM_NO_CUDNN
+        case VAL_CALL_CONV_FWD:
+        case VAL_CALL_CONV_BWD_DATA:
+        case VAL_CALL_CONV_BWD_FILTER:
+            rc = call_conv(b, s, w, c, p, &done);
+            dnn |= done;
+            break;
+        case VAL_CALL_BN_FWD:
+        case VAL_CALL_BN_BWD:
+            rc = call_bn(b, s, w, c, p, &done);
+            dnn |= done;
+            break;
+        case VAL_CALL_POOL_FWD:
+        case VAL_CALL_POOL_BWD:
+            rc = call_pool(b, s, w, c, p, &done);
+            dnn |= done;
+            break;
+        case VAL_CALL_SOFTMAX_FWD:
+        case VAL_CALL_SOFTMAX_BWD:
+            rc = call_softmax(b, s, w, c, p, &done);
+            dnn |= done;
+            break;
+#endif
+        default:
+            break;
+        }
+        if (!rc && !done)
+            rc = touch_call(b, s, c, p);
+        if (rc)
+            return rc;
+    }
+    *method = dnn ? VAL_METHOD_CUDNN : blas ? VAL_METHOD_CUBLAS : VAL_METHOD_TOUCH;
     return 0;
 }
 
@@ -637,6 +976,10 @@ void cu_close(val_backend *vb)
 #endif
     if (b->arena)
         cudaFree(b->arena);
+    if (b->scratch)
+        cudaFree(b->scratch);
+    if (b->aux)
+        cudaFree(b->aux);
     if (b->st)
         cudaFree(b->st);
     if (b->host)
@@ -710,16 +1053,19 @@ int cu_run_op(val_backend *vb, int stream, const val_op_work *w)
     cudaStream_t s = b->s[stream];
     k_start<<<1, 1, 0, s>>>(b->st);
     CK(b, cudaGetLastError());
-    int rc = launch_regions(b, s, w, 0, b->cfg.canaries, 0);
+    /* in the timed pass (no canaries) an op run as library calls does no
+       canary-side work: no read/write pass before the calls, no re-fill after */
+    int lib = b->cfg.ops_library && w->n_call > 0;
+    int rc = b->cfg.canaries || !lib ? launch_regions(b, s, w, 0, b->cfg.canaries, 0) : 0;
     if (rc)
         return rc;
     int method = -1;
-    if (b->cfg.ops_library && (rc = try_library(b, s, w, &method)))
+    if (b->cfg.ops_library && (rc = run_library(b, s, w, &method)))
         return rc;
     if (method >= 0) {
         /* the library wrote the outputs: lay the canaries again for their readers (as a
            touch, so a mutated input's new contents are not checked against its old key) */
-        if ((rc = launch_regions(b, s, w, 0, 0, VAL_R_FILL)))
+        if (b->cfg.canaries && (rc = launch_regions(b, s, w, 0, 0, VAL_R_FILL)))
             return rc;
     } else {
         unsigned long long ns = (unsigned long long)(w->time_s * 1e9 + 0.5);
@@ -806,6 +1152,14 @@ int cu_report(val_backend *vb, val_canary_report *r)
 
 /* ---- CUPTI operator timing ---- */
 
+/* The kernel record of this CUPTI (every version starts with the same
+   fields, start and end among them): CUDA 13 has version 10, CUDA 12 9. */
+#if defined(CUPTI_API_VERSION) && CUPTI_API_VERSION >= 130000
+typedef CUpti_ActivityKernel10 cupti_kernel_record;
+#else
+typedef CUpti_ActivityKernel9 cupti_kernel_record;
+#endif
+
 std::mutex cupti_mu;
 unsigned long long cupti_ns;  /* kernel time collected since the last reset (under cupti_mu) */
 bool cupti_ready;
@@ -824,7 +1178,7 @@ void CUPTIAPI buf_complete(CUcontext, uint32_t, uint8_t *buffer, size_t, size_t 
     while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
         if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
             rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
-            const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+            const cupti_kernel_record *k = (const cupti_kernel_record *)rec;
             if (k->end > k->start)
                 ns += k->end - k->start;
         }
@@ -871,7 +1225,7 @@ int cu_time_op(val_backend *vb, const val_op_work *w, int reps, int unknown, dou
             std::lock_guard<std::mutex> g(cupti_mu);
             cupti_ns = 0;
         }
-        int m = -1, rc = try_library(b, s, w, &m);
+        int m = -1, rc = run_library(b, s, w, &m);
         if (rc) {
             fmt(err, errn, "%s", b->err);
             return rc;
@@ -920,4 +1274,323 @@ extern "C" __attribute__((visibility("default"))) const val_backend_methods *
 swapsim_cuda_backend(int abi)
 {
     return abi == VAL_ABI_VERSION ? &methods : nullptr;
+}
+
+/* ---- calibrate-device (swapsim_cuda_calibrate): measure the GPU's copy
+   rates, per-copy latency, usable memory, GEMM and memory-bandwidth peaks
+   for a device file. Everything is timed with CUDA events on the stream it
+   runs on, once to warm up and then cfg->repeats times; the median is
+   kept. */
+
+#include <cuda_fp16.h>
+
+namespace {
+
+struct cal_t {
+    char *err;
+    size_t errn;
+    cudaStream_t s[2];
+    cudaEvent_t e[3];
+    unsigned char *d[2];     /* device buffers, copy_bytes each */
+    unsigned char *h[2];     /* pinned host buffers, copy_bytes each */
+    float *g[3];             /* GEMM operands, gemm_n^2 floats each */
+    cublasHandle_t blas;
+    bool blas_ok;
+};
+
+void cal_msg(cal_t *c, const char *f, ...) __attribute__((format(printf, 2, 3)));
+void cal_msg(cal_t *c, const char *f, ...)
+{
+    if (!c->err || !c->errn)
+        return;
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(c->err, c->errn, f, ap);
+    va_end(ap);
+}
+
+#define CAL_CK(c, call)                                                                           \
+    do {                                                                                          \
+        cudaError_t e_ = (call);                                                                  \
+        if (e_ != cudaSuccess) {                                                                  \
+            cal_msg((c), "%s: %s", #call, cudaGetErrorString(e_));                                \
+            return -9;                                                                            \
+        }                                                                                         \
+    } while (0)
+
+#define CAL_BLAS(c, call)                                                                         \
+    do {                                                                                          \
+        cublasStatus_t b_ = (call);                                                               \
+        if (b_ != CUBLAS_STATUS_SUCCESS) {                                                        \
+            cal_msg((c), "%s: cuBLAS status %d", #call, (int)b_);                                 \
+            return -9;                                                                            \
+        }                                                                                         \
+    } while (0)
+
+void cal_free(cal_t *c)
+{
+    cudaDeviceSynchronize();
+    for (int i = 0; i < 2; i++) {
+        if (c->d[i])
+            cudaFree(c->d[i]);
+        if (c->h[i])
+            cudaFreeHost(c->h[i]);
+        if (c->s[i])
+            cudaStreamDestroy(c->s[i]);
+        c->d[i] = c->h[i] = nullptr;
+        c->s[i] = nullptr;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (c->g[i])
+            cudaFree(c->g[i]);
+        if (c->e[i])
+            cudaEventDestroy(c->e[i]);
+        c->g[i] = nullptr;
+        c->e[i] = nullptr;
+    }
+    if (c->blas_ok)
+        cublasDestroy(c->blas);
+    c->blas_ok = false;
+}
+
+/* Time what enq enqueues on stream 0 (it may use stream 1 after waiting for
+   event 0 and must bring stream 1 back into stream 0): warm-up, then reps
+   timings; *sec is the median. */
+template <class F> int cal_time(cal_t *c, int reps, F enq, double *sec)
+{
+    std::vector<double> t;
+    for (int r = -1; r < reps; r++) {
+        CAL_CK(c, cudaEventRecord(c->e[0], c->s[0]));
+        int rc = enq();
+        if (rc)
+            return rc;
+        CAL_CK(c, cudaEventRecord(c->e[1], c->s[0]));
+        CAL_CK(c, cudaEventSynchronize(c->e[1]));
+        float ms = 0;
+        CAL_CK(c, cudaEventElapsedTime(&ms, c->e[0], c->e[1]));
+        if (r >= 0)
+            t.push_back((double)ms * 1e-3);
+    }
+    std::sort(t.begin(), t.end());
+    *sec = t[t.size() / 2];
+    if (!(*sec > 0)) {
+        cal_msg(c, "a timing came out as %g s", *sec);
+        return -9;
+    }
+    return 0;
+}
+
+__global__ void cal_empty() {}
+
+/* Small values (no denormals, no zeros) in fp32 or fp16. */
+__global__ void cal_fill(float *p, long long n)
+{
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        p[i] = (float)((i * 2654435761LL >> 8) & 255) / 256.0f - 0.5f;
+}
+
+__global__ void cal_fill_half(__half *p, long long n)
+{
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        p[i] = __float2half((float)((i * 2654435761LL >> 8) & 255) / 256.0f - 0.5f);
+}
+
+int cal_run(const val_calib_cfg *cfg, cal_t *c, val_calib_result *out)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        cal_msg(c, "no CUDA device (%s)",
+                e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount found none");
+        return VAL_CALIB_ENODEV;
+    }
+    if (cfg->device_index < 0 || cfg->device_index >= n) {
+        cal_msg(c, "device index %d: this machine has %d CUDA device%s", cfg->device_index, n,
+                n == 1 ? "" : "s");
+        return VAL_CALIB_ENODEV;
+    }
+    CAL_CK(c, cudaSetDevice(cfg->device_index));
+    cudaDeviceProp prop;
+    CAL_CK(c, cudaGetDeviceProperties(&prop, cfg->device_index));
+    snprintf(out->gpu, sizeof out->gpu, "%s", prop.name);
+    out->cc_major = prop.major;
+    out->cc_minor = prop.minor;
+    CAL_CK(c, cudaDriverGetVersion(&out->driver_version));
+    CAL_CK(c, cudaRuntimeGetVersion(&out->runtime_version));
+    CAL_CK(c, cudaFree(nullptr)); /* the context */
+    for (int i = 0; i < 2; i++)
+        CAL_CK(c, cudaStreamCreateWithFlags(&c->s[i], cudaStreamNonBlocking));
+    for (int i = 0; i < 3; i++)
+        CAL_CK(c, cudaEventCreate(&c->e[i]));
+    CAL_BLAS(c, cublasCreate(&c->blas));
+    c->blas_ok = true;
+    CAL_BLAS(c, cublasSetStream(c->blas, c->s[0]));
+    size_t free_b = 0, total_b = 0;
+    CAL_CK(c, cudaMemGetInfo(&free_b, &total_b));
+    int reps = cfg->repeats > 0 ? cfg->repeats : 5;
+
+    /* copies: pinned host <-> device, one way each, both ways at once, small ones */
+    size_t B = (size_t)std::min<long long>(std::max<long long>(cfg->copy_bytes, 1 << 20),
+                                           (long long)(free_b / 8));
+    for (int i = 0; i < 2; i++) {
+        CAL_CK(c, cudaMalloc((void **)&c->d[i], B));
+        CAL_CK(c, cudaMallocHost((void **)&c->h[i], B));
+        CAL_CK(c, cudaMemset(c->d[i], 0x5A, B));
+        memset(c->h[i], 0x5A, B);
+    }
+    double t;
+    int rc = cal_time(c, reps, [&]() {
+        CAL_CK(c, cudaMemcpyAsync(c->d[0], c->h[0], B, cudaMemcpyHostToDevice, c->s[0]));
+        return 0;
+    }, &t);
+    if (rc)
+        return rc;
+    out->h2d_bw = (double)B / t;
+    rc = cal_time(c, reps, [&]() {
+        CAL_CK(c, cudaMemcpyAsync(c->h[1], c->d[1], B, cudaMemcpyDeviceToHost, c->s[0]));
+        return 0;
+    }, &t);
+    if (rc)
+        return rc;
+    out->d2h_bw = (double)B / t;
+    rc = cal_time(c, reps, [&]() {
+        CAL_CK(c, cudaStreamWaitEvent(c->s[1], c->e[0], 0));
+        CAL_CK(c, cudaMemcpyAsync(c->d[0], c->h[0], B, cudaMemcpyHostToDevice, c->s[0]));
+        CAL_CK(c, cudaMemcpyAsync(c->h[1], c->d[1], B, cudaMemcpyDeviceToHost, c->s[1]));
+        CAL_CK(c, cudaEventRecord(c->e[2], c->s[1]));
+        CAL_CK(c, cudaStreamWaitEvent(c->s[0], c->e[2], 0));
+        return 0;
+    }, &t);
+    if (rc)
+        return rc;
+    out->duplex_bw = 2.0 * (double)B / t;
+    size_t sb = (size_t)std::max<long long>(std::min<long long>(cfg->small_bytes, (long long)B), 8);
+    int ns = cfg->small_copies > 0 ? cfg->small_copies : 100;
+    for (int dir = 0; dir < 2; dir++) {
+        rc = cal_time(c, reps, [&]() {
+            for (int i = 0; i < ns; i++)
+                if (dir == 0)
+                    CAL_CK(c, cudaMemcpyAsync(c->d[0], c->h[0], sb, cudaMemcpyHostToDevice, c->s[0]));
+                else
+                    CAL_CK(c, cudaMemcpyAsync(c->h[1], c->d[1], sb, cudaMemcpyDeviceToHost, c->s[0]));
+            return 0;
+        }, &t);
+        if (rc)
+            return rc;
+        double per = t / ns - (double)sb / (dir == 0 ? out->h2d_bw : out->d2h_bw);
+        (dir == 0 ? out->h2d_latency_s : out->d2h_latency_s) = std::max(per, 0.0);
+    }
+
+    /* memory bandwidth: a device-to-device copy reads and writes every byte */
+    rc = cal_time(c, reps, [&]() {
+        CAL_CK(c, cudaMemcpyAsync(c->d[1], c->d[0], B, cudaMemcpyDeviceToDevice, c->s[0]));
+        return 0;
+    }, &t);
+    if (rc)
+        return rc;
+    out->mem_bw = 2.0 * (double)B / t;
+
+    /* launches: back-to-back empty kernels */
+    const int nk = 1000;
+    rc = cal_time(c, reps, [&]() {
+        for (int i = 0; i < nk; i++)
+            cal_empty<<<1, 32, 0, c->s[0]>>>();
+        CAL_CK(c, cudaGetLastError());
+        return 0;
+    }, &t);
+    if (rc)
+        return rc;
+    out->launch_s = t / nk;
+    for (int i = 0; i < 2; i++) {
+        CAL_CK(c, cudaFree(c->d[i]));
+        CAL_CK(c, cudaFreeHost(c->h[i]));
+        c->d[i] = c->h[i] = nullptr;
+    }
+
+    /* GEMM peaks: square, n = 8192 unless memory is short */
+    long long gn = 8192;
+    while (gn > 512 && 3.0 * (double)gn * (double)gn * 4 > 0.5 * (double)free_b)
+        gn /= 2;
+    out->gemm_n = (int)gn;
+    size_t ge = (size_t)(gn * gn);
+    for (int i = 0; i < 3; i++)
+        CAL_CK(c, cudaMalloc((void **)&c->g[i], ge * sizeof(float)));
+    double flop = 2.0 * (double)gn * (double)gn * (double)gn;
+    float one = 1, zero = 0;
+    int in = (int)gn;
+    for (int i = 0; i < 3; i++)
+        cal_fill<<<1024, 256, 0, c->s[0]>>>(c->g[i], (long long)ge);
+    CAL_CK(c, cudaGetLastError());
+    for (int mode = 0; mode < 2; mode++) {
+        CAL_BLAS(c, cublasSetMathMode(c->blas, mode ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                    : CUBLAS_DEFAULT_MATH));
+        rc = cal_time(c, reps, [&]() {
+            CAL_BLAS(c, cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, in, in, &one, c->g[0], in,
+                                    c->g[1], in, &zero, c->g[2], in));
+            return 0;
+        }, &t);
+        if (rc)
+            return rc;
+        (mode ? out->gemm_tf32_flops : out->gemm_fp32_flops) = flop / t;
+    }
+    CAL_BLAS(c, cublasSetMathMode(c->blas, CUBLAS_DEFAULT_MATH));
+    for (int i = 0; i < 3; i++)
+        cal_fill_half<<<1024, 256, 0, c->s[0]>>>((__half *)c->g[i], (long long)ge);
+    CAL_CK(c, cudaGetLastError());
+    rc = cal_time(c, reps, [&]() {
+        CAL_BLAS(c, cublasGemmEx(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, in, in, &one, c->g[0],
+                                 CUDA_R_16F, in, c->g[1], CUDA_R_16F, in, &zero, c->g[2],
+                                 CUDA_R_16F, in, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        return 0;
+    }, &t);
+    if (rc)
+        return rc;
+    out->gemm_fp16_flops = flop / t;
+    for (int i = 0; i < 3; i++) {
+        CAL_CK(c, cudaFree(c->g[i]));
+        c->g[i] = nullptr;
+    }
+
+    /* usable memory: the largest single allocation, with the context and cuBLAS alive */
+    CAL_CK(c, cudaDeviceSynchronize());
+    CAL_CK(c, cudaMemGetInfo(&free_b, &total_b));
+    out->memory_total_bytes = (int64_t)total_b;
+    out->memory_free_bytes = (int64_t)free_b;
+    const size_t step = (size_t)64 << 20;
+    size_t want = free_b / (2 << 20) * (2 << 20);
+    for (int i = 0; i < 256 && want >= step; i++, want -= step) {
+        void *p = nullptr;
+        if (cudaMalloc(&p, want) == cudaSuccess) {
+            cudaFree(p);
+            out->memory_usable_bytes = (int64_t)want;
+            break;
+        }
+        cudaGetLastError(); /* clear the allocation failure */
+    }
+    if (out->memory_usable_bytes <= 0) {
+        cal_msg(c, "no allocation of %zu bytes or less succeeded (of %zu free)", want, free_b);
+        return -9;
+    }
+    return 0;
+}
+
+} // namespace
+
+extern "C" __attribute__((visibility("default"))) int
+swapsim_cuda_calibrate(const val_calib_cfg *cfg, val_calib_result *out, char *err, size_t errn)
+{
+    cal_t c;
+    memset(&c, 0, sizeof c);
+    c.err = err;
+    c.errn = errn;
+    if (!cfg || !out || cfg->version != VAL_CALIB_VERSION) {
+        cal_msg(&c, "calibrate-device: interface version mismatch (rebuild libswapsim_cuda.so)");
+        return -9;
+    }
+    memset(out, 0, sizeof *out);
+    int rc = cal_run(cfg, &c, out);
+    cal_free(&c);
+    return rc;
 }

@@ -1,0 +1,105 @@
+/* bench_extra.c: `make bench` figures of the lower bounds (swapsim bound on
+   the paper's RNN-8-8K and NASNet-25), the serving queue (requests
+   simulated per second) and the colocation engine (two ResNet-50s under
+   Zico). Best of three, wall clock. */
+#include "../experiments/calibrate.h"
+#include "../experiments/colocate.h"
+#include "../experiments/serve.h"
+#include "../planners/bound.h"
+#include "tap.h"
+
+static graph_profile *gen(const char *model, const char *const *kv, int n)
+{
+    graph_profile *g = NULL;
+    sw_err e;
+    if (cal_generate(model, kv, n, "v100", &g, &e))
+        fprintf(stderr, "bench_extra: %s\n", e.msg);
+    return g;
+}
+
+static double bound_time(const graph_profile *g)
+{
+    double best = 1e30;
+    for (int i = 0; i < 3; i++) {
+        bound_result r;
+        sw_err e;
+        double t0 = sw_now();
+        if (bound_compute(g, g->device.memory_bytes, g->order, &r, &e) &&
+            e.code != SW_ENOFIT)
+            return -1;
+        best = SW_MIN(best, sw_now() - t0);
+    }
+    return best;
+}
+
+int main(void)
+{
+    const char *rnn[] = {"layers=8", "hidden=8192", "batch=256"};
+    const char *nas[] = {"repeat=25", "batch=64"};
+    graph_profile *g = gen("rnn", rnn, 3);
+    if (!g)
+        return 1;
+    printf("# swapsim bound on rnn-8-8K (%d ops, reachability bitsets)\n", g->n_ops);
+    printf("bench: bound_rnn88k_s %.4f s\n", bound_time(g));
+    graph_free(g);
+    if (!(g = gen("nasnet", nas, 2)))
+        return 1;
+    printf("# swapsim bound on nasnet-25 (%d ops)\n", g->n_ops);
+    printf("bench: bound_nasnet25_s %.4f s\n", bound_time(g));
+    graph_free(g);
+
+    const char *r152[] = {"depth=152", "batch=16", "inference=true"};
+    if (!(g = gen("resnet", r152, 3)))
+        return 1;
+    const graph_profile *fleet[16];
+    for (int i = 0; i < 16; i++)
+        fleet[i] = g;
+    serve_config c = {fleet, 16, 0, SERVE_TIME_SHARED, (int64_t)16 << 30, 1, 1, 0, 0, 0};
+    serve_prep p;
+    sw_err e;
+    if (serve_prepare(&c, &p, &e)) {
+        fprintf(stderr, "bench_extra: %s\n", e.msg);
+        return 1;
+    }
+    double best = 1e30;
+    for (int i = 0; i < 3; i++) {
+        serve_result r;
+        double t0 = sw_now();
+        serve_run(&p, 200, 1000000, &r, &e);
+        best = SW_MIN(best, sw_now() - t0);
+    }
+    serve_prep_free(&p);
+    graph_free(g);
+    printf("# swapsim serve: 16 ResNet-152, time_shared, 1,000,000 requests\n");
+    printf("bench: serve_requests_per_s %.0f requests/s\n", 1e6 / best);
+
+    const char *r50[] = {"depth=50", "batch=128"};
+    if (!(g = gen("resnet", r50, 2)))
+        return 1;
+    co_job j[2];
+    for (int i = 0; i < 2; i++) {
+        if (co_job_from_profile(&j[i], "r50", g, "none", 0, &e)) {
+            fprintf(stderr, "bench_extra: %s\n", e.msg);
+            return 1;
+        }
+        j[i].iterations = 100;
+        j[i].arrival_s = 0.05 * i;
+    }
+    graph_free(g);
+    best = 1e30;
+    for (int i = 0; i < 3; i++) {
+        co_result r;
+        double t0 = sw_now();
+        if (co_run(j, 2, (int64_t)16 << 30, CO_ZICO, 12e9, 12e9, &r, &e)) {
+            fprintf(stderr, "bench_extra: %s\n", e.msg);
+            return 1;
+        }
+        best = SW_MIN(best, sw_now() - t0);
+        co_result_free(&r);
+    }
+    co_job_free(&j[0]);
+    co_job_free(&j[1]);
+    printf("# swapsim colocate: two ResNet-50 (batch 128) under zico, 100 iterations each, 16 GiB\n");
+    printf("bench: colocate_zico_200_iterations_s %.3f s\n", best);
+    return 0;
+}

@@ -1,0 +1,147 @@
+/* test_swapplan_fast.c: the swap planner's fast evaluation path (compiled
+   form written directly, no plan builder) against the builder path: on
+   random profiles, schedules, allocations and thresholds, the same status,
+   message and every sim_result field, bit for bit, and the same as
+   simulating the final plan the builder makes. */
+#include <gsl/gsl_rng.h>
+
+#include "../planners/swapadvisor.h"
+#include "../planners/swapplan.h"
+#include "../sim/simulate.h"
+#include "random_plans.h"
+#include "tap.h"
+
+/* field by field, bitwise for doubles (so -0 and NaN are caught too) */
+static int same_result(const sim_result *a, const sim_result *b, char *why, size_t n)
+{
+#define D(f)                                                                                       \
+    if (memcmp(&a->f, &b->f, sizeof a->f)) {                                                       \
+        snprintf(why, n, #f ": %.17g vs %.17g", (double)a->f, (double)b->f);                      \
+        return 0;                                                                                  \
+    }
+    D(iteration_time_s) D(ideal_time_s) D(normalized_throughput) D(samples_per_s)
+    D(peak_memory_bytes) D(reserved_bytes) D(swap_in_bytes) D(swap_out_bytes) D(swap_ins)
+    D(swap_outs) D(drops) D(reruns) D(recompute_time_s) D(stall_swap_in_s) D(stall_memory_s)
+    D(stall_dependency_s) D(h2d_busy_s) D(d2h_busy_s) D(iterations) D(steady) D(period)
+    D(tasks_simulated)
+#undef D
+    return 1;
+}
+
+typedef struct tally {
+    int cases, ok, swapping, mismatches, plan_mismatches;
+    char first[2048]; /* the first mismatch */
+} tally;
+
+static void one_case(tally *t, swapplan *fast, swapplan *slow,
+                     const int32_t *sched, gsl_rng *rng)
+{
+    const sp_sizes *z = swapplan_sizes(fast);
+    int32_t n = z->n, cls[4096], cnt[4096], need[4096];
+    int64_t csize[4096];
+    if (n <= 0 || n > 4096)
+        return;
+    /* random classes (free encoding, renumbered), counts from the minimum up */
+    int32_t k = 1 + (int32_t)gsl_rng_uniform_int(rng, (unsigned long)(n < 6 ? n : 6));
+    for (int32_t i = 0; i < n; i++)
+        cls[i] = (int32_t)gsl_rng_uniform_int(rng, (unsigned long)k);
+    int32_t nc = sa_cls_repair(cls, n, gsl_rng_uniform(rng) < 0.5);
+    swapplan_min_counts(fast, cls, nc, need);
+    for (int32_t c = 0; c < nc; c++)
+        cnt[c] = need[c] + (int32_t)gsl_rng_uniform_int(rng, 12);
+    sa_class_sizes(cls, z->size, n, nc, csize);
+    if (gsl_rng_uniform(rng) < 0.85) /* mostly fitting pools; some that do not */
+        sa_cnt_repair(cnt, csize, need, NULL, nc, swapplan_pool_bytes(fast));
+    sp_alloc al = {cls, cnt, nc};
+    static const double thr[] = {0, 0.5, 1, 2};
+    double th = thr[gsl_rng_uniform_int(rng, 4)];
+    sim_result rf, rs, rp;
+    memset(&rf, 0x5a, sizeof rf);
+    memset(&rs, 0xa5, sizeof rs);
+    sw_err ef, es;
+    ef.msg[0] = es.msg[0] = 0;
+    int cf = swapplan_make(fast, sched, &al, th, NULL, &rf, &ef);
+    int cs = swapplan_make(slow, sched, &al, th, NULL, &rs, &es);
+    char why[256] = "";
+    t->cases++;
+    int same = cf == cs &&
+               (cf ? strcmp(ef.msg, es.msg) == 0 : same_result(&rf, &rs, why, sizeof why));
+    if (!same) {
+        if (!t->mismatches++)
+            snprintf(t->first, sizeof t->first, "rc %d vs %d ('%s' vs '%s') %s", cf, cs, ef.msg,
+                     es.msg, why);
+        return;
+    }
+    if (cf)
+        return;
+    t->ok++;
+    t->swapping += rf.swap_ins > 0;
+    /* the final plan, simulated, gives the same */
+    plan *p = NULL;
+    sw_err e;
+    if (swapplan_make(slow, sched, &al, th, &p, NULL, &e) || sim_plan(p, NULL, NULL, &rp, &e) ||
+        !same_result(&rf, &rp, why, sizeof why)) {
+        if (!t->plan_mismatches++ && !t->mismatches)
+            snprintf(t->first, sizeof t->first, "final plan: %s %s", e.msg, why);
+    }
+    plan_free(p);
+}
+
+int main(void)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 13);
+    tally t;
+    memset(&t, 0, sizeof t);
+    int64_t n_fast = 0, n_slow_fast = 0;
+    static const int ops[] = {30, 80, 200, 400};
+    for (int seed = 1; seed <= 16; seed++) {
+        graph_profile *g = random_profile(seed, ops[seed % 4], seed % 3 ? "sgd" : "adam");
+        if (!g) {
+            OK(0, "random profile %d", seed);
+            continue;
+        }
+        int64_t peak = graph_peak_memory(g, g->order);
+        static const double frac[] = {0.35, 0.5, 0.7, 1.1};
+        sa_sched_scratch *sc = sa_sched_scratch_new(g);
+        int32_t *sched = sw_malloc((size_t)g->n_ops * sizeof *sched);
+        for (int b = 0; b < 4 && sc && sched; b++) {
+            int64_t budget = (int64_t)((double)peak * frac[b]) + g->max_workspace;
+            swapplan *fast = swapplan_new(g, budget), *slow = swapplan_new(g, budget);
+            if (!fast || !slow) {
+                OK(0, "swapplan_new");
+                swapplan_free(fast);
+                swapplan_free(slow);
+                continue;
+            }
+            swapplan_set_fast(slow, 0);
+            for (int i = 0; i < 12; i++) {
+                /* the profile's order, near it, and uniformly random orders */
+                double p = i == 0 ? 0 : i < 6 ? 0.1 : 1;
+                sa_schedule_mutate(g, sc, g->order, p, rng, sched);
+                one_case(&t, fast, slow, sched, rng);
+            }
+            n_fast += swapplan_fast_count(fast);
+            n_slow_fast += swapplan_fast_count(slow);
+            swapplan_free(fast);
+            swapplan_free(slow);
+        }
+        sw_free(sched);
+        sa_sched_scratch_free(sc);
+        graph_free(g);
+    }
+    printf("# %d cases: %d planned (%d swapping), fast path %lld\n", t.cases, t.ok, t.swapping,
+           (long long)n_fast);
+    IS_INT(n_slow_fast, 0, "swapplan_set_fast(sp, 0) keeps evaluations on the builder path");
+    IS_INT(t.mismatches, 0, "fast path and builder path agree on status, message and every "
+           "sim_result field");
+    if (t.mismatches || t.plan_mismatches)
+        printf("#   first: %s\n", t.first);
+    IS_INT(t.plan_mismatches, 0, "and with the final plan simulated");
+    OK(t.ok >= t.cases / 4, "most cases plan (%d of %d)", t.ok, t.cases);
+    OK(t.swapping >= t.ok / 4, "many swap (%d of %d)", t.swapping, t.ok);
+    OK(n_fast >= t.ok * 9 / 10, "the fast path handles nearly all (%lld of %d)",
+       (long long)n_fast, t.ok);
+    gsl_rng_free(rng);
+    return tap_done();
+}
