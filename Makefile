@@ -11,6 +11,8 @@
 #                        paper's budgets), the plots, paper_results.md (out/)
 #   make plots           redraw the plots from out/*.csv
 #   make paper_results.md regenerate paper_results.md from out/*.csv
+#   make experiments MPI=N  the same with each experiment's cells spread over N MPI
+#                        ranks (mpirun; docs/cluster.md)
 #   make fig11           the paper's Figure 11 on the CPU backend (out/fig11/); BACKEND=cuda:
 #                        on a GPU, the paper's design (experiments/fig11.sh says which settings)
 #   make install PREFIX=/usr/local
@@ -86,6 +88,23 @@ CUDA_LIBS += -lcudnn
 CUDNN_SAY := with cuDNN ($(CUDA_HOME)/include/cudnn.h)
 endif
 
+# Optional part: MPI (experiments/mpi.c, the only file that includes mpi.h),
+# for `mpirun -np N swapsim experiment` and island searches across ranks
+# (docs/cluster.md). Built where OpenMPI's mpicc is found (Debian:
+# libopenmpi-dev); without it swapsim builds as before and says so when
+# started by mpirun. MPICC= builds without MPI where it is installed.
+MPICC     ?= $(shell command -v mpicc 2>/dev/null)
+ifneq ($(MPICC),)
+MPI_INC   := $(shell $(MPICC) --showme:compile 2>/dev/null)
+MPI_LIBS  := $(shell $(MPICC) --showme:link 2>/dev/null)
+endif
+ifneq ($(MPI_LIBS),)
+# -isystem: OpenMPI's headers are not held to our warning flags
+MPI_CFLAGS := -DSWAPSIM_MPI $(patsubst -I%,-isystem %,$(MPI_INC))
+endif
+MPIRUN       ?= mpirun
+MPIRUN_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
+
 ifeq ($(SANITIZE),1)
 SWAPSIM := $(BUILD)/bin/swapsim
 else
@@ -95,7 +114,7 @@ endif
 DEB_PKGS := gcc make libc6-dev libgsl-dev libhwloc-dev zlib1g-dev gnuplot-nox perl
 
 .PHONY: all deps test bench demo clean install check-warnings cuda fig11 experiments plots \
-        paper_results.md docs-check fuzz
+        paper_results.md docs-check fuzz FORCE
 .DEFAULT_GOAL := all
 
 all: $(SWAPSIM) cuda
@@ -134,6 +153,14 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
+# with or without MPI: mpi.o and the binary are rebuilt when that changes
+$(BUILD)/experiments/mpi.o: CFLAGS_ALL += $(MPI_CFLAGS)
+$(BUILD)/experiments/mpi.o $(SWAPSIM): $(BUILD)/mpi.flags
+$(BUILD)/mpi.flags: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(MPI_CFLAGS) $(MPI_LIBS)' | cmp -s - $@ || echo '$(MPI_CFLAGS) $(MPI_LIBS)' > $@
+FORCE:
+
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
@@ -141,7 +168,7 @@ $(LIB): $(LIB_OBJ)
 
 $(SWAPSIM): $(CLI_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(LIB) $(LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(LIB) $(LIBS) $(MPI_LIBS)
 
 $(BUILD)/tests/%: tests/%.c tests/tap.h $(LIB)
 	@mkdir -p $(dir $@)
@@ -155,10 +182,14 @@ $(BUILD)/tests/test_opts: tests/test_opts.c tests/tap.h $(BUILD)/cli/opts.o $(LI
 # tests/test_record_pytorch needs PyTorch (CPU is enough): installed when it
 # can be; where it cannot, that test skips with one line.
 TEST_PY_PKGS := python3-torch python3-torchvision
+# tests/test_mpi needs OpenMPI (mpicc at build time, mpirun to run): the same.
+TEST_MPI_PKGS := libopenmpi-dev openmpi-bin
 
 test: deps
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PY_PKGS)" || \
 	  echo "test: could not install $(TEST_PY_PKGS): tests/test_record_pytorch will skip"
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_MPI_PKGS)" || \
+	  echo "test: could not install $(TEST_MPI_PKGS): tests/test_mpi will skip"
 	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) cuda
 	SWAPSIM_BIN=$(abspath $(SWAPSIM)) SWAPSIM_DATA=$(abspath $(DATA)) \
 	  prove --exec '' $(TEST_BIN)
@@ -194,11 +225,16 @@ OUT ?= out
 EXPERIMENTS := table1 fig6 fig7 table2 fig9 fig10 ablation mutation planners planners-recorded dtr \
                dtr-megengine
 
+# MPI=N: each experiment's cells spread over N ranks ($(MPIRUN) -np N
+# $(MPIRUN_FLAGS); under Slurm, see docs/cluster.md).
+EXP_LAUNCH := $(if $(MPI),$(MPIRUN) -np $(MPI) $(MPIRUN_FLAGS))
+
 experiments: deps $(SWAPSIM)
-	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets (hours),quick mode: short searches and two or three seeds (about 25 minutes on 2 cores); FULL=1 for the paper's budgets)"
+	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets (hours),quick mode: short searches and two or three seeds (about 25 minutes on 2 cores); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
+	@$(if $(MPI),command -v $(MPIRUN) > /dev/null || { echo "experiments: MPI=$(MPI) needs $(MPIRUN) (Debian: openmpi-bin) and a swapsim built with MPI (libopenmpi-dev; docs/cluster.md)"; exit 1; })
 	@start=$$(date +%s); \
 	for e in $(EXPERIMENTS); do \
-	  $(SWAPSIM) experiment experiments/$$e.json $(if $(FULL),--full) --data $(DATA) \
+	  $(EXP_LAUNCH) $(SWAPSIM) experiment experiments/$$e.json $(if $(FULL),--full) --data $(DATA) \
 	    --out $(OUT) --progress || exit 1; \
 	done; \
 	if [ -d $(DATA)/dtr-logs ]; then \

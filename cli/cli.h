@@ -127,6 +127,20 @@ int cli_device_any(const cli_device *d);
 int cli_kv_prepare(const cli_list *kv, const cli_device *dv, const param_def *defs,
                    const char *what, param_set *ps, dev_spec *dev);
 
+/* Under an MPI launcher (mpirun, srun; docs/cluster.md), start MPI for
+   command `what` and set *m; not under one (or one rank of a swapsim built
+   without MPI), set *m to NULL and do nothing. Every rank but 0 is then
+   silent: rank 0 reports for all. Returns 0, or an exit status after one
+   line (several ranks of a swapsim built without MPI). main ends MPI
+   (cli_mpi_end) when the command returns. */
+struct swmpi;
+int cli_mpi_start(const char *what, struct swmpi **m);
+/* This process's rank (0 when not under MPI): only rank 0 writes results. */
+int cli_mpi_rank(void);
+/* The cores this process should use: those it is bound to (taskset, Slurm,
+   mpirun --bind-to), else the machine's, shared among the MPI ranks on it. */
+int cli_cores(void);
+void cli_mpi_end(void);
 
 int cmd_devices(int argc, char **argv);
 int cmd_planners(int argc, char **argv);

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../experiments/mpi.h"
 #include "../experiments/runner.h"
 #include "cli.h"
 
@@ -13,8 +14,7 @@ int cmd_experiment(int argc, char **argv)
     cli_list files;
     memset(&files, 0, sizeof files);
     int rc;
-    long nproc = sysconf(_SC_NPROCESSORS_ONLN);
-    o.jobs = nproc > 0 ? (int)nproc : 1;
+    o.jobs = 0; /* not given: one per core (cli_cores: this rank's share under MPI) */
     o.data = sw_data_dir();
     o.progress = isatty(2);
     const cli_pos args[] = {{"FILE", "experiment files (experiments/*.json, format in "
@@ -24,7 +24,8 @@ int cmd_experiment(int argc, char **argv)
         {.name = "full", .type = PT_BOOL, .dst = &o.full,
          .help = "the paper's budgets (default: quick mode)"},
         {.name = "jobs", .type = PT_INT, .dst = &o.jobs, .min = 1, .max = 256,
-         .help = "cells run at a time (default: one per core)"},
+         .help = "cells run at a time (default: one per core it may use; under mpirun, per "
+                 "rank: the cores it is bound to, or its share of its machine's)"},
         {.name = "out", .type = PT_STRING, .dst = &o.out_dir, .def = "out", .meta = "DIR",
          .help = "where DIR/<name>.csv and the cache (DIR/cache) go"},
         {.name = "data", .type = PT_STRING, .dst = &o.data, .meta = "DIR",
@@ -40,11 +41,24 @@ int cmd_experiment(int argc, char **argv)
         .name = "experiment",
         .about = "Run experiment files: expand each grid into cells, run every cell's swapsim\n"
                  "command (N at a time), reuse cells already run with the same inputs and\n"
-                 "binary (cache in DIR/cache), and write DIR/<name>.csv with one row per cell.\n",
+                 "binary (cache in DIR/cache), and write DIR/<name>.csv with one row per cell.\n"
+                 "Under mpirun -np N the cells are spread over the N ranks; rank 0 writes the\n"
+                 "same CSV (docs/cluster.md).\n",
         .args = args,
         .opts = opts};
     if (cli_parse(&cmd, argc, argv, &rc))
         return rc;
+    struct swmpi *m;
+    if ((rc = cli_mpi_start("experiment", &m)))
+        return rc;
+    if (o.jobs == 0)
+        o.jobs = cli_cores();
+    if (m) {
+        o.link = swmpi_exp_link(m);
+        o.env = swmpi_child_env(m);
+        if (swmpi_rank(m) > 0)
+            o.progress = 0;
+    }
     static char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0)

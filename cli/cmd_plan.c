@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../experiments/mpi.h"
 #include "../planners/planner.h"
 #include "../profiles/profile_io.h"
 #include "../sim/plan_io.h"
@@ -61,8 +62,28 @@ static int make_plan(const char *profile_path, plan_args *pa, plan **out)
     const planner *pl = planner_find(pa->planner);
     if (!pl)
         return cli_unknown_name("planner", pa->planner, planner_count(), planner_name);
-    if (profile_read_file(profile_path, &g, &e))
+    /* under mpirun: the ranks search one problem together (island searches) */
+    struct swmpi *m;
+    int rc = cli_mpi_start("plan and run", &m), spread = m && swmpi_size(m) > 1;
+    if (rc)
+        return rc;
+    if (spread) {
+        int islands = 0;
+        for (const param_def *d = pl->params; d && d->key && !islands; d++)
+            islands = !strcmp(d->key, "islands");
+        if (!islands)
+            return cli_fail(EXIT_USER, "planner %s: under mpirun -np %d: only island searches "
+                            "use several ranks (--planner swapadvisor --set islands=N; "
+                            "docs/cluster.md)", pl->name, swmpi_size(m));
+    }
+    int lrc = profile_read_file(profile_path, &g, &e);
+    /* a profile missing on one node fails every rank: none waits for it */
+    rc = spread ? swmpi_agree(m, lrc, &e, &e) : lrc;
+    if (rc) {
+        if (!lrc) /* read here, failed on another rank */
+            graph_free(g);
         return cli_error(&e);
+    }
     if (cli_device_any(&pa->dev) && cli_device_resolve(&pa->dev, &g->device, &g->device)) {
         graph_free(g);
         return EXIT_USER;
@@ -72,7 +93,8 @@ static int make_plan(const char *profile_path, plan_args *pa, plan **out)
         graph_free(g);
         return cli_fail(EXIT_USER, "out of memory");
     }
-    int rc = 0;
+    if (spread)
+        o.comm = swmpi_ga_comm(m);
     if (planner_resolve_budget(g, pa->memory, &o.memory_budget, &e)) {
         rc = e.code == SW_EINVAL ? cli_fail(EXIT_USER, "--memory: %s", e.msg) : cli_error(&e);
         goto done;
@@ -210,6 +232,10 @@ int cmd_plan(int argc, char **argv)
     rc = make_plan(profile, &pa, &p);
     if (rc)
         return rc;
+    if (cli_mpi_rank() > 0) { /* every rank has the plan; rank 0 writes it */
+        plan_free(p);
+        return 0;
+    }
     sw_err e;
     if (plan_verify(p, NULL, &e)) {
         plan_free(p);
@@ -354,6 +380,10 @@ int cmd_run(int argc, char **argv)
     rc = make_plan(profile, &pa, &p);
     if (rc)
         return rc;
+    if (cli_mpi_rank() > 0) { /* every rank has the plan; rank 0 reports it */
+        plan_free(p);
+        return 0;
+    }
     sw_err e;
     if (plan_verify(p, NULL, &e)) {
         plan_free(p);

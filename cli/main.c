@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../experiments/mpi.h"
 #include "../profiles/profile_io.h"
 #include "cli.h"
 
@@ -123,6 +124,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(c, "--version")) {
         printf("swapsim %s\n", SWAPSIM_VERSION);
+        printf("MPI: %s\n", swmpi_available() ? "yes (mpirun -np N swapsim experiment ...; "
+                            "docs/cluster.md)" : "no (built without mpicc; docs/cluster.md)");
         return 0;
     }
     static const struct {
@@ -147,8 +150,11 @@ int main(int argc, char **argv)
                 {"tradeoff", cmd_tradeoff},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        if (!strcmp(c, cmds[i].name))
-            return cmds[i].fn(argc - 1, argv + 1);
+        if (!strcmp(c, cmds[i].name)) {
+            int rc = cmds[i].fn(argc - 1, argv + 1);
+            cli_mpi_end(); /* if the command started MPI */
+            return rc;
+        }
     fprintf(stderr, "swapsim: unknown command '%s' (see 'swapsim --help')\n", c);
     return EXIT_USAGE;
 }

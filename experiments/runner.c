@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../common/json.h"
@@ -59,6 +60,8 @@ typedef struct exp {
     size_t ncells;
     uint64_t bin_hash;
     char dir[1024];
+    int maxjobs;     /* the file's "jobs": cells at once on one machine (0: no limit) */
+    int slots_total; /* cells at once on every rank together (progress estimate) */
 } exp;
 
 static int mkdir_p(const char *path)
@@ -259,12 +262,20 @@ static int expand(exp *x, exp_cell *c, const json_value *tmpl, char **argv, int 
 /* ---- running commands ---- */
 
 typedef struct child {
-    pid_t pid;
-    exp_cell *cell;
-    int is_profile;
-    double t0;
-    char out[1100], errf[1100];
+    pid_t pid;                  /* 0: the slot is free */
+    exp_cell *cell;             /* the cell it runs, or makes the profile of */
+    int is_profile;             /* 1: making the cell's profile */
+    double t0;                  /* when it started */
+    char out[1100], errf[1100]; /* its standard output and error */
+    char tmp[1300];             /* is_profile: the file it writes, renamed once complete */
 } child;
+
+/* the commands this process runs at once */
+typedef struct slots {
+    child *ch;   /* jobs slots */
+    int jobs;    /* how many */
+    int running; /* slots in use */
+} slots;
 
 static int spawn(exp *x, child *ch, char **argv)
 {
@@ -289,7 +300,10 @@ static int spawn(exp *x, child *ch, char **argv)
         dup2(fe, 2);
         close(fo);
         close(fe);
-        execv(argv[0], argv);
+        if (x->o->env)
+            execve(argv[0], argv, x->o->env);
+        else
+            execv(argv[0], argv);
         fprintf(stderr, "swapsim experiment: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
@@ -380,7 +394,9 @@ static void store_cached(exp *x, exp_cell *c)
     sw_buf_puts(&b, "}\n");
     char path[1200], tmp[1300];
     cache_path(x, c->key, ".json", path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    /* this process's own temporary name: ranks sharing the directory never
+       write one file at once */
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
     sw_err e;
     if (!sw_buf_write_file(&b, tmp, &e))
         rename(tmp, path); /* atomic: an interrupted run leaves no half entry */
@@ -393,111 +409,101 @@ static void progress(exp *x, size_t done, size_t cached, double t0, double work,
         return;
     double el = sw_now() - t0;
     size_t left = x->ncells - done;
-    double eta = worked ? work / (double)worked * (double)left / (x->o->jobs > 0 ? x->o->jobs : 1) : 0;
+    int par = x->slots_total > 0 ? x->slots_total : x->o->jobs > 0 ? x->o->jobs : 1;
+    double eta = worked ? work / (double)worked * (double)left / par : 0;
     fprintf(stderr, "\r[%s] %zu/%zu cells (%zu cached), %.0f s elapsed, ~%.0f s left   ", x->name,
             done, x->ncells, cached, el, eta);
     fflush(stderr);
 }
 
-static int run_all(exp *x)
+enum { STARTED, STARTED_PROFILE, WAIT_PROFILE };
+
+/* Start cell c in a free slot of s, or first make its profile there: a
+   profile is made by the first cell that needs it (into a temporary file,
+   renamed when complete, so no cell, here or on another rank sharing the
+   directory, ever reads half a profile). Returns STARTED, STARTED_PROFILE
+   (start the cell again once the profile exists), WAIT_PROFILE (another
+   slot is making it), or an error. */
+static int start(exp *x, slots *s, exp_cell *c)
 {
-    int jobs = x->o->jobs > 0 ? x->o->jobs : 1;
-    child *ch = sw_calloc((size_t)jobs, sizeof *ch);
-    if (!ch)
-        return sw_fail(x->err, SW_ENOMEM, "out of memory");
-    size_t done = 0, cached = 0, next = 0, worked = 0;
-    double t0 = sw_now(), work = 0;
-    for (size_t i = 0; i < x->ncells; i++)
-        if (load_cached(x, &x->cells[i])) {
-            done++;
-            cached++;
+    int slot = 0, rank = x->o->link ? x->o->link->rank : 0, rc;
+    while (s->ch[slot].pid)
+        slot++;
+    child *k = &s->ch[slot];
+    k->cell = c;
+    k->is_profile = 0;
+    /* the command's output, named for this rank, process and slot: runs
+       sharing the directory (ranks, or experiments run side by side) never
+       write one file; removed once read */
+    snprintf(k->out, sizeof k->out, "%s/cache/run-%d-%ld-%d.out", x->dir, rank, (long)getpid(),
+             slot);
+    snprintf(k->errf, sizeof k->errf, "%s/cache/run-%d-%ld-%d.err", x->dir, rank,
+             (long)getpid(), slot);
+    if (c->pargc >= 2 && !strcmp(c->pargv[c->pargc - 2], "-o")) {
+        char *ppath = c->pargv[c->pargc - 1];
+        if (access(ppath, R_OK) != 0) {
+            for (int j = 0; j < s->jobs; j++)
+                if (s->ch[j].pid && s->ch[j].is_profile && s->ch[j].cell->pkey == c->pkey)
+                    return WAIT_PROFILE;
+            k->is_profile = 1;
+            snprintf(k->tmp, sizeof k->tmp, "%s.%d.%ld.tmp", ppath, rank, (long)getpid());
+            c->pargv[c->pargc - 1] = k->tmp;
+            rc = spawn(x, k, c->pargv);
+            c->pargv[c->pargc - 1] = ppath;
+            if (rc)
+                return rc;
+            s->running++;
+            return STARTED_PROFILE;
         }
-    /* profiles first need building: a profile is built by the first cell
-       that needs it; others wait (their profile file appears when done) */
-    int running = 0, rc = 0;
-    progress(x, done, cached, t0, work, worked);
-    while (done < x->ncells && !rc) {
-        /* start cells */
-        while (running < jobs && next < x->ncells) {
-            exp_cell *c = &x->cells[next];
-            if (c->done) {
-                next++;
-                continue;
-            }
-            int slot = 0;
-            while (ch[slot].pid)
-                slot++;
-            child *k = &ch[slot];
-            k->cell = c;
-            snprintf(k->out, sizeof k->out, "%s/cache/run-%d.out", x->dir, slot);
-            snprintf(k->errf, sizeof k->errf, "%s/cache/run-%d.err", x->dir, slot);
-            if (c->pargc) {
-                char ppath[1200];
-                cache_path(x, c->pkey, ".profile.json", ppath, sizeof ppath);
-                if (access(ppath, R_OK) != 0) {
-                    /* is another child building it? then wait */
-                    int busy = 0;
-                    for (int j = 0; j < jobs; j++)
-                        busy |= ch[j].pid && ch[j].is_profile && ch[j].cell->pkey == c->pkey;
-                    if (busy)
-                        break;
-                    k->is_profile = 1;
-                    if ((rc = spawn(x, k, c->pargv)))
-                        break;
-                    running++;
-                    continue; /* the cell itself starts once its profile exists */
-                }
-            }
-            k->is_profile = 0;
-            if ((rc = spawn(x, k, c->argv)))
-                break;
-            running++;
-            next++;
+    }
+    if ((rc = spawn(x, k, c->argv)))
+        return rc;
+    s->running++;
+    return STARTED;
+}
+
+/* Child k ended with wait status st. A profile is renamed into place; a
+   cell's result is filled in and *finished set to the cell. Returns 0, or
+   an error naming the command that failed. */
+static int finish(exp *x, slots *s, child *k, int st, exp_cell **finished)
+{
+    *finished = NULL;
+    s->running--;
+    k->pid = 0;
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    char *out = slurp(k->out), *errt = slurp(k->errf);
+    unlink(k->out);
+    unlink(k->errf);
+    exp_cell *c = k->cell;
+    int rc = 0;
+    if (k->is_profile) {
+        k->is_profile = 0;
+        const char *ppath = c->pargv[c->pargc - 1];
+        if (code == 0 && rename(k->tmp, ppath) != 0) {
+            rc = sw_fail(x->err, SW_EIO, "%s: cannot rename it to %s: %s", k->tmp, ppath,
+                         strerror(errno));
+        } else if (code != 0) {
+            unlink(k->tmp);
+            sw_buf cmd;
+            sw_buf_init(&cmd);
+            argv_text(c->pargv, c->pargc, &cmd);
+            char *m = first_line(errt);
+            rc = sw_fail(x->err, SW_EINVAL, "%s: making a profile failed (exit %d): swapsim "
+                         "%s: %s", x->o->file, code, cmd.data ? cmd.data : "", m);
+            sw_free(m);
+            sw_buf_free(&cmd);
         }
-        if (rc || !running)
-            break;
-        int st;
-        pid_t pid = wait(&st);
-        if (pid < 0)
-            break;
-        int slot = 0;
-        while (slot < jobs && ch[slot].pid != pid)
-            slot++;
-        if (slot == jobs)
-            continue;
-        child *k = &ch[slot];
-        running--;
-        k->pid = 0;
-        int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-        char *out = slurp(k->out), *errt = slurp(k->errf);
-        exp_cell *c = k->cell;
-        if (k->is_profile) {
-            if (code != 0) {
-                sw_buf cmd;
-                sw_buf_init(&cmd);
-                argv_text(c->pargv, c->pargc, &cmd);
-                char *m = first_line(errt);
-                rc = sw_fail(x->err, SW_EINVAL, "%s: making a profile failed (exit %d): swapsim "
-                             "%s: %s", x->o->file, code, cmd.data ? cmd.data : "", m);
-                sw_free(m);
-                sw_buf_free(&cmd);
-            }
-            sw_free(out);
-            sw_free(errt);
-            k->is_profile = 0;
-            continue;
-        }
+    } else {
         c->wall = sw_now() - k->t0;
         if (code == 0 || code == 1) {
             c->status = code;
+            sw_free(c->output);
+            sw_free(c->message);
             c->output = out ? out : sw_strdup("");
             c->message = code ? first_line(errt) : sw_strdup("");
             out = NULL;
             c->done = 1;
-            store_cached(x, c);
-            done++;
-            worked++;
-            work += c->wall;
+            *finished = c;
         } else {
             sw_buf cmd;
             sw_buf_init(&cmd);
@@ -508,20 +514,466 @@ static int run_all(exp *x)
             sw_free(m);
             sw_buf_free(&cmd);
         }
-        sw_free(out);
-        sw_free(errt);
+    }
+    sw_free(out);
+    sw_free(errt);
+    return rc;
+}
+
+/* stop what still runs (after an error) */
+static void kill_all(slots *s)
+{
+    for (int j = 0; j < s->jobs; j++)
+        if (s->ch[j].pid) {
+            kill(s->ch[j].pid, SIGTERM);
+            waitpid(s->ch[j].pid, NULL, 0);
+            if (s->ch[j].is_profile)
+                unlink(s->ch[j].tmp);
+            unlink(s->ch[j].out);
+            unlink(s->ch[j].errf);
+            s->ch[j].pid = 0;
+        }
+    s->running = 0;
+}
+
+/* A child of s that has ended (its slot; *st its wait status), or -1 when
+   none has yet; never blocks. */
+static int reap_one(slots *s, int *st)
+{
+    for (int j = 0; j < s->jobs; j++)
+        if (s->ch[j].pid && waitpid(s->ch[j].pid, st, WNOHANG) == s->ch[j].pid)
+            return j;
+    return -1;
+}
+
+/* Wait a little when nothing happened: 0.1 ms after activity, doubling up
+   to 5 ms while nothing does, so short cells are not held up by the
+   polling and long ones cost no CPU. */
+static void nap(long *ns, int busy)
+{
+    if (busy) {
+        *ns = 100000;
+        return;
+    }
+    struct timespec ts = {0, *ns};
+    nanosleep(&ts, NULL);
+    *ns = *ns * 2 > 5000000 ? 5000000 : *ns * 2;
+}
+
+/* every cell here, `jobs` at a time (no other process takes part) */
+static int run_here(exp *x, size_t done, size_t cached)
+{
+    slots s = {NULL, x->o->jobs > 0 ? x->o->jobs : 1, 0};
+    s.ch = sw_calloc((size_t)s.jobs, sizeof *s.ch);
+    if (!s.ch)
+        return sw_fail(x->err, SW_ENOMEM, "out of memory");
+    size_t next = 0, worked = 0;
+    double t0 = sw_now(), work = 0;
+    int rc = 0;
+    progress(x, done, cached, t0, work, worked);
+    while (done < x->ncells && !rc) {
+        while (s.running < s.jobs && next < x->ncells) {
+            exp_cell *c = &x->cells[next];
+            if (c->done) {
+                next++;
+                continue;
+            }
+            int r = start(x, &s, c);
+            if (r < 0)
+                rc = r;
+            if (r < 0 || r == WAIT_PROFILE)
+                break;
+            if (r == STARTED)
+                next++;
+        }
+        if (rc || !s.running)
+            break;
+        int st;
+        pid_t pid = wait(&st);
+        if (pid < 0)
+            break;
+        int slot = 0;
+        while (slot < s.jobs && s.ch[slot].pid != pid)
+            slot++;
+        if (slot == s.jobs)
+            continue;
+        exp_cell *f;
+        rc = finish(x, &s, &s.ch[slot], st, &f);
+        if (f) {
+            store_cached(x, f);
+            done++;
+            worked++;
+            work += f->wall;
+        }
         progress(x, done, cached, t0, work, worked);
     }
-    /* stop what still runs after an error */
-    for (int j = 0; j < jobs; j++)
-        if (ch[j].pid) {
-            kill(ch[j].pid, SIGTERM);
-            waitpid(ch[j].pid, NULL, 0);
-        }
+    kill_all(&s);
     if (x->o->progress)
         fputc('\n', stderr);
-    sw_free(ch);
+    sw_free(s.ch);
     return rc;
+}
+
+/* ---- several processes (exp_link): rank 0 hands out cells, the others
+   run them and send back the results ---- */
+
+enum { MSG_READY = 1, MSG_ASSIGN, MSG_RESULT, MSG_FAIL, MSG_STOP, MSG_BYE };
+
+static void put_u64(sw_buf *b, uint64_t v) { sw_buf_put(b, (const char *)&v, sizeof v); }
+
+static void put_f64(sw_buf *b, double v) { sw_buf_put(b, (const char *)&v, sizeof v); }
+
+static void put_str(sw_buf *b, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    put_u64(b, n);
+    if (n)
+        sw_buf_put(b, s, n);
+}
+
+/* reading a message: bad is set when it is shorter than what is read */
+typedef struct msg_rd {
+    const char *p; /* next byte */
+    size_t n;      /* bytes left */
+    int bad;       /* 1: read past the end (or out of memory) */
+} msg_rd;
+
+static uint64_t get_u64(msg_rd *r)
+{
+    uint64_t v = 0;
+    if (r->n < sizeof v) {
+        r->bad = 1;
+        return 0;
+    }
+    memcpy(&v, r->p, sizeof v);
+    r->p += sizeof v;
+    r->n -= sizeof v;
+    return v;
+}
+
+static double get_f64(msg_rd *r)
+{
+    double v = 0;
+    if (r->n < sizeof v) {
+        r->bad = 1;
+        return 0;
+    }
+    memcpy(&v, r->p, sizeof v);
+    r->p += sizeof v;
+    r->n -= sizeof v;
+    return v;
+}
+
+static char *get_str(msg_rd *r)
+{
+    uint64_t n = get_u64(r);
+    if (r->bad || n > r->n) {
+        r->bad = 1;
+        return NULL;
+    }
+    char *s = sw_strndup(r->p, (size_t)n);
+    r->p += n;
+    r->n -= (size_t)n;
+    if (!s)
+        r->bad = 1;
+    return s;
+}
+
+static int send_buf(exp *x, int to, int tag, sw_buf *b)
+{
+    const exp_link *L = x->o->link;
+    int rc = b->oom ? sw_fail(x->err, SW_ENOMEM, "out of memory")
+                    : L->send(L->ctx, to, tag, b->data ? b->data : "", b->len, x->err);
+    sw_buf_free(b);
+    return rc;
+}
+
+/* a status and a message (MSG_FAIL, MSG_STOP) */
+static int send_status(exp *x, int to, int tag, int code, const char *msg)
+{
+    sw_buf b;
+    sw_buf_init(&b);
+    put_u64(&b, (uint64_t)(int64_t)code);
+    put_str(&b, msg);
+    return send_buf(x, to, tag, &b);
+}
+
+/* rank 0: hands out the cells not cached, in grid order, to its own slots
+   and to the slots the other ranks offer (READY); stores every result in
+   the cache as it comes, so an interrupted run resumes; on an error (its
+   own or a rank's FAIL) stops every rank (STOP) and waits until each has
+   (BYE). */
+static int run_coordinator(exp *x, size_t done, size_t cached)
+{
+    const exp_link *L = x->o->link;
+    int W = L->size, rc = 0, stopping = 0, byes = 0;
+    slots s = {NULL, x->o->jobs > 0 ? x->o->jobs : 1, 0};
+    s.ch = sw_calloc((size_t)s.jobs, sizeof *s.ch);
+    int *offered = sw_calloc((size_t)W, sizeof *offered);   /* free slots per rank */
+    int *node_busy = sw_calloc((size_t)W, sizeof *node_busy); /* cells running per machine */
+    size_t *queue = sw_malloc((x->ncells + 1) * sizeof *queue), qh = 0, qt = 0;
+    if (!s.ch || !offered || !node_busy || !queue)
+        rc = sw_fail(x->err, SW_ENOMEM, "out of memory"); /* still stops the others below */
+    size_t next = 0, worked = 0;
+    double t0 = sw_now(), work = 0;
+    long wait_ns = 100000;
+    x->slots_total = s.jobs;
+    progress(x, done, cached, t0, work, worked);
+    for (;;) {
+        int busy = 0;
+        while (!rc && !stopping && next < x->ncells) {
+            exp_cell *c = &x->cells[next];
+            if (c->done) {
+                next++;
+                continue;
+            }
+            int to = -1;
+            /* "jobs" in the experiment file bounds the cells at once on each machine */
+            if (s.running + (int)(qt - qh) < s.jobs &&
+                (!x->maxjobs || node_busy[L->node[0]] < x->maxjobs))
+                to = 0;
+            for (int w = 1; to < 0 && w < W; w++)
+                if (offered[w] > 0 && (!x->maxjobs || node_busy[L->node[w]] < x->maxjobs))
+                    to = w;
+            if (to < 0)
+                break;
+            if (to == 0) {
+                queue[qt++] = next;
+            } else {
+                sw_buf b;
+                sw_buf_init(&b);
+                put_u64(&b, next);
+                put_u64(&b, c->key);
+                rc = send_buf(x, to, MSG_ASSIGN, &b);
+                offered[to]--;
+            }
+            node_busy[L->node[to]]++;
+            next++;
+            busy = 1;
+        }
+        while (!rc && !stopping && qh < qt && s.running < s.jobs) {
+            int r = start(x, &s, &x->cells[queue[qh]]);
+            if (r < 0)
+                rc = r;
+            if (r < 0 || r == WAIT_PROFILE)
+                break;
+            if (r == STARTED)
+                qh++;
+            busy = 1;
+        }
+        int st, slot;
+        while (s.ch && (slot = reap_one(&s, &st)) >= 0) {
+            exp_cell *f;
+            int frc = finish(x, &s, &s.ch[slot], st, &f);
+            if (frc && !rc)
+                rc = frc;
+            if (f) {
+                store_cached(x, f);
+                done++;
+                worked++;
+                work += f->wall;
+                node_busy[L->node[0]]--;
+                progress(x, done, cached, t0, work, worked);
+            }
+            busy = 1;
+        }
+        for (;;) {
+            int from, tag;
+            char *buf = NULL;
+            size_t n = 0;
+            sw_err le;
+            int got = L->recv(L->ctx, &from, &tag, &buf, &n, &le);
+            if (got < 0 && !rc)
+                rc = sw_fail(x->err, got, "%s", le.msg);
+            if (got <= 0)
+                break;
+            busy = 1;
+            msg_rd r = {buf, n, 0};
+            if (!offered || !node_busy || !queue) {
+                /* out of memory: rc is set; only the ranks' goodbyes count now */
+                byes += tag == MSG_BYE;
+            } else if (tag == MSG_READY) {
+                uint64_t k = get_u64(&r);
+                if (!r.bad && k <= 4096) {
+                    /* twice its slots: a slot that frees up starts its next cell at
+                       once, without waiting for this rank's answer */
+                    offered[from] += 2 * (int)k;
+                    x->slots_total += (int)k;
+                }
+            } else if (tag == MSG_RESULT) {
+                uint64_t idx = get_u64(&r), key = get_u64(&r);
+                int status = (int)(int64_t)get_u64(&r);
+                double wall = get_f64(&r);
+                char *msg = get_str(&r), *out = get_str(&r);
+                if (!r.bad && idx < x->ncells && x->cells[idx].key == key &&
+                    !x->cells[idx].done) {
+                    exp_cell *c = &x->cells[idx];
+                    c->status = status;
+                    c->wall = wall;
+                    c->message = msg;
+                    c->output = out;
+                    msg = out = NULL;
+                    c->done = 1;
+                    store_cached(x, c);
+                    done++;
+                    worked++;
+                    work += wall;
+                    offered[from]++;
+                    node_busy[L->node[from]]--;
+                    progress(x, done, cached, t0, work, worked);
+                } else if (!rc) {
+                    rc = sw_fail(x->err, SW_EINVAL, "rank %d sent a result rank 0 cannot place "
+                                 "(cell %llu)", from, (unsigned long long)idx);
+                }
+                sw_free(msg);
+                sw_free(out);
+            } else if (tag == MSG_FAIL) {
+                int code = (int)(int64_t)get_u64(&r);
+                char *msg = get_str(&r);
+                if (!rc)
+                    rc = sw_fail(x->err, code < 0 ? code : SW_EINVAL, "rank %d: %s", from,
+                                 msg ? msg : "failed");
+                sw_free(msg);
+            } else if (tag == MSG_BYE) {
+                byes++;
+            }
+            sw_free(buf);
+        }
+        if (!stopping && (rc || done == x->ncells)) {
+            stopping = 1;
+            for (int w = 1; w < W; w++)
+                send_status(x, w, MSG_STOP, rc, rc ? x->err->msg : "");
+            if (s.ch)
+                kill_all(&s);
+        }
+        if (stopping && byes >= W - 1)
+            break;
+        nap(&wait_ns, busy);
+    }
+    if (x->o->progress)
+        fputc('\n', stderr);
+    sw_free(s.ch);
+    sw_free(offered);
+    sw_free(node_busy);
+    sw_free(queue);
+    return rc;
+}
+
+/* ranks 1...: offers its slots (READY), runs the cells rank 0 assigns
+   (ASSIGN), sends each result back (RESULT) or its error (FAIL), and ends
+   when rank 0 says so (STOP, answered with BYE). */
+static int run_worker(exp *x)
+{
+    const exp_link *L = x->o->link;
+    slots s = {NULL, x->o->jobs > 0 ? x->o->jobs : 1, 0};
+    s.ch = sw_calloc((size_t)s.jobs, sizeof *s.ch);
+    size_t *queue = sw_malloc((x->ncells + 1) * sizeof *queue), qh = 0, qt = 0;
+    int rc = 0, failed = 0;
+    long wait_ns = 100000;
+    if (!s.ch || !queue) {
+        rc = sw_fail(x->err, SW_ENOMEM, "out of memory");
+    } else {
+        sw_buf b;
+        sw_buf_init(&b);
+        put_u64(&b, (uint64_t)s.jobs);
+        rc = send_buf(x, 0, MSG_READY, &b);
+    }
+    for (;;) {
+        int busy = 0;
+        while (!rc && qh < qt && s.running < s.jobs) {
+            int r = start(x, &s, &x->cells[queue[qh]]);
+            if (r < 0)
+                rc = r;
+            if (r < 0 || r == WAIT_PROFILE)
+                break;
+            if (r == STARTED)
+                qh++;
+            busy = 1;
+        }
+        int st, slot;
+        while (!rc && s.ch && (slot = reap_one(&s, &st)) >= 0) {
+            exp_cell *f;
+            rc = finish(x, &s, &s.ch[slot], st, &f);
+            if (f) {
+                sw_buf b;
+                sw_buf_init(&b);
+                put_u64(&b, (uint64_t)(f - x->cells));
+                put_u64(&b, f->key);
+                put_u64(&b, (uint64_t)(int64_t)f->status);
+                put_f64(&b, f->wall);
+                put_str(&b, f->message);
+                put_str(&b, f->output);
+                rc = send_buf(x, 0, MSG_RESULT, &b);
+                sw_free(f->output); /* rank 0 keeps the results */
+                sw_free(f->message);
+                f->output = f->message = NULL;
+            }
+            busy = 1;
+        }
+        if (rc && !failed) {
+            failed = 1;
+            sw_err keep = *x->err;
+            send_status(x, 0, MSG_FAIL, rc, keep.msg);
+            *x->err = keep;
+            if (s.ch)
+                kill_all(&s);
+            qh = qt;
+        }
+        for (;;) {
+            int from, tag;
+            char *buf = NULL;
+            size_t n = 0;
+            sw_err le;
+            int got = L->recv(L->ctx, &from, &tag, &buf, &n, &le);
+            if (got < 0 && !rc)
+                rc = sw_fail(x->err, got, "%s", le.msg);
+            if (got <= 0)
+                break;
+            busy = 1;
+            msg_rd r = {buf, n, 0};
+            if (tag == MSG_ASSIGN && !rc) {
+                uint64_t idx = get_u64(&r), key = get_u64(&r);
+                if (r.bad || idx >= x->ncells || x->cells[idx].key != key)
+                    rc = sw_fail(x->err, SW_EINVAL, "rank 0 assigned cell %llu, which this rank "
+                                 "expands otherwise (is the experiment file, the swapsim binary "
+                                 "and --data the same on every node?)", (unsigned long long)idx);
+                else
+                    queue[qt++] = idx;
+            } else if (tag == MSG_STOP) {
+                int code = (int)(int64_t)get_u64(&r);
+                char *msg = get_str(&r);
+                if (s.ch)
+                    kill_all(&s);
+                if (!rc && code)
+                    rc = sw_fail(x->err, code < 0 ? code : SW_EINVAL, "%s",
+                                 msg ? msg : "stopped by rank 0");
+                sw_free(msg);
+                sw_free(buf);
+                sw_buf b;
+                sw_buf_init(&b);
+                send_buf(x, 0, MSG_BYE, &b);
+                sw_free(s.ch);
+                sw_free(queue);
+                return rc;
+            }
+            sw_free(buf);
+        }
+        nap(&wait_ns, busy);
+    }
+}
+
+static int run_all(exp *x)
+{
+    const exp_link *L = x->o->link;
+    size_t done = 0, cached = 0;
+    if (L && L->rank > 0)
+        return run_worker(x); /* rank 0 alone reads the cache and decides what runs */
+    for (size_t i = 0; i < x->ncells; i++)
+        if (load_cached(x, &x->cells[i])) {
+            done++;
+            cached++;
+        }
+    return L ? run_coordinator(x, done, cached) : run_here(x, done, cached);
 }
 
 /* ---- CSV ---- */
@@ -661,28 +1113,82 @@ static void free_exp(exp *x)
     json_doc_free(x->doc);
 }
 
+/* what each rank says once it has expanded the grid */
+typedef struct setup_rec {
+    int64_t rc;      /* 0, or its error */
+    int64_t skip;    /* 1: a required path is absent there */
+    uint64_t ncells; /* the grid's cells */
+    uint64_t keys;   /* a hash of every cell's cache key, in order */
+    char msg[224];   /* the error's message */
+} setup_rec;
+
+/* The ranks compare notes after expanding the grid: one rank's error, a
+   required path present on one and absent on another, or a grid expanded
+   otherwise than on rank 0 ends every rank's run with the same error.
+   *skip becomes rank 0's. */
+static int agree_setup(exp *x, const exp_link *L, int rc, int *skip)
+{
+    setup_rec me;
+    memset(&me, 0, sizeof me);
+    me.rc = rc;
+    me.skip = *skip;
+    me.ncells = x->ncells;
+    for (size_t i = 0; i < x->ncells; i++)
+        me.keys = sw_hash64(&x->cells[i].key, sizeof x->cells[i].key, me.keys + 1);
+    if (rc) {
+        size_t n = strnlen(x->err->msg, sizeof me.msg - 1);
+        memcpy(me.msg, x->err->msg, n);
+    }
+    setup_rec *all = sw_calloc((size_t)L->size, sizeof *all);
+    if (!all)
+        return sw_fail(x->err, SW_ENOMEM, "out of memory");
+    sw_err e;
+    int grc = L->allgather(L->ctx, &me, all, sizeof me, &e);
+    if (grc) {
+        sw_free(all);
+        return sw_fail(x->err, grc, "%s", e.msg);
+    }
+    rc = 0;
+    for (int k = 0; k < L->size && !rc; k++)
+        if (all[k].rc)
+            rc = k ? sw_fail(x->err, (int)all[k].rc, "rank %d: %s", k, all[k].msg)
+                   : sw_fail(x->err, (int)all[k].rc, "%s", all[k].msg);
+    for (int k = 1; k < L->size && !rc; k++)
+        if (all[k].skip != all[0].skip)
+            rc = sw_fail(x->err, SW_EIO, "%s: rank %d %s a path the experiment requires, and "
+                         "rank 0 %s: give every node the same files (--data)", x->o->file, k,
+                         all[k].skip ? "lacks" : "has", all[0].skip ? "lacks it" : "has it");
+    for (int k = 1; k < L->size && !rc && !all[0].skip; k++)
+        if (all[k].ncells != all[0].ncells || all[k].keys != all[0].keys)
+            rc = sw_fail(x->err, SW_EINVAL, "%s: rank %d expands the grid into other cells than "
+                         "rank 0 (is the experiment file, the swapsim binary and --data the same "
+                         "on every node?)", x->o->file, k);
+    *skip = (int)all[0].skip;
+    sw_free(all);
+    return rc;
+}
+
 int exp_run(const exp_opts *opts, sw_err *err)
 {
     exp_opts oc = *opts; /* a copy, with the data directory's default filled in */
     if (!oc.data)
         oc.data = sw_data_dir();
+    if (oc.link && (oc.link->size < 2 || oc.dry_run))
+        oc.link = NULL; /* one rank, or nothing to run: as a single process */
     const exp_opts *o = &oc;
     exp x;
     memset(&x, 0, sizeof x);
     x.o = o;
     x.err = err;
     char *text = NULL;
-    size_t len;
-    int rc = sw_read_file(o->file, &text, &len, err);
-    if (rc)
-        return rc;
-    x.doc = json_doc_new();
-    const json_value *root;
-    if (!x.doc) {
-        sw_free(text);
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    }
-    rc = json_parse(x.doc, text, len, o->file, 1, &root, err);
+    size_t len = 0;
+    int rc = sw_read_file(o->file, &text, &len, err), skip = 0;
+    char skipped[1200] = "";
+    const json_value *root = NULL;
+    if (!rc && !(x.doc = json_doc_new()))
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+    if (!rc)
+        rc = json_parse(x.doc, text, len, o->file, 1, &root, err);
     jr r;
     jr_init(&r, o->file, err);
     const json_value *vars = NULL;
@@ -715,52 +1221,50 @@ int exp_run(const exp_opts *opts, sw_err *err)
             jr_pop(&r, s1);
             break;
         }
-        char path[1200];
         const char *in = v->u.str;
         if (!strncmp(in, "{data}", 6))
-            snprintf(path, sizeof path, "%s%s", o->data, in + 6);
+            snprintf(skipped, sizeof skipped, "%s%s", o->data, in + 6);
         else
-            snprintf(path, sizeof path, "%s", in);
-        if (access(path, R_OK) != 0) {
-            fprintf(stderr, "[%s] skipped: %s is absent (give the recorded data with --data DIR)\n",
-                    x.name, path);
-            free_exp(&x);
-            sw_free(text);
-            return 0;
+            snprintf(skipped, sizeof skipped, "%s", in);
+        if (access(skipped, R_OK) != 0) {
+            skip = 1;
+            break;
         }
     }
     exp_opts local = *o;
+    x.maxjobs = (int)maxjobs;
     if (!rc && maxjobs > 0 && local.jobs > maxjobs) {
         local.jobs = (int)maxjobs;
         x.o = &local;
     }
     char csvname[256];
-    if (!rc && !x.csv) {
+    if (!rc && !skip && !x.csv) {
         snprintf(csvname, sizeof csvname, "%s.csv", x.name);
         x.csv = csvname;
     }
-    if (!rc) {
+    if (!rc && !skip) {
         snprintf(x.dir, sizeof x.dir, "%s", o->out_dir ? o->out_dir : "out");
         char cdir[1100];
         snprintf(cdir, sizeof cdir, "%s/cache", x.dir);
         if (mkdir_p(x.dir) || mkdir_p(cdir))
             rc = sw_fail(err, SW_EIO, "%s: cannot create directory: %s", x.dir, strerror(errno));
     }
-    if (!rc) {
+    if (!rc && !skip) {
         x.bin_hash = file_hash(o->swapsim);
         if (!x.bin_hash)
             rc = sw_fail(err, SW_EIO, "%s: cannot read the swapsim binary", o->swapsim);
     }
     /* expand the grid */
-    if (!rc) {
+    if (!rc && !skip) {
         size_t n = 1;
         for (int v = 0; v < x.nvars; v++)
             n *= (size_t)x.vars[v].n;
         x.cells = sw_calloc(n ? n : 1, sizeof *x.cells);
         if (!x.cells)
             rc = sw_fail(err, SW_ENOMEM, "out of memory");
-        x.ncells = n;
-        for (size_t i = 0; i < n && !rc; i++) {
+        else
+            x.ncells = n;
+        for (size_t i = 0; i < x.ncells && !rc; i++) {
             exp_cell *c = &x.cells[i];
             size_t q = i;
             for (int v = x.nvars - 1; v >= 0; v--) {
@@ -797,7 +1301,13 @@ int exp_run(const exp_opts *opts, sw_err *err)
                 c->key = argv_hash(c->argv, c->argc) ^ x.bin_hash ^ (c->pkey * 31);
         }
     }
-    if (!rc && o->dry_run) {
+    /* several ranks: none goes on unless all can, with the same grid */
+    if (o->link)
+        rc = agree_setup(&x, o->link, rc, &skip);
+    if (!rc && skip) {
+        fprintf(stderr, "[%s] skipped: %s is absent (give the recorded data with --data DIR)\n",
+                x.name, skipped);
+    } else if (!rc && o->dry_run) {
         for (size_t i = 0; i < x.ncells; i++) {
             sw_buf b;
             sw_buf_init(&b);
@@ -807,7 +1317,7 @@ int exp_run(const exp_opts *opts, sw_err *err)
         }
     } else if (!rc) {
         rc = run_all(&x);
-        if (!rc)
+        if (!rc && (!o->link || o->link->rank == 0))
             rc = write_csv(&x);
     }
     free_exp(&x);

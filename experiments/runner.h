@@ -9,6 +9,26 @@
 
 #include "../common/sw.h"
 
+/* The processes of one distributed run (experiments/mpi.c makes one over
+   MPI ranks): every rank expands the same grid; rank 0 reads the cache,
+   hands the other cells out as slots free up (its own and the ranks'),
+   stores each result in the cache as it arrives and writes the CSV, which
+   is the one a single process writes. */
+typedef struct exp_link {
+    int version;     /* 1 */
+    int rank, size;  /* this process, and how many */
+    const int *node; /* per rank, its machine (0...size-1; ranks on one machine share it) */
+    void *ctx;       /* the transport's state */
+    /* Send n bytes to rank `to`; tag says what they are. */
+    int (*send)(void *ctx, int to, int tag, const void *buf, size_t n, sw_err *err);
+    /* A message that has arrived, without waiting: 1 with *from, *tag and
+       *buf (n bytes, the caller frees it with sw_free), 0 if there is none,
+       or an error. */
+    int (*recv)(void *ctx, int *from, int *tag, char **buf, size_t *n, sw_err *err);
+    /* Every rank's n bytes, in rank order, into all (size * n bytes). */
+    int (*allgather)(void *ctx, const void *mine, void *all, size_t n, sw_err *err);
+} exp_link;
+
 typedef struct exp_opts {
     const char *file;     /* experiment file */
     const char *out_dir;  /* where CSVs, logs and the cache go (default out/) */
@@ -18,12 +38,16 @@ typedef struct exp_opts {
     int jobs;             /* parallel cells (default: cores) */
     int progress;         /* progress line on stderr */
     int dry_run;          /* print the commands, run nothing */
+    const exp_link *link; /* several processes share the cells (NULL: this one alone) */
+    char *const *env;     /* the environment of the cells' commands (NULL: this process's) */
 } exp_opts;
 
 /* Run one experiment. Errors name the file and JSON path (bad experiment
    file) or the failing cell's command and its message. A cell whose command
    fails with exit status 1 (an expected outcome such as "does not fit") is
-   recorded with status and message columns, not an error. */
+   recorded with status and message columns, not an error. With a link,
+   every rank calls it with the same file and ends with the same status: an
+   error on one rank (prefixed "rank R: ") ends every rank's run, none waits. */
 int exp_run(const exp_opts *o, sw_err *err);
 
 #endif

@@ -16,6 +16,7 @@ struct ga_ctx {
     unsigned char *pop, *kids, *tmp, *best;
     double *pop_fit, *kid_fit, *cand_fit, *prob;
     int *order, *chosen;
+    unsigned char *mark; /* per individual: taken (migration) */
     unsigned long *seeds;
     double best_fit;
     gsl_rng *rng;
@@ -72,6 +73,7 @@ void ga_free(ga_ctx *ga)
     sw_free(ga->prob);
     sw_free(ga->order);
     sw_free(ga->chosen);
+    sw_free(ga->mark);
     sw_free(ga->seeds);
     if (ga->rng)
         gsl_rng_free(ga->rng);
@@ -111,14 +113,15 @@ ga_ctx *ga_new(const ga_ops *ops, void *user, size_t genome_bytes, const ga_para
     ga->prob = sw_malloc(S * sizeof(double));
     ga->order = sw_malloc(S * sizeof(int));
     ga->chosen = sw_malloc(S * sizeof(int));
+    ga->mark = sw_malloc(N);
     ga->seeds = sw_malloc(N * sizeof(unsigned long));
     ga->rng = gsl_rng_alloc(gsl_rng_mt19937);
     ga->nworkers = ga->p.threads;
     ga->workers = sw_calloc((size_t)ga->nworkers, sizeof(void *));
     ga->wrng = sw_calloc((size_t)ga->nworkers, sizeof(gsl_rng *));
     if (!ga->pop || !ga->kids || !ga->tmp || !ga->best || !ga->pop_fit || !ga->kid_fit ||
-        !ga->cand_fit || !ga->prob || !ga->order || !ga->chosen || !ga->seeds || !ga->rng ||
-        !ga->workers || !ga->wrng) {
+        !ga->cand_fit || !ga->prob || !ga->order || !ga->chosen || !ga->mark || !ga->seeds ||
+        !ga->rng || !ga->workers || !ga->wrng) {
         ga_free(ga);
         return NULL;
     }
@@ -349,20 +352,10 @@ static void report(ga_ctx *ga)
     }
 }
 
-int ga_run(ga_ctx *ga, sw_err *err)
+/* the first generation: random individuals (ga_ops.init), evaluated */
+static int first_generation(ga_ctx *ga, sw_err *err)
 {
-    int N = ga->p.population, K = 2 * N, S = N + K;
-    if (ga->p.mutation < 0 || ga->p.mutation > 1)
-        return sw_fail(err, SW_EINVAL, "mutation probability must be in [0, 1]");
-    if (!(ga->p.temperature > 0))
-        return sw_fail(err, SW_EINVAL, "temperature must be positive");
-    if (ga->p.generations <= 0 && ga->p.time_budget_s <= 0)
-        return sw_fail(err, SW_EINVAL, "set a generation count or a time budget");
-    ga->t0 = sw_now();
-    memset(&ga->st, 0, sizeof ga->st);
-    if (ga->log)
-        fprintf(ga->log, "elapsed_s,generation,evaluations,best_s,mean_s,worst_s,best_ever_s\n");
-    /* first generation */
+    int N = ga->p.population;
     for (int j = 0; j < N; j++)
         ga->seeds[j] = gsl_rng_get(ga->rng);
     ga->phase = 0;
@@ -374,44 +367,71 @@ int ga_run(ga_ctx *ga, sw_err *err)
     ga->st.evaluations = N;
     ga->st.initial_best = ga->best_fit;
     report(ga);
-    for (;;) {
-        double el = sw_now() - ga->t0;
-        if (ga->p.generations > 0 && ga->st.generations >= ga->p.generations)
-            break;
-        if (ga->p.time_budget_s > 0 && el >= ga->p.time_budget_s)
-            break;
-        /* pair parents at random */
-        for (int i = 0; i < N; i++)
-            ga->order[i] = i;
-        gsl_ran_shuffle(ga->rng, ga->order, (size_t)N, sizeof(int));
-        for (int j = 0; j < N / 2; j++)
-            ga->seeds[j] = gsl_rng_get(ga->rng);
-        ga->phase = 1;
-        run_jobs(ga, N / 2);
-        if (check_evals(ga->kid_fit, K, err))
-            return SW_ENOMEM;
-        for (int i = 0; i < K; i++)
-            note_best(ga, GENOME(ga->kids, i), ga->kid_fit[i]);
-        ga->st.evaluations += K;
-        /* survivors among parents and children */
-        memcpy(ga->cand_fit, ga->pop_fit, (size_t)N * sizeof(double));
-        memcpy(ga->cand_fit + N, ga->kid_fit, (size_t)K * sizeof(double));
-        select_survivors(ga, S, N);
-        for (int n = 0; n < N; n++) {
-            int c = ga->chosen[n];
-            const void *src = c < N ? GENOME(ga->pop, c) : GENOME(ga->kids, c - N);
-            memcpy(GENOME(ga->tmp, n), src, ga->gb);
-        }
-        for (int n = 0; n < N; n++)
-            ga->order[n] = ga->chosen[n];
-        for (int n = 0; n < N; n++)
-            ga->pop_fit[n] = ga->cand_fit[ga->order[n]];
-        unsigned char *t = ga->pop;
-        ga->pop = ga->tmp;
-        ga->tmp = t;
-        ga->st.generations++;
-        report(ga);
+    return 0;
+}
+
+/* one generation: pair parents, four children per pair, select survivors */
+static int next_generation(ga_ctx *ga, sw_err *err)
+{
+    int N = ga->p.population, K = 2 * N, S = N + K;
+    for (int i = 0; i < N; i++)
+        ga->order[i] = i;
+    gsl_ran_shuffle(ga->rng, ga->order, (size_t)N, sizeof(int));
+    for (int j = 0; j < N / 2; j++)
+        ga->seeds[j] = gsl_rng_get(ga->rng);
+    ga->phase = 1;
+    run_jobs(ga, N / 2);
+    if (check_evals(ga->kid_fit, K, err))
+        return SW_ENOMEM;
+    for (int i = 0; i < K; i++)
+        note_best(ga, GENOME(ga->kids, i), ga->kid_fit[i]);
+    ga->st.evaluations += K;
+    /* survivors among parents and children */
+    memcpy(ga->cand_fit, ga->pop_fit, (size_t)N * sizeof(double));
+    memcpy(ga->cand_fit + N, ga->kid_fit, (size_t)K * sizeof(double));
+    select_survivors(ga, S, N);
+    for (int n = 0; n < N; n++) {
+        int c = ga->chosen[n];
+        const void *src = c < N ? GENOME(ga->pop, c) : GENOME(ga->kids, c - N);
+        memcpy(GENOME(ga->tmp, n), src, ga->gb);
     }
+    for (int n = 0; n < N; n++)
+        ga->order[n] = ga->chosen[n];
+    for (int n = 0; n < N; n++)
+        ga->pop_fit[n] = ga->cand_fit[ga->order[n]];
+    unsigned char *t = ga->pop;
+    ga->pop = ga->tmp;
+    ga->tmp = t;
+    ga->st.generations++;
+    report(ga);
+    return 0;
+}
+
+int ga_begin(ga_ctx *ga, sw_err *err)
+{
+    if (ga->p.mutation < 0 || ga->p.mutation > 1)
+        return sw_fail(err, SW_EINVAL, "mutation probability must be in [0, 1]");
+    if (!(ga->p.temperature > 0))
+        return sw_fail(err, SW_EINVAL, "temperature must be positive");
+    ga->t0 = sw_now();
+    memset(&ga->st, 0, sizeof ga->st);
+    if (ga->log)
+        fprintf(ga->log, "elapsed_s,generation,evaluations,best_s,mean_s,worst_s,best_ever_s\n");
+    return first_generation(ga, err);
+}
+
+int ga_step(ga_ctx *ga, long n, sw_err *err)
+{
+    for (long i = 0; i < n; i++) {
+        int rc = next_generation(ga, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int ga_end(ga_ctx *ga, sw_err *err)
+{
     if (ga->progress)
         fputc('\n', stderr);
     ga->st.elapsed_s = sw_now() - ga->t0;
@@ -419,4 +439,72 @@ int ga_run(ga_ctx *ga, sw_err *err)
     if (!isfinite(ga->best_fit))
         return sw_fail(err, SW_ENOFIT, "no feasible individual found");
     return 0;
+}
+
+int ga_run(ga_ctx *ga, sw_err *err)
+{
+    if (ga->p.generations <= 0 && ga->p.time_budget_s <= 0)
+        return sw_fail(err, SW_EINVAL, "set a generation count or a time budget");
+    int rc = ga_begin(ga, err);
+    if (rc)
+        return rc;
+    for (;;) {
+        double el = sw_now() - ga->t0;
+        if (ga->p.generations > 0 && ga->st.generations >= ga->p.generations)
+            break;
+        if (ga->p.time_budget_s > 0 && el >= ga->p.time_budget_s)
+            break;
+        if ((rc = next_generation(ga, err)))
+            return rc;
+    }
+    return ga_end(ga, err);
+}
+
+/* ---- migration (the island model, islands.c) ---- */
+
+/* index of the best (worst: the worst) individual of the population not
+   yet marked; ties go to the lower index for the best, the higher for the
+   worst, so the choice never depends on anything but the population */
+static int pick(const ga_ctx *ga, int worst)
+{
+    int at = -1;
+    for (int i = 0; i < ga->p.population; i++) {
+        if (ga->mark[i])
+            continue;
+        double f = ga->pop_fit[i], g = at < 0 ? 0 : ga->pop_fit[at];
+        if (at < 0 || (worst ? !(f < g) : f < g))
+            at = i;
+    }
+    return at;
+}
+
+int ga_emigrants(ga_ctx *ga, int m, void *genomes, double *fit)
+{
+    if (m > ga->p.population)
+        m = ga->p.population;
+    memset(ga->mark, 0, (size_t)ga->p.population);
+    for (int k = 0; k < m; k++) {
+        int i = pick(ga, 0);
+        ga->mark[i] = 1;
+        memcpy((unsigned char *)genomes + (size_t)k * ga->gb, GENOME(ga->pop, i), ga->gb);
+        fit[k] = ga->pop_fit[i];
+    }
+    return m;
+}
+
+void ga_immigrate(ga_ctx *ga, int m, const void *genomes, const double *fit)
+{
+    if (m > ga->p.population)
+        m = ga->p.population;
+    memset(ga->mark, 0, (size_t)ga->p.population);
+    for (int k = 0; k < m; k++) {
+        if (!isfinite(fit[k]))
+            continue; /* an infeasible migrant brings nothing */
+        int i = pick(ga, 1);
+        ga->mark[i] = 1;
+        const void *g = (const unsigned char *)genomes + (size_t)k * ga->gb;
+        memcpy(GENOME(ga->pop, i), g, ga->gb);
+        ga->pop_fit[i] = fit[k];
+        note_best(ga, g, fit[k]);
+    }
 }

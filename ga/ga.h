@@ -73,6 +73,22 @@ void ga_set_progress(ga_ctx *ga, int on);
 /* Run to the stopping rule. Errors: SW_EINVAL (bad parameters), SW_ENOMEM,
    SW_ENOFIT (no feasible individual was ever found). */
 int ga_run(ga_ctx *ga, sw_err *err);
+/* ga_run in steps, for a driver with its own stopping rule (the island
+   model, islands.h): ga_begin checks the parameters and makes and evaluates
+   the first generation; ga_step runs n more generations; ga_end fills the
+   statistics. ga_run is ga_begin, ga_step until the stopping rule, ga_end:
+   the same seed gives the same individuals either way. Errors as ga_run's. */
+int ga_begin(ga_ctx *ga, sw_err *err);
+int ga_step(ga_ctx *ga, long n, sw_err *err);
+int ga_end(ga_ctx *ga, sw_err *err);
+/* Migration. ga_emigrants copies the m best individuals of the current
+   population (ties: the lower index) into genomes (m genomes, back to back)
+   and their fitness into fit; returns how many (m, or the population if
+   smaller). ga_immigrate puts m individuals in place of the m worst (ties:
+   the higher index), skipping infeasible ones; no random number is drawn,
+   so the search stays deterministic. */
+int ga_emigrants(ga_ctx *ga, int m, void *genomes, double *fit);
+void ga_immigrate(ga_ctx *ga, int m, const void *genomes, const double *fit);
 /* The best genome ever evaluated (owned by the context) and its fitness. */
 const void *ga_best(const ga_ctx *ga, double *fitness);
 void ga_get_stats(const ga_ctx *ga, ga_stats *st);

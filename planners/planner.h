@@ -6,6 +6,8 @@
 #include "../common/params.h"
 #include "../sim/plan.h"
 
+struct ga_comm; /* ga/islands.h */
+
 typedef struct planner_opts {
     int64_t memory_budget; /* bytes the plan may use on the device */
     uint64_t seed;         /* random seed (planners that search) */
@@ -14,6 +16,8 @@ typedef struct planner_opts {
     param_set params;      /* the planner's declared hyperparameters (--set) */
     const char *log_path;  /* convergence log for planners that search, or NULL */
     int progress;          /* 1: show progress on stderr */
+    const struct ga_comm *comm; /* the processes (MPI ranks) an island search spreads its
+                                   islands over (swapadvisor islands=N); NULL: this one */
 } planner_opts;
 
 typedef struct planner {

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "../ga/ga.h"
+#include "../ga/islands.h"
 #include "../sim/plan_io.h"
 #include "../sim/verify.h"
 #include "planner.h"
@@ -648,6 +649,13 @@ static const param_def sa_params[] = {
     {"dump_pick", PT_CHOICE, "spread", "which individuals dump_population writes: the best, or "
      "spread evenly over the population's ranking by simulated time (best and worst "
      "included)", "best|spread", 1, 0},
+    {"islands", PT_INT, "1", "populations searched side by side (island model; population is "
+     "per island); under mpirun -np N, islands=N puts one on each rank (docs/cluster.md)", NULL,
+     1, 100000},
+    {"migration_interval", PT_INT, "10", "islands > 1: generations between migrations", NULL, 1,
+     1e9},
+    {"migrants", PT_INT, "2", "islands > 1: best individuals each island sends to the next (a "
+     "ring), replacing its worst", NULL, 1, 100000},
     PARAM_END};
 
 /* default allocation: one class per distinct size, counts proportional to
@@ -915,6 +923,7 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     }
     int rc = make_defaults(&c, err);
     ga_ctx *ga = NULL;
+    ga_islands *gi = NULL;
     FILE *log = NULL;
     if (rc)
         goto done;
@@ -943,26 +952,50 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     gp.threads = o->threads;
     gp.seed = o->seed;
     gp.pin = params_bool(ps, "pin");
-    ga = ga_new(&sa_ops, &c, c.ints * sizeof(int32_t), &gp);
-    if (!ga) {
+    ga_island_params ip = {(int)params_int(ps, "islands"), (int)params_int(ps, "migration_interval"),
+                           (int)params_int(ps, "migrants")};
+    int spread = o->comm && o->comm->size > 1;
+    if (spread)
+        gp.pin = 0; /* ranks on one machine would pin their threads to the same cores */
+    if ((ip.islands > 1 || spread) && params_str(ps, "dump_population")[0]) {
+        rc = sw_fail(err, SW_EINVAL, "dump_population writes one population's plans: it takes "
+                     "islands=1 in one process");
+        goto done;
+    }
+    if (ip.islands > 1 || spread) {
+        if ((rc = ga_islands_new(&sa_ops, &c, c.ints * sizeof(int32_t), &gp, &ip, o->comm, &gi,
+                                 err)))
+            goto done;
+    } else if (!(ga = ga_new(&sa_ops, &c, c.ints * sizeof(int32_t), &gp))) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
     }
-    if (o->log_path) {
+    if (o->log_path && (!o->comm || o->comm->rank == 0)) { /* island 0 writes it */
         log = fopen(o->log_path, "w");
         if (!log) {
             rc = sw_fail(err, SW_EIO, "%s: cannot open the convergence log for writing",
                          o->log_path);
             goto done;
         }
-        ga_set_log(ga, log);
+        if (gi)
+            ga_islands_set_log(gi, log);
+        else
+            ga_set_log(ga, log);
     }
-    ga_set_progress(ga, o->progress);
-    rc = ga_run(ga, err);
+    if (gi) {
+        ga_islands_set_progress(gi, o->progress);
+        rc = ga_islands_run(gi, err);
+    } else {
+        ga_set_progress(ga, o->progress);
+        rc = ga_run(ga, err);
+    }
+    ga_stats st;
+    if (gi)
+        ga_islands_stats(gi, &st);
+    else
+        ga_get_stats(ga, &st);
     if (rc) {
         if (rc == SW_ENOFIT) {
-            ga_stats st;
-            ga_get_stats(ga, &st);
             rc = sw_fail(err, SW_ENOFIT, "does not fit: none of the %ld schedules and size-class "
                          "pools the search tried can run within %lld bytes", st.evaluations,
                          (long long)o->memory_budget);
@@ -970,16 +1003,17 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
         goto done;
     }
     double best;
-    const int32_t *x = ga_best(ga, &best);
+    const int32_t *x = gi ? ga_islands_best(gi, &best) : ga_best(ga, &best);
     sp_alloc al = {G_CLS(&c, x), G_CNT(&c, x), G_NC(x)};
     rc = swapplan_make(c.sp0, G_SCHED(&c, x), &al, c.threshold, out, NULL, err);
     if (!rc) {
-        ga_stats st;
-        ga_get_stats(ga, &st);
-        char note[256];
+        char note[320], isl[128] = "";
+        if (gi)
+            snprintf(isl, sizeof isl, "%d islands (migration every %d generations, %d migrants), ",
+                     ip.islands, ip.interval, ip.migrants);
         /* no wall-clock figures here: the same seed must give the same plan bytes */
-        snprintf(note, sizeof note, "GA: %ld generations, %ld evaluations; best of the first "
-                 "generation %.9g s, best found %.9g s", st.generations, st.evaluations,
+        snprintf(note, sizeof note, "GA: %s%ld generations, %ld evaluations; best of the first "
+                 "generation %.9g s, best found %.9g s", isl, st.generations, st.evaluations,
                  st.initial_best, st.best);
         if (plan_set_notes(*out, note)) {
             plan_free(*out);
@@ -995,6 +1029,7 @@ done:
     if (log)
         fclose(log);
     ga_free(ga);
+    ga_islands_free(gi);
     swapplan_free(c.sp0);
     sw_free(c.def_sched);
     sw_free(c.fix_sched);
