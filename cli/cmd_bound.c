@@ -124,8 +124,8 @@ int cmd_serve(int argc, char **argv)
 {
     cli_list models;
     memset(&models, 0, sizeof models);
-    const char *memory = NULL, *policy = "swapadvisor", *rates = NULL, *out = NULL,
-               *shares = "equal";
+    const char *memory = NULL, *rates = NULL, *out = NULL;
+    int pol = SERVE_SWAPADVISOR, share_search = 0;
     int copies = 1, json = 0, threads = 1, generations = 20, population = 16, rc;
     int64_t requests = 20000, seed = 1;
     double rate = 0, zipf = 0;
@@ -133,14 +133,14 @@ int cmd_serve(int argc, char **argv)
                              "resnet --depth 152 --batch 16 --inference)", 1, CLI_MANY, &models},
                             {NULL, NULL, 0, 0, NULL}};
     const cli_opt opts[] = {
-        {.name = "policy", .type = PT_STRING, .dst = &policy, .def = "swapadvisor",
-         .meta = "P", .help = "not_shared (weights of every model resident: one model alone), "
+        {.name = "policy", .type = PT_CHOICE, .dst = &pol, .def = "swapadvisor",
+         .choices = "not_shared|time_shared|swapadvisor|lru", .help = "not_shared (weights of every model resident: one model alone), "
                               "time_shared (the running model has the whole memory; a switch "
                               "copies the next model's weights in first), swapadvisor (memory "
                               "split equally, each model planned by swapadvisor in its share), "
                               "lru (weights cached in the whole memory)"},
-        {.name = "shares", .type = PT_STRING, .dst = &shares, .def = "equal",
-         .meta = "equal|search", .help = "swapadvisor: split the memory equally, or search the "
+        {.name = "shares", .type = PT_CHOICE, .dst = &share_search, .def = "equal",
+         .choices = "equal|search", .help = "swapadvisor: split the memory equally, or search the "
                                          "split by the request mix (shares proportional to "
                                          "popularity^a, a = 0, 1/2, 1: the least mean service "
                                          "time)"},
@@ -180,12 +180,6 @@ int cmd_serve(int argc, char **argv)
         .opts = opts};
     if (cli_parse(&cmd, argc, argv, &rc))
         return rc;
-    int pol = serve_policy_parse(policy);
-    if (pol < 0)
-        return cli_fail(EXIT_USER, "serve: --policy: expected %s, got '%s'", serve_policy_list(),
-                        policy);
-    if (strcmp(shares, "equal") && strcmp(shares, "search"))
-        return cli_fail(EXIT_USER, "serve: --shares: expected equal or search, got '%s'", shares);
     if (!rates && !(rate > 0))
         return cli_fail(EXIT_USER, "serve: give --rate R or --rates R1,R2,...");
     double sweep[256];
@@ -224,7 +218,7 @@ int cmd_serve(int argc, char **argv)
             fleet[k * models.n + i] = gs[i]; /* instances interleaved: popularity ranks mix */
     }
     serve_config cfg = {fleet, n, zipf, pol, 0, (uint64_t)seed, threads, generations, population,
-                        !strcmp(shares, "search")};
+                        share_search};
     if (planner_resolve_budget(gs[0], memory, &cfg.memory, &e)) {
         rc = cli_fail(EXIT_USER, "serve: --memory: %s", e.msg);
         goto done;
@@ -242,7 +236,8 @@ int cmd_serve(int argc, char **argv)
                      "throughput,samples_per_s,utilization,cold,weight_bytes_moved,hot_s,cold_s\n");
     if (!json)
         printf("serve: %d model%s, policy %s, %.3f GiB; service %.6f s hot, %.6f s cold "
-               "(model 0)%s\n", n, n == 1 ? "" : "s", policy, gib(cfg.memory), prep.info[0].hot_s,
+               "(model 0)%s\n", n, n == 1 ? "" : "s", serve_policy_name(pol), gib(cfg.memory),
+               prep.info[0].hot_s,
                prep.info[0].cold_s,
                pol != SERVE_SWAPADVISOR ? ""
                : prep.share_alpha == 0  ? "; equal shares"
@@ -259,7 +254,7 @@ int cmd_serve(int argc, char **argv)
                    "\"requests\":%lld,\"p50_s\":%.9g,\"p90_s\":%.9g,\"p99_s\":%.9g,\"mean_s\":"
                    "%.9g,\"max_s\":%.9g,\"throughput\":%.9g,\"samples_per_s\":%.9g,"
                    "\"utilization\":%.9g,\"cold\":%lld,\"weight_bytes_moved\":%.9g}\n",
-                   policy, n, (long long)cfg.memory, r.rate, (long long)r.requests, r.p50_s,
+                   serve_policy_name(pol), n, (long long)cfg.memory, r.rate, (long long)r.requests, r.p50_s,
                    r.p90_s, r.p99_s, r.mean_s, r.max_s, r.throughput, r.samples_per_s,
                    r.utilization, (long long)r.cold, r.weight_bytes_moved);
         else
@@ -269,7 +264,7 @@ int cmd_serve(int argc, char **argv)
                    (long long)r.cold);
         if (csv)
             fprintf(csv, "%s,%d,%lld,%.9g,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%lld,%.9g,"
-                         "%.9g,%.9g\n", policy, n, (long long)cfg.memory, r.rate,
+                         "%.9g,%.9g\n", serve_policy_name(pol), n, (long long)cfg.memory, r.rate,
                     (long long)r.requests, r.p50_s, r.p90_s, r.p99_s, r.mean_s, r.max_s,
                     r.throughput, r.samples_per_s, r.utilization, (long long)r.cold,
                     r.weight_bytes_moved, prep.info[0].hot_s, prep.info[0].cold_s);
@@ -324,18 +319,20 @@ static int write_co_trace(const char *path, const co_workload *w, const co_resul
 
 int cmd_colocate(int argc, char **argv)
 {
-    const char *path = NULL, *policy = "zico", *mem_csv = NULL, *row_csv = NULL, *on_oom = "fail",
-               *trace = NULL;
+    const char *path = NULL, *mem_csv = NULL, *row_csv = NULL, *trace = NULL;
+    int pol = CO_ZICO, oom_swap = 0;
     int json = 0, rc;
     const cli_pos args[] = {{"WORKLOAD", "the workload file (docs/colocate.md)", 1, 1, &path},
                             {NULL, NULL, 0, 0, NULL}};
     const cli_opt opts[] = {
-        {.name = "policy", .type = PT_STRING, .dst = &policy, .def = "zico", .meta = "P",
+        {.name = "policy", .type = PT_CHOICE, .dst = &pol, .def = "zico",
+         .choices = "time|spatial|zico",
          .help = "time (one job's iteration at a time on the whole GPU), spatial (all at once; "
                  "a job whose memory does not fit fails), zico (all at once; each iteration "
                  "starts after the smallest stall that keeps the predicted combined memory "
                  "within the GPU's)"},
-        {.name = "on-oom", .type = PT_STRING, .dst = &on_oom, .def = "fail", .meta = "fail|swap",
+        {.name = "on-oom", .type = PT_CHOICE, .dst = &oom_swap, .def = "fail",
+         .choices = "fail|swap",
          .help = "spatial: a job that runs out of memory fails (fail), or starts its iteration "
                  "over with an ODSwap plan within an equal share of the memory (swap)"},
         {.name = "trace", .type = PT_STRING, .dst = &trace, .meta = "FILE",
@@ -360,15 +357,9 @@ int cmd_colocate(int argc, char **argv)
         .opts = opts};
     if (cli_parse(&cmd, argc, argv, &rc))
         return rc;
-    int pol = co_policy_parse(policy);
-    if (pol < 0)
-        return cli_fail(EXIT_USER, "colocate: --policy: expected %s, got '%s'", co_policy_list(),
-                        policy);
-    if (strcmp(on_oom, "fail") && strcmp(on_oom, "swap"))
-        return cli_fail(EXIT_USER, "colocate: --on-oom: expected fail or swap, got '%s'", on_oom);
     co_workload w;
     sw_err e;
-    if (co_workload_read(path, pol == CO_SPATIAL && !strcmp(on_oom, "swap"), &w, &e))
+    if (co_workload_read(path, pol == CO_SPATIAL && oom_swap, &w, &e))
         return cli_fail(EXIT_USER, "colocate: %s", e.msg);
     co_result r;
     if (co_run(w.jobs, w.n_jobs, w.memory, pol, w.device.h2d_bw, w.device.d2h_bw, &r, &e)) {
@@ -377,7 +368,7 @@ int cmd_colocate(int argc, char **argv)
     }
     if (json) {
         printf("{\"policy\":\"%s\",\"memory_bytes\":%lld,\"makespan_s\":%.9g,\"peak_bytes\":%lld,"
-               "\"total_normalized\":%.9g,\"jobs\":[", policy, (long long)w.memory, r.makespan_s,
+               "\"total_normalized\":%.9g,\"jobs\":[", co_policy_name(pol), (long long)w.memory, r.makespan_s,
                (long long)r.peak_bytes, r.total_normalized);
         for (int32_t i = 0; i < w.n_jobs; i++) {
             const co_job_result *x = &r.jobs[i];
@@ -396,7 +387,7 @@ int cmd_colocate(int argc, char **argv)
         }
         printf("]}\n");
     } else {
-        printf("colocate: %d jobs, policy %s, %.3f GiB shared\n", (int)w.n_jobs, policy,
+        printf("colocate: %d jobs, policy %s, %.3f GiB shared\n", (int)w.n_jobs, co_policy_name(pol),
                gib(w.memory));
         for (int32_t i = 0; i < w.n_jobs; i++) {
             const co_job_result *x = &r.jobs[i];
@@ -431,8 +422,8 @@ int cmd_colocate(int argc, char **argv)
             if (fresh)
                 fprintf(f, "workload,policy,memory_bytes,sum_of_peaks_bytes,makespan_s,peak_bytes,"
                            "total_normalized,failed,jobs_normalized\n");
-            fprintf(f, "%s,%s%s,%lld,%lld,%.9g,%lld,%.9g,%d,", path, policy,
-                    pol == CO_SPATIAL && !strcmp(on_oom, "swap") ? "+swap" : "", (long long)w.memory,
+            fprintf(f, "%s,%s%s,%lld,%lld,%.9g,%lld,%.9g,%d,", path, co_policy_name(pol),
+                    pol == CO_SPATIAL && oom_swap ? "+swap" : "", (long long)w.memory,
                     (long long)sum_peaks, r.makespan_s, (long long)r.peak_bytes,
                     r.total_normalized, failed);
             for (int32_t i = 0; i < w.n_jobs; i++)

@@ -23,15 +23,6 @@ static const char *const pol_names[CO__COUNT] = {"time", "spatial", "zico"};
 
 const char *co_policy_name(int p) { return p >= 0 && p < CO__COUNT ? pol_names[p] : "?"; }
 
-int co_policy_parse(const char *s)
-{
-    for (int p = 0; p < CO__COUNT; p++)
-        if (!strcmp(s, pol_names[p]))
-            return p;
-    return -1;
-}
-
-const char *co_policy_list(void) { return "time|spatial|zico"; }
 
 void co_job_free(co_job *j)
 {

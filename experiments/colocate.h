@@ -22,8 +22,6 @@ typedef enum {
 } co_policy;
 
 const char *co_policy_name(int p);
-int co_policy_parse(const char *s); /* -1 if unknown */
-const char *co_policy_list(void);   /* "time|spatial|zico" */
 
 /* One job: its iteration's memory curve, a step function: level[k] bytes
    from at[k] to at[k + 1] seconds of the job's own progress (at[0] = 0,

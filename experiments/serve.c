@@ -22,15 +22,6 @@ const char *serve_policy_name(int p)
     return p >= 0 && p < SERVE__COUNT ? policy_names[p] : "?";
 }
 
-int serve_policy_parse(const char *s)
-{
-    for (int p = 0; p < SERVE__COUNT; p++)
-        if (!strcmp(s, policy_names[p]))
-            return p;
-    return -1;
-}
-
-const char *serve_policy_list(void) { return "not_shared|time_shared|swapadvisor|lru"; }
 
 /* Copying every weight storage in, one copy each at the one-way rate. */
 static double weights_in_s(const graph_profile *g, int64_t *bytes)

@@ -22,9 +22,6 @@ typedef enum {
 } serve_policy;
 
 const char *serve_policy_name(int p);
-int serve_policy_parse(const char *s); /* -1 if unknown */
-/* "not_shared|time_shared|swapadvisor|lru" */
-const char *serve_policy_list(void);
 
 typedef struct serve_config {
     const graph_profile *const *models; /* n_models inference profiles (borrowed) */

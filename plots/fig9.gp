@@ -17,12 +17,21 @@ do for [t in 'png svg'] {
         set ylabel 'simulated iteration time (s)'
         set key top right
         set yrange [*:*]
+        undefine STATS_*
         stats f using 7 nooutput
-        set yrange [STATS_min * 0.97 : STATS_min * 1.6]
-        plot f using 1:4:6 with filledcurves fc rgb '#cfe2f3' title 'best to worst', \
-             '' using 1:6 with lines lt 4 title 'worst', \
-             '' using 1:5 with lines lt 2 title 'mean', \
-             '' using 1:4 with lines lt 1 title 'best'
+        if (exists("STATS_min")) {
+            set yrange [STATS_min * 0.97 : STATS_min * 1.6]
+            plot f using 1:4:6 with filledcurves fc rgb '#cfe2f3' title 'best to worst', \
+                 '' using 1:6 with lines lt 4 title 'worst', \
+                 '' using 1:5 with lines lt 2 title 'mean', \
+                 '' using 1:4 with lines lt 1 title 'best'
+        } else {
+            # the search found no feasible individual (no times to draw)
+            set label 1 'no feasible individual found' at graph 0.5, 0.5 center
+            set yrange [0:1]
+            plot NaN notitle
+            unset label 1
+        }
     }
     unset multiplot
 }

@@ -208,7 +208,7 @@ static void test_cli(void)
     IS_STR_HAS(text, "\"name\":\"iteration\"", "the trace has the jobs' iterations");
     sw_free(text);
     expect_fail("colocate w.json --on-oom later", 1, "expected fail or swap", "bad --on-oom");
-    expect_fail("colocate w.json --policy magic", 1, "expected time|spatial|zico",
+    expect_fail("colocate w.json --policy magic", 1, "--policy: expected time, spatial or zico, got 'magic'",
                 "unknown policy");
     put_file("empty.json", "{\"jobs\": []}");
     expect_fail("colocate empty.json", 1, "expected at least one job", "an empty job list");

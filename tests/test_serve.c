@@ -197,7 +197,7 @@ static void test_cli(void)
     IS_INT(sw_read_file(csv, &text, &len, &e), 0, "the CSV is written");
     IS_INT(lines(text), 3, "a header and one row per rate");
     sw_free(text);
-    expect_fail("serve m.json --policy magic --rate 10", 1, "expected not_shared|time_shared",
+    expect_fail("serve m.json --policy magic --rate 10", 1, "--policy: expected not_shared, time_shared, swapadvisor or lru, got 'magic'",
                 "unknown policy");
     expect_fail("serve m.json --rate 0", 1, "--rate", "rate 0");
     expect_fail("serve m.json", 1, "give --rate", "no rate");
