@@ -27,7 +27,10 @@ WERROR  ?= 1
 WARN    := -Wall -Wextra -Wshadow -Wconversion -Wmissing-prototypes -Wstrict-prototypes
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 OPT     := -O2 -g
-LIBS    := -lgsl -lgslcblas -lhwloc -lz -lm -lpthread
+# COIN-OR CBC (planners/milp.c, the optimal planners): Debian coinor-libcbc-dev
+CBC_CFLAGS ?= $(patsubst -I%,-isystem %,$(shell pkg-config --cflags cbc 2>/dev/null || echo -I/usr/include/coin))
+CBC_LIBS   ?= $(shell pkg-config --libs cbc 2>/dev/null || echo -lCbcSolver -lCbc -lCgl -lOsiClp -lClp -lOsi -lCoinUtils)
+LIBS    := -lgsl -lgslcblas -lhwloc $(CBC_LIBS) -lz -lm -lpthread
 
 ifeq ($(WERROR),1)
 WARN    += -Werror
@@ -111,7 +114,7 @@ else
 SWAPSIM := bin/swapsim
 endif
 
-DEB_PKGS := gcc make libc6-dev libgsl-dev libhwloc-dev zlib1g-dev gnuplot-nox perl
+DEB_PKGS := gcc make libc6-dev libgsl-dev libhwloc-dev zlib1g-dev gnuplot-nox perl pkg-config coinor-libcbc-dev
 
 .PHONY: all deps test bench demo clean install check-warnings cuda fig11 experiments plots \
         paper_results.md docs-check fuzz FORCE
@@ -155,6 +158,8 @@ $(BUILD)/%.o: %.c
 
 # with or without MPI: mpi.o and the binary are rebuilt when that changes
 $(BUILD)/experiments/mpi.o: CFLAGS_ALL += $(MPI_CFLAGS)
+# the only file that includes CBC's header
+$(BUILD)/planners/milp.o: CFLAGS_ALL += $(CBC_CFLAGS)
 $(BUILD)/experiments/mpi.o $(SWAPSIM): $(BUILD)/mpi.flags
 $(BUILD)/mpi.flags: FORCE
 	@mkdir -p $(dir $@)

@@ -1,0 +1,345 @@
+/* milp.c: the solver-neutral model of milp.h, its LP-format writer, and the
+   COIN-OR CBC backend (Cbc_C_Interface.h; the only file that includes it). */
+#include "milp.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <Cbc_C_Interface.h>
+
+struct milp {
+    int nvar, capvar;   /* variables added, allocated */
+    double *lb, *ub;    /* per variable bounds */
+    double *cost;       /* per variable objective coefficient */
+    char *integer;      /* per variable: 1 integer */
+    int nrow, caprow;   /* rows added, allocated */
+    double *rlo, *rhi;  /* per row range */
+    int *rstart;        /* nrow + 1 offsets into ridx/rval */
+    int nnz, capnz;     /* nonzeros added, allocated */
+    int *ridx;          /* nonzero column indices (row-major) */
+    double *rval;       /* nonzero coefficients */
+    double *start;      /* nvar values of an initial solution, or NULL */
+    double *x;          /* the last solve's incumbent (nvar), or NULL */
+    int oom;            /* an addition failed for lack of memory */
+};
+
+milp *milp_new(void)
+{
+    milp *m = sw_calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->rstart = sw_calloc(1, sizeof *m->rstart);
+    if (!m->rstart) {
+        sw_free(m);
+        return NULL;
+    }
+    m->caprow = 0;
+    return m;
+}
+
+void milp_free(milp *m)
+{
+    if (!m)
+        return;
+    sw_free(m->lb);
+    sw_free(m->ub);
+    sw_free(m->cost);
+    sw_free(m->integer);
+    sw_free(m->rlo);
+    sw_free(m->rhi);
+    sw_free(m->rstart);
+    sw_free(m->ridx);
+    sw_free(m->rval);
+    sw_free(m->start);
+    sw_free(m->x);
+    sw_free(m);
+}
+
+/* Grow *p (elements of size sz) to hold at least need; 0 or -1. */
+static int grow(void **p, int *cap, int need, size_t sz)
+{
+    if (need <= *cap)
+        return 0;
+    int c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *q = sw_realloc(*p, (size_t)c * sz);
+    if (!q)
+        return -1;
+    *p = q;
+    return 0;
+}
+
+int milp_var(milp *m, double lb, double ub, double cost, int integer)
+{
+    int i = m->nvar;
+    if (m->oom)
+        return i;
+    if (m->nvar == m->capvar) {
+        int c = m->capvar;
+        int c1 = c, c2 = c, c3 = c, c4 = c;
+        if (grow((void **)&m->lb, &c1, i + 1, sizeof *m->lb) ||
+            grow((void **)&m->ub, &c2, i + 1, sizeof *m->ub) ||
+            grow((void **)&m->cost, &c3, i + 1, sizeof *m->cost) ||
+            grow((void **)&m->integer, &c4, i + 1, sizeof *m->integer)) {
+            m->oom = 1;
+            return i;
+        }
+        m->capvar = c1;
+    }
+    m->lb[i] = lb;
+    m->ub[i] = ub;
+    m->cost[i] = cost;
+    m->integer[i] = (char)(integer != 0);
+    m->nvar++;
+    return i;
+}
+
+void milp_row(milp *m, double lo, double hi, int nz, const int *idx, const double *val)
+{
+    if (m->oom)
+        return;
+    int r = m->nrow;
+    if (r + 1 >= m->caprow) {
+        int c1 = m->caprow, c2 = m->caprow, c3 = m->caprow;
+        if (grow((void **)&m->rlo, &c1, r + 2, sizeof *m->rlo) ||
+            grow((void **)&m->rhi, &c2, r + 2, sizeof *m->rhi) ||
+            grow((void **)&m->rstart, &c3, r + 2, sizeof *m->rstart)) {
+            m->oom = 1;
+            return;
+        }
+        m->caprow = c1;
+    }
+    int c1 = m->capnz, c2 = m->capnz;
+    if (grow((void **)&m->ridx, &c1, m->nnz + nz, sizeof *m->ridx) ||
+        grow((void **)&m->rval, &c2, m->nnz + nz, sizeof *m->rval)) {
+        m->oom = 1;
+        return;
+    }
+    m->capnz = c1;
+    for (int k = 0; k < nz; k++) {
+        m->ridx[m->nnz + k] = idx[k];
+        m->rval[m->nnz + k] = val[k];
+    }
+    m->nnz += nz;
+    m->rlo[r] = lo;
+    m->rhi[r] = hi;
+    m->rstart[r + 1] = m->nnz;
+    m->nrow++;
+}
+
+void milp_row2(milp *m, double lo, double hi, int i, double a, int j, double b)
+{
+    int idx[2] = {i, j};
+    double val[2] = {a, b};
+    milp_row(m, lo, hi, 2, idx, val);
+}
+
+void milp_row3(milp *m, double lo, double hi, int i, double a, int j, double b, int k, double c)
+{
+    int idx[3] = {i, j, k};
+    double val[3] = {a, b, c};
+    milp_row(m, lo, hi, 3, idx, val);
+}
+
+void milp_start(milp *m, const double *x)
+{
+    if (m->oom)
+        return;
+    sw_free(m->start);
+    m->start = sw_malloc((size_t)(m->nvar ? m->nvar : 1) * sizeof *m->start);
+    if (!m->start) {
+        m->oom = 1;
+        return;
+    }
+    memcpy(m->start, x, (size_t)m->nvar * sizeof *x);
+}
+
+int milp_vars(const milp *m) { return m->nvar; }
+int milp_rows(const milp *m) { return m->nrow; }
+
+/* ---- LP format ---- */
+
+static void lp_term(FILE *f, double a, int j, int first)
+{
+    if (a < 0)
+        fprintf(f, " - %.17g x%d", -a, j);
+    else
+        fprintf(f, "%s%.17g x%d", first ? " " : " + ", a, j);
+}
+
+int milp_write_lp(const milp *m, const char *path, sw_err *err)
+{
+    if (m->oom)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return sw_fail(err, SW_EIO, "%s: cannot write", path);
+    fprintf(f, "Minimize\n obj:");
+    int first = 1;
+    for (int j = 0; j < m->nvar; j++)
+        if (m->cost[j] != 0) {
+            lp_term(f, m->cost[j], j, first);
+            first = 0;
+        }
+    if (first)
+        fprintf(f, " 0 x0");
+    fprintf(f, "\nSubject To\n");
+    for (int r = 0; r < m->nrow; r++) {
+        int lo = m->rlo[r] > -MILP_INF, hi = m->rhi[r] < MILP_INF;
+        for (int side = 0; side < 2; side++) {
+            if ((side == 0 && !lo) || (side == 1 && !hi))
+                continue;
+            if (side == 1 && lo && m->rlo[r] == m->rhi[r])
+                continue;
+            fprintf(f, " r%d%s:", r, side ? "u" : "l");
+            for (int k = m->rstart[r]; k < m->rstart[r + 1]; k++)
+                lp_term(f, m->rval[k], m->ridx[k], k == m->rstart[r]);
+            if (lo && hi && m->rlo[r] == m->rhi[r])
+                fprintf(f, " = %.17g\n", m->rlo[r]);
+            else
+                fprintf(f, " %s %.17g\n", side ? "<=" : ">=", side ? m->rhi[r] : m->rlo[r]);
+        }
+    }
+    fprintf(f, "Bounds\n");
+    for (int j = 0; j < m->nvar; j++) {
+        if (m->lb[j] <= -MILP_INF && m->ub[j] >= MILP_INF)
+            fprintf(f, " x%d free\n", j);
+        else if (m->ub[j] >= MILP_INF)
+            fprintf(f, " x%d >= %.17g\n", j, m->lb[j]);
+        else if (m->lb[j] <= -MILP_INF)
+            fprintf(f, " -inf <= x%d <= %.17g\n", j, m->ub[j]);
+        else
+            fprintf(f, " %.17g <= x%d <= %.17g\n", m->lb[j], j, m->ub[j]);
+    }
+    fprintf(f, "General\n");
+    for (int j = 0; j < m->nvar; j++)
+        if (m->integer[j])
+            fprintf(f, " x%d\n", j);
+    fprintf(f, "End\n");
+    if (fclose(f))
+        return sw_fail(err, SW_EIO, "%s: cannot write", path);
+    return 0;
+}
+
+/* ---- the CBC backend ---- */
+
+/* CBC's infinity is DBL_MAX. */
+static double cbc_inf(double v) { return v >= MILP_INF ? DBL_MAX : v <= -MILP_INF ? -DBL_MAX : v; }
+
+int milp_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
+{
+    memset(r, 0, sizeof *r);
+    static char solver_name[64];
+    snprintf(solver_name, sizeof solver_name, "cbc %s", Cbc_getVersion());
+    r->solver = solver_name;
+    if (m->oom)
+        return sw_fail(err, SW_ENOMEM, "out of memory building the integer program");
+    for (int k = 0; k < m->nnz; k++)
+        if (m->ridx[k] < 0 || m->ridx[k] >= m->nvar)
+            return sw_fail(err, SW_EINVAL, "integer program: a row names variable %d of %d",
+                           m->ridx[k], m->nvar);
+    /* rows (CSR) to columns (CSC) */
+    int n = m->nvar;
+    CoinBigIndex *cstart = sw_calloc((size_t)n + 1, sizeof *cstart);
+    int *cidx = sw_malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *cidx);
+    double *cval = sw_malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *cval);
+    double *lb = sw_malloc((size_t)(n ? n : 1) * sizeof *lb);
+    double *ub = sw_malloc((size_t)(n ? n : 1) * sizeof *ub);
+    double *rlo = sw_malloc((size_t)(m->nrow ? m->nrow : 1) * sizeof *rlo);
+    double *rhi = sw_malloc((size_t)(m->nrow ? m->nrow : 1) * sizeof *rhi);
+    CoinBigIndex *fill = sw_calloc((size_t)n + 1, sizeof *fill);
+    sw_free(m->x);
+    m->x = sw_malloc((size_t)(n ? n : 1) * sizeof *m->x);
+    Cbc_Model *cbc = NULL;
+    int rc = 0;
+    if (!cstart || !cidx || !cval || !lb || !ub || !rlo || !rhi || !fill || !m->x) {
+        rc = sw_fail(err, SW_ENOMEM, "out of memory solving the integer program");
+        goto done;
+    }
+    for (int k = 0; k < m->nnz; k++)
+        cstart[m->ridx[k] + 1]++;
+    for (int j = 0; j < n; j++)
+        cstart[j + 1] += cstart[j];
+    for (int row = 0; row < m->nrow; row++)
+        for (int k = m->rstart[row]; k < m->rstart[row + 1]; k++) {
+            int j = m->ridx[k];
+            CoinBigIndex at = cstart[j] + fill[j]++;
+            cidx[at] = row;
+            cval[at] = m->rval[k];
+        }
+    for (int j = 0; j < n; j++) {
+        lb[j] = cbc_inf(m->lb[j]);
+        ub[j] = cbc_inf(m->ub[j]);
+    }
+    for (int row = 0; row < m->nrow; row++) {
+        rlo[row] = cbc_inf(m->rlo[row]);
+        rhi[row] = cbc_inf(m->rhi[row]);
+    }
+    cbc = Cbc_newModel();
+    if (!cbc) {
+        rc = sw_fail(err, SW_ENOMEM, "out of memory creating the solver");
+        goto done;
+    }
+    Cbc_loadProblem(cbc, n, m->nrow, cstart, cidx, cval, lb, ub, m->cost, rlo, rhi);
+    for (int j = 0; j < n; j++)
+        if (m->integer[j])
+            Cbc_setInteger(cbc, j);
+    Cbc_setObjSense(cbc, 1);
+    Cbc_setLogLevel(cbc, o && o->log ? 1 : 0);
+    Cbc_setParameter(cbc, "threads", "1"); /* one thread: repeatable */
+    if (o && o->time_limit_s > 0) {
+        Cbc_setParameter(cbc, "timeMode", "elapsed");
+        Cbc_setMaximumSeconds(cbc, o->time_limit_s);
+    }
+    if (o && o->max_nodes > 0)
+        Cbc_setMaximumNodes(cbc, o->max_nodes > 2000000000L ? 2000000000 : (int)o->max_nodes);
+    Cbc_setAllowableFractionGap(cbc, o && o->rel_gap > 0 ? o->rel_gap : 1e-9);
+    Cbc_setAllowableGap(cbc, 1e-12);
+    if (m->start)
+        Cbc_setInitialSolution(cbc, m->start);
+    double t0 = sw_now();
+    int st = Cbc_solve(cbc);
+    r->solve_s = sw_now() - t0;
+    r->nodes = Cbc_getNodeCount(cbc);
+    if (st == 2 || Cbc_isAbandoned(cbc)) {
+        rc = sw_fail(err, SW_EUNSUPPORTED, "the solver gave up (numerical difficulties)");
+        goto done;
+    }
+    const double *best = Cbc_bestSolution(cbc);
+    if (!best && Cbc_getNumIntegers(cbc) == 0 && Cbc_isProvenOptimal(cbc))
+        best = Cbc_getColSolution(cbc); /* a pure LP has no "integer solution" */
+    r->bound = Cbc_getBestPossibleObjValue(cbc);
+    if (Cbc_isProvenInfeasible(cbc) && !best) {
+        r->status = MILP_INFEASIBLE;
+    } else if (!best) {
+        r->status = MILP_NOSOLUTION;
+    } else {
+        memcpy(m->x, best, (size_t)n * sizeof *m->x);
+        r->x = m->x;
+        r->objective = Cbc_getObjValue(cbc);
+        r->status = Cbc_isProvenOptimal(cbc) ? MILP_OPTIMAL : MILP_FEASIBLE;
+        if (r->status == MILP_OPTIMAL && r->bound > r->objective)
+            r->bound = r->objective;
+        if (r->bound > r->objective)
+            r->bound = r->objective;
+        double d = fabs(r->objective) > 1e-12 ? fabs(r->objective) : 1e-12;
+        r->gap = r->status == MILP_OPTIMAL ? 0 : (r->objective - r->bound) / d;
+        if (r->gap < 0)
+            r->gap = 0;
+    }
+done:
+    if (cbc)
+        Cbc_deleteModel(cbc);
+    sw_free(cstart);
+    sw_free(cidx);
+    sw_free(cval);
+    sw_free(lb);
+    sw_free(ub);
+    sw_free(rlo);
+    sw_free(rhi);
+    sw_free(fill);
+    return rc;
+}

@@ -1,0 +1,156 @@
+/* test_milp.c: the integer-program interface (planners/milp.h) on programs
+   solved by hand: a knapsack, an infeasible system, an LP, a time-limited
+   solve's bound, the LP writer, malformed rows. */
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../planners/milp.h"
+#include "tap.h"
+
+/* max 10a + 13b + 7c  s.t. 4a + 6b + 3c <= 9, binary: by hand the best sets
+   are {a, c} (value 17, weight 7) and {b, c} (20, weight 9): 20, so the
+   minimisation of the negated values gives -20 at b = c = 1, a = 0. */
+static void knapsack(void)
+{
+    milp *m = milp_new();
+    int a = milp_var(m, 0, 1, -10, 1);
+    int b = milp_var(m, 0, 1, -13, 1);
+    int c = milp_var(m, 0, 1, -7, 1);
+    int idx[3] = {a, b, c};
+    double w[3] = {4, 6, 3};
+    milp_row(m, -MILP_INF, 9, 3, idx, w);
+    milp_result r;
+    sw_err e = {0};
+    IS_INT(milp_solve(m, NULL, &r, &e), 0, "solves (%s)", e.msg);
+    IS_INT(r.status, MILP_OPTIMAL, "proven optimal");
+    IS_NUM(r.objective, -20, 1e-9, "objective -20 (b and c)");
+    IS_NUM(r.x[a], 0, 1e-9, "a = 0");
+    IS_NUM(r.x[b], 1, 1e-9, "b = 1");
+    IS_NUM(r.x[c], 1, 1e-9, "c = 1");
+    IS_NUM(r.gap, 0, 1e-12, "no gap");
+    OK(r.bound <= r.objective + 1e-9, "the bound is below the objective");
+    IS_STR_HAS(r.solver, "cbc", "names the solver");
+    milp_free(m);
+}
+
+/* x + y >= 3 and x + y <= 2: infeasible. */
+static void infeasible(void)
+{
+    milp *m = milp_new();
+    int x = milp_var(m, 0, 10, 1, 1);
+    int y = milp_var(m, 0, 10, 1, 1);
+    milp_row2(m, 3, MILP_INF, x, 1, y, 1);
+    milp_row2(m, -MILP_INF, 2, x, 1, y, 1);
+    milp_result r;
+    sw_err e = {0};
+    IS_INT(milp_solve(m, NULL, &r, &e), 0, "solves");
+    IS_INT(r.status, MILP_INFEASIBLE, "infeasible");
+    OK(r.x == NULL, "no solution vector");
+    milp_free(m);
+}
+
+/* An LP: min x + 2y s.t. x + y >= 1.5, x <= 1, y <= 1 (continuous): the
+   cheaper x to its bound, y = 0.5: 2.0. Made integer, y must be 1: 3.0. */
+static void continuous_and_integer(void)
+{
+    for (int integer = 0; integer < 2; integer++) {
+        milp *m = milp_new();
+        int x = milp_var(m, 0, 1, 1, integer);
+        int y = milp_var(m, 0, 1, 2, integer);
+        milp_row2(m, 1.5, MILP_INF, x, 1, y, 1);
+        milp_result r;
+        sw_err e = {0};
+        IS_INT(milp_solve(m, NULL, &r, &e), 0, "solves");
+        IS_INT(r.status, MILP_OPTIMAL, "optimal");
+        IS_NUM(r.objective, integer ? 3.0 : 2.0, 1e-9, "%s objective",
+               integer ? "integer" : "continuous");
+        milp_free(m);
+    }
+}
+
+/* An initial solution is accepted and a node limit of 1 still returns an
+   incumbent no worse than it, with a bound below it. A 30-item knapsack with
+   correlated weights keeps the root from closing. */
+static void limits_keep_incumbent(void)
+{
+    milp *m = milp_new();
+    enum { N = 30 };
+    int idx[N];
+    double w[N], start[N];
+    double cap = 0;
+    for (int i = 0; i < N; i++) {
+        w[i] = 100 + (double)((i * 37) % 23);
+        idx[i] = milp_var(m, 0, 1, -(w[i] + 7 + (double)(i % 5)), 1);
+        cap += w[i];
+        start[i] = i < 3 ? 1 : 0;
+    }
+    milp_row(m, -MILP_INF, cap / 2 + 0.5, N, idx, w);
+    milp_start(m, start);
+    double start_obj = 0;
+    for (int i = 0; i < 3; i++)
+        start_obj += -(w[i] + 7 + (double)(i % 5));
+    milp_opts o = {.max_nodes = 1};
+    milp_result r;
+    sw_err e = {0};
+    IS_INT(milp_solve(m, &o, &r, &e), 0, "solves under a node limit");
+    OK(r.status == MILP_OPTIMAL || r.status == MILP_FEASIBLE, "has an incumbent (status %d)",
+       (int)r.status);
+    OK(r.objective <= start_obj + 1e-9, "no worse than the start (%g vs %g)", r.objective,
+       start_obj);
+    OK(r.bound <= r.objective + 1e-9, "bound %g <= objective %g", r.bound, r.objective);
+    OK(r.gap >= 0, "gap non-negative");
+    milp_free(m);
+}
+
+static void bad_rows(void)
+{
+    milp *m = milp_new();
+    milp_var(m, 0, 1, 1, 0);
+    milp_row2(m, 0, 1, 0, 1, 5, 1);
+    milp_result r;
+    sw_err e = {0};
+    IS_INT(milp_solve(m, NULL, &r, &e), SW_EINVAL, "a row naming a missing variable");
+    IS_STR_HAS(e.msg, "variable 5 of 1", "says which");
+    milp_free(m);
+}
+
+static void lp_writer(void)
+{
+    milp *m = milp_new();
+    int x = milp_var(m, 0, 1, 1, 1);
+    int y = milp_var(m, -MILP_INF, MILP_INF, -2, 0);
+    milp_row2(m, 1, 1, x, 1, y, -1);
+    char path[] = "/tmp/test_milp_XXXXXX";
+    int fd = mkstemp(path);
+    OK(fd >= 0, "temporary file");
+    if (fd < 0)
+        return;
+    close(fd);
+    sw_err e = {0};
+    IS_INT(milp_write_lp(m, path, &e), 0, "writes");
+    FILE *f = fopen(path, "r");
+    char buf[1024] = {0};
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = 0;
+    IS_STR_HAS(buf, "Minimize\n obj: 1 x0 - 2 x1\n", "objective");
+    IS_STR_HAS(buf, " r0l: 1 x0 - 1 x1 = 1\n", "equality row");
+    IS_STR_HAS(buf, " x1 free\n", "free variable");
+    IS_STR_HAS(buf, "General\n x0\n", "integer section");
+    remove(path);
+    milp_free(m);
+}
+
+static const tap_test tests[] = {
+    {"knapsack", knapsack},
+    {"infeasible", infeasible},
+    {"continuous_and_integer", continuous_and_integer},
+    {"limits_keep_incumbent", limits_keep_incumbent},
+    {"bad_rows", bad_rows},
+    {"lp_writer", lp_writer},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }
