@@ -66,6 +66,10 @@ int cmd_report(int argc, char **argv)
                  "table: in how many cells A is ahead of B by more than 1%, level within 1%,\n"
                  "or behind (naming those cells), and the range of A's lead; commentary that\n"
                  "states a comparison uses it, so it cannot contradict the table.\n"
+                 "{{number FILE [rows=...] [cols=COL] value=V [where=COL:V] [a=A b=B]\n"
+                 "pick=min|max [fmt=F] [scale=X] [cell=1]}} writes one number from the table:\n"
+                 "its smallest or largest cell, or the smallest or largest ratio A/B over the\n"
+                 "rows where both ran (cell=1 names the row).\n"
                  "paper_results.md is made this way from paper_results.md.in\n"
                  "(make paper_results.md).\n",
         .args = args,

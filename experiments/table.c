@@ -545,6 +545,91 @@ static int compare_render(table_spec *t, const char *a, const char *bname, const
     return 0;
 }
 
+/* {{number FILE [rows=...] [cols=COL] value=V [where=...] [a=A b=B]
+   pick=min|max [fmt=F] [cell=1]}}: one number computed from the table (the
+   mean of repeated runs per cell): the smallest or largest cell, or with a=
+   and b= the smallest or largest ratio A/B over the rows where both ran;
+   cell=1 appends the row it comes from in parentheses. Headline figures are
+   written this way, so that they follow the CSVs. */
+static int number_render(table_spec *t, const char *a, const char *bname, int pick_max,
+                         int cell, sw_buf *out, sw_err *err)
+{
+    const char *fmt = t->fmt ? t->fmt : "%.3g";
+    double scale = t->scale;
+    t->format = TF_CSV;
+    t->stat = TS_MEAN;
+    t->fmt = "%.17g";
+    t->na = "";
+    t->scale = 1;
+    sw_buf tb;
+    sw_buf_init(&tb);
+    int rc = table_render(t, &tb, err);
+    if (rc || tb.oom || !tb.data) {
+        sw_buf_free(&tb);
+        return rc ? rc : sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    char *save = NULL, *line = strtok_r(tb.data, "\n", &save);
+    int ca = -1, cb = -1, nf = 0;
+    for (char *f = line, *e; f; f = e ? e + 1 : NULL, nf++) {
+        e = strchr(f, ',');
+        size_t l = e ? (size_t)(e - f) : strlen(f);
+        if (a && strlen(a) == l && !strncmp(f, a, l))
+            ca = nf;
+        if (bname && strlen(bname) == l && !strncmp(f, bname, l))
+            cb = nf;
+    }
+    if (a && (ca < 0 || cb < 0)) {
+        sw_buf_free(&tb);
+        return sw_fail(err, SW_EINVAL, "%s: no column '%s' in the pivot", t->file,
+                       ca < 0 ? a : bname);
+    }
+    double best = NAN;
+    char best_key[256] = "";
+    for (line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char key[256] = "", *f = line;
+        double va = NAN, vb = NAN;
+        for (int i = 0; f; i++) {
+            char *e = strchr(f, ',');
+            if (e)
+                *e = 0;
+            if (i < t->nrows)
+                snprintf(key + strlen(key), sizeof key - strlen(key), "%s%s", i ? " " : "", f);
+            else if (a) {
+                if (i == ca && *f)
+                    va = strtod(f, NULL);
+                if (i == cb && *f)
+                    vb = strtod(f, NULL);
+            } else if (*f) {
+                double v = strtod(f, NULL);
+                if (v == v && (!(best == best) || (pick_max ? v > best : v < best))) {
+                    best = v;
+                    snprintf(best_key, sizeof best_key, "%s", key);
+                }
+            }
+            f = e ? e + 1 : NULL;
+        }
+        if (a && va == va && vb == vb && vb > 0) {
+            double v = va / vb;
+            if (!(best == best) || (pick_max ? v > best : v < best)) {
+                best = v;
+                snprintf(best_key, sizeof best_key, "%s", key);
+            }
+        }
+    }
+    sw_buf_free(&tb);
+    if (!(best == best))
+        return sw_fail(err, SW_EINVAL, "%s: no cell to pick from", t->file);
+    char num[64];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    snprintf(num, sizeof num, fmt, best * scale);
+#pragma GCC diagnostic pop
+    sw_buf_puts(out, num);
+    if (cell && best_key[0])
+        sw_buf_printf(out, " (%s)", best_key);
+    return 0;
+}
+
 int report_expand(const char *template_path, const char *data_dir, sw_buf *out, sw_err *err)
 {
     char *text;
@@ -653,6 +738,54 @@ int report_expand(const char *template_path, const char *data_dir, sw_buf *out, 
             if (compare_render(&t, ca, cb, names[0] ? names : ca, comma ? comma + 1 : cb, out,
                                &e2))
                 sw_buf_printf(out, "*(comparison not available: %s)*", e2.msg);
+            p = close + 2;
+            continue;
+        }
+        if (!strncmp(open, "{{number ", 9)) {
+            for (const char *q = p; q < open; q++)
+                lineno += *q == '\n';
+            sw_buf_put(out, p, (size_t)(open - p));
+            const char *close = strstr(open, "}}");
+            char args[1024];
+            size_t n = close ? (size_t)(close - open - 9) : 0;
+            if (!close || n >= sizeof args) {
+                rc = sw_fail(err, SW_EINVAL, "%s:%d: unterminated or too long {{number ...}}",
+                             template_path, lineno);
+                break;
+            }
+            memcpy(args, open + 9, n);
+            args[n] = 0;
+            table_spec t;
+            table_spec_init(&t);
+            char *save = NULL, path[1200];
+            const char *ca = NULL, *cb = NULL;
+            int pick = -1, cell = 0;
+            for (char *w = strtok_r(args, " \t\n", &save); w && !rc;
+                 w = strtok_r(NULL, " \t\n", &save)) {
+                if (!t.file) {
+                    snprintf(path, sizeof path, "%s/%s", data_dir, w);
+                    t.file = path;
+                } else if (!strncmp(w, "a=", 2))
+                    ca = w + 2;
+                else if (!strncmp(w, "b=", 2))
+                    cb = w + 2;
+                else if (!strcmp(w, "pick=min") || !strcmp(w, "pick=max"))
+                    pick = !strcmp(w, "pick=max");
+                else if (!strcmp(w, "cell=1"))
+                    cell = 1;
+                else
+                    rc = table_spec_set(&t, w, err);
+            }
+            if (!rc && (!t.file || pick < 0 || !ca != !cb || (ca && !t.cols)))
+                rc = sw_fail(err, SW_EINVAL, "{{number}} needs a CSV file and pick=min|max "
+                             "(and cols= with a= and b=)");
+            if (rc) {
+                sw_err_prefix(err, "%s:%d: ", template_path, lineno);
+                break;
+            }
+            sw_err e2;
+            if (number_render(&t, ca, cb, pick, cell, out, &e2))
+                sw_buf_printf(out, "*(not available: %s)*", e2.msg);
             p = close + 2;
             continue;
         }

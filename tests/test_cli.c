@@ -244,6 +244,38 @@ int main(void)
                "ranges from -20% to +52%.", "compare: counts, cells and range from the CSV");
     sw_free(o);
 
+    /* report: {{number}} picks one cell or the extreme ratio over rows (by
+       hand from cmp.csv: sa/od is 0.97/0.64 = 1.516 at W 16, 1.00 at I 16,
+       0.80 at N 64; R 8's od failed and does not count) */
+    snprintf(path, sizeof path, "%s/num.in", dir);
+    f = fopen(path, "w");
+    if (f) {
+        fputs("max {{number cmp.csv rows=label,batch cols=planner value=normalized_throughput "
+              "a=sa b=od pick=max fmt=%.3fx cell=1}}; min {{number cmp.csv rows=label,batch "
+              "cols=planner value=normalized_throughput a=sa b=od pick=min fmt=%.2f}}; "
+              "lowest sa {{number cmp.csv rows=label,batch cols=planner "
+              "value=normalized_throughput where=planner:sa pick=min fmt=%.2f cell=1}}; "
+              "scaled {{number cmp.csv rows=label value=normalized_throughput "
+              "where=planner:sa pick=max scale=100 fmt=%.0f%%}}; "
+              "{{number cmp.csv rows=label value=nothing pick=max}}\n", f);
+        fclose(f);
+    }
+    snprintf(args, sizeof args, "report %s/num.in --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "report with {{number}}");
+    IS_STR_HAS(o, "max 1.516x (W 16); min 0.80; lowest sa 0.40 (N 64); scaled 100%; *(not "
+               "available:", "number: extreme cell and ratio from the CSV");
+    sw_free(o);
+    snprintf(path, sizeof path, "%s/num2.in", dir);
+    f = fopen(path, "w");
+    if (f) {
+        fputs("{{number cmp.csv rows=label value=normalized_throughput}}\n", f);
+        fclose(f);
+    }
+    snprintf(args, sizeof args, "report %s/num2.in --data %s", dir, dir);
+    expect_fail(args, 1, "num2.in:1: {{number}} needs a CSV file and pick=min|max",
+                "number without pick");
+
     snprintf(mk, sizeof mk, "rm -rf %s", dir);
     if (system(mk) != 0)
         printf("# could not remove %s\n", dir);
