@@ -273,6 +273,19 @@ static void select_survivors(ga_ctx *ga, int S, int N)
     for (int i = 0; i < S; i++)
         ga->order[i] = i; /* remaining candidates */
     int rem = S;
+    /* elitism: the best candidates first (ties to the lower index) */
+    int ne = ga->p.elite < N ? ga->p.elite : N;
+    for (int n = 0; n < ne; n++) {
+        int best = 0;
+        for (int k = 1; k < rem; k++)
+            if (f[ga->order[k]] < f[ga->order[best]] ||
+                (f[ga->order[k]] == f[ga->order[best]] && ga->order[k] < ga->order[best]))
+                best = k;
+        ga->chosen[n] = ga->order[best];
+        ga->order[best] = ga->order[--rem];
+    }
+    int *chosen = ga->chosen + ne; /* selection fills the rest */
+    N -= ne;
     if (ga->p.selection == GA_SOFTMAX) {
         ga_softmax(f, S, ga->best_fit, ga->p.temperature, ga->prob);
         for (int n = 0; n < N; n++) {
@@ -292,7 +305,7 @@ static void select_survivors(ga_ctx *ga, int S, int N)
             } else {
                 pick = (int)gsl_rng_uniform_int(ga->rng, (unsigned long)rem);
             }
-            ga->chosen[n] = ga->order[pick];
+            chosen[n] = ga->order[pick];
             ga->order[pick] = ga->order[--rem];
         }
         return;
@@ -306,7 +319,7 @@ static void select_survivors(ga_ctx *ga, int S, int N)
                 (f[ga->order[at]] == f[ga->order[best]] && ga->order[at] < ga->order[best]))
                 best = at;
         }
-        ga->chosen[n] = ga->order[best];
+        chosen[n] = ga->order[best];
         ga->order[best] = ga->order[--rem];
     }
 }

@@ -42,6 +42,8 @@ typedef struct ga_params {
     ga_selection selection;
     double temperature;  /* softmax over t_norm / temperature (1: the paper's) */
     int tournament;      /* tournament size */
+    int elite;           /* the best this many candidates survive every generation before
+                            selection picks the rest (0: none, the paper's rule) */
     long generations;    /* stop after this many generations (0: no limit) */
     double time_budget_s;/* stop when this much time has passed (0: no limit) */
     int threads;

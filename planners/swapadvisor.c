@@ -619,6 +619,8 @@ static const param_def sa_params[] = {
     {"temperature", PT_FLOAT, "0.05", "softmax over t_norm / temperature (1: the paper's formula "
      "as written; see docs/swapadvisor.md)", NULL, 1e-6, 1e6},
     {"tournament", PT_INT, "3", "tournament size (selection=tournament)", NULL, 2, 1000},
+    {"elite", PT_INT, "0", "the best this many candidates survive each generation before "
+     "selection picks the rest (0: the paper's selection as written)", NULL, 0, 1e6},
     {"search", PT_CHOICE, "both", "what the GA searches; the other part is fixed (see "
      "unsearched)", "both|schedule|allocation", 1, 0},
     {"unsearched", PT_CHOICE, "initial", "with search=schedule or allocation, what the part not "
@@ -946,6 +948,7 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     gp.selection = !strcmp(params_str(ps, "selection"), "tournament") ? GA_TOURNAMENT : GA_SOFTMAX;
     gp.temperature = params_float(ps, "temperature");
     gp.tournament = (int)params_int(ps, "tournament");
+    gp.elite = (int)params_int(ps, "elite");
     gp.time_budget_s = o->time_budget_s > 0 ? o->time_budget_s : params_seconds(ps, "time_budget");
     if (gp.generations > 0 && o->time_budget_s <= 0)
         gp.time_budget_s = 0; /* a generation count alone is the stopping rule */

@@ -299,6 +299,49 @@ static void test_migration_replaces_the_worst(void)
     ga_free(b);
 }
 
+/* elitism: with selection made nearly uniform (a huge temperature), the
+   population's best gets worse at some generation without elite, and never
+   with elite=1 (the best candidate always survives) */
+static double pop_best(const ga_ctx *ga, int n)
+{
+    double best = INFINITY;
+    for (int i = 0; i < n; i++) {
+        double f;
+        if (ga_individual(ga, i, &f) && f < best)
+            best = f;
+    }
+    return best;
+}
+
+static void test_elite_keeps_the_best(void)
+{
+    for (int elite = 0; elite <= 1; elite++) {
+        toy t = {0};
+        ga_params p = params(1);
+        p.temperature = 1e6;
+        p.mutation = 0.5;
+        p.elite = elite;
+        ga_ctx *ga = ga_new(&toy_ops, &t, GENES * sizeof(int32_t), &p);
+        sw_err e = {0};
+        int rc = ga ? ga_begin(ga, &e) : SW_ENOMEM;
+        IS_INT(rc, 0, "elite=%d: starts", elite);
+        int worse = 0;
+        double prev = ga ? pop_best(ga, p.population) : 0;
+        for (int g = 0; g < 40 && !rc; g++) {
+            rc = ga_step(ga, 1, &e);
+            double now = pop_best(ga, p.population);
+            worse += now > prev;
+            prev = now;
+        }
+        IS_INT(rc, 0, "elite=%d: 40 generations", elite);
+        if (elite)
+            IS_INT(worse, 0, "elite=1: the population's best never gets worse");
+        else
+            OK(worse > 0, "elite=0, uniform selection: the best is lost at least once (%d)", worse);
+        ga_free(ga);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const tap_test tests[] = {
@@ -308,6 +351,7 @@ int main(int argc, char **argv)
         {"failure_reaches_every_rank", test_failure_reaches_every_rank},
         {"bad_parameters", test_bad_parameters},
         {"migration_replaces_the_worst", test_migration_replaces_the_worst},
+        {"elite_keeps_the_best", test_elite_keeps_the_best},
     };
     return tap_run(tests, sizeof tests / sizeof tests[0], argc, argv);
 }
