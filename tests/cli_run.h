@@ -33,6 +33,29 @@ static inline int sh(const char *args, char **out, char **err)
     return code;
 }
 
+/* For a program whose tests all run the binary: bin from SWAPSIM_BIN and a
+   fresh scratch directory /tmp/swapsim-NAME-PID as dir; without either the
+   whole program is skipped. */
+static inline void cli_open(const char *name)
+{
+    bin = getenv("SWAPSIM_BIN");
+    if (!bin || access(bin, X_OK) != 0)
+        tap_skip_all("SWAPSIM_BIN not set (run through make test)");
+    snprintf(dir, sizeof dir, "/tmp/swapsim-%s-%d", name, (int)getpid());
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    if (system(cmd) != 0)
+        tap_skip_all("cannot create a scratch directory");
+}
+
+/* Remove the scratch directory; 0 if that worked. */
+static inline int cli_close(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) != 0;
+}
+
 static inline int lines(const char *s)
 {
     int n = 0;
