@@ -17,8 +17,16 @@ static const char *bin;
    standard output and error (caller frees). Returns the exit status. */
 static inline int sh(const char *args, char **out, char **err)
 {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "cd %s && %s %s >%s/out 2>%s/err", dir, bin, args, dir, dir);
+    char cmd[8192];
+    if (snprintf(cmd, sizeof cmd, "cd %s && %s %s >%s/out 2>%s/err", dir, bin, args, dir, dir) >=
+        (int)sizeof cmd) {
+        printf("# command line too long: %.60s...\n", args);
+        if (out)
+            *out = NULL;
+        if (err)
+            *err = NULL;
+        return 127;
+    }
     int st = system(cmd);
     int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
     char path[512];
