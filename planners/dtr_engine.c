@@ -23,7 +23,33 @@
    fragmentation evictions). Events are replayed into the plan builder:
    evictions are drops, rematerialisations reruns; a death is an implicit
    free (the builder frees after the last use or held_until) unless the
-   storage is placed again later, then an explicit drop. */
+   storage is placed again later, then an explicit drop.
+   Residency is the runtime the swapping planners share (swap_util.h, run
+   without a builder): the schedule and deaths (swu_init, from
+   graph_lifetimes), the resident storages, their bytes (simrd's memory)
+   and peak, the budget, which storages come from the host (swu_begin,
+   swu_on_host), and every change of residency (swu_swap_in, swu_create,
+   swu_drop for an eviction, swu_release for a death). The rest stays here
+   because DTR's model differs from the swapping planners' in ways a shared
+   version would get wrong:
+   * eviction order: simrd scores a candidate pool kept in the order the
+     storages became evictable (unlocked and resident), the last of equal
+     minima winning, and random picks index into it; swu's LRU list is in
+     order of access and holds locked and constant storages too, so neither
+     list can stand for the other without changing which storage is evicted;
+   * locks are counted: nested rematerialisations lock one storage once per
+     frame that takes it as an argument, and it becomes a candidate again
+     only when the last lets go; swu_lock_op's lock is a flag per op;
+   * recording: the decisions are logged and replayed into the builder
+     afterwards, not recorded as they are made (swu with a builder): a death
+     turns into an explicit drop when the dead storage is rematerialised
+     later (the log is patched), budget_on=bytes replays the same decisions
+     into arenas of several sizes, and a run that gives up records nothing;
+   * byte counting: the budget is checked against every byte an op creates,
+     resident or not, and a re-run counts its outputs that are still
+     resident twice for a moment (swu_note_transient), as simrd does;
+   * per-tensor availability (views: `defined`), constants, the evicted
+     neighbourhoods and the placement mirror have no counterpart in swu. */
 #include "dtr_engine.h"
 #include "../common/limits.h"
 
@@ -33,9 +59,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../sim/builder.h"
+#include "swap_util.h"
 
-#define NEVER INT32_MAX
+#define NEVER SWU_NEVER
 
 enum { EV_RUN, EV_RERUN, EV_DROP, EV_DEATH, EV_DEATH_DROP, EV_SWAPIN };
 
@@ -66,12 +92,15 @@ typedef struct eng {
     dtr_stats *st;           /* filled as the run goes (borrowed) */
     sw_err *err;             /* borrowed */
     int32_t nt, no;          /* tensors, ops */
-    int64_t budget;          /* bytes for tensors: the budget less the largest workspace */
+    swu u;                   /* residency, shared with the swapping planners (no builder:
+                                the plan is recorded from events): resident storages
+                                (u.res), their bytes (u.used) and peak, the limit (bytes for
+                                tensors: the budget less the largest workspace), deaths
+                                (u.death: NEVER if none; u.dth_off/u.dth per position) */
     const struct heuristic_def *heur; /* the eviction heuristic (heuristics[]) */
     double remat_limit;      /* give up past this much rematerialisation (ticks); < 0 none */
     /* static, from setup */
     int64_t *ticks;          /* per op: its compute time */
-    int32_t *order_pos;      /* per op: its position in g->order */
     int32_t *args_off, *args;       /* CSR per op: tensors it reads (inputs, then mutated) */
     int32_t *created_off, *created; /* CSR per op: storages it creates (GA_CREATE) */
     int64_t *created_bytes;  /* per op: bytes of the storages it creates */
@@ -80,18 +109,12 @@ typedef struct eng {
                                            (argument -> output), and that op */
     int32_t *rev_off, *rev_to, *rev_op; /* CSR per storage: the reverse edges (output ->
                                            argument), and the op */
-    int32_t *death;          /* per storage: position after which the framework drops it
-                                (last use or held_until); NEVER if it does not */
-    int32_t *dies_off, *dies;/* CSR per position: storages that die after it */
     uint8_t *constant;       /* per storage: never evicted or freed (persistent, no
                                 producer, or of kind input) */
     uint8_t *evictable;      /* per storage: may be evicted (recomputable whenever needed) */
     uint8_t *is_view;        /* per tensor: a view of another tensor's storage */
-    uint8_t *external;       /* per storage: no producer and not persistent (swapped in on
-                                first use) */
     /* dynamic */
     uint8_t *defined;        /* per tensor: its value is available (storage resident) */
-    uint8_t *material;       /* per storage: resident */
     uint8_t *pinned;         /* per storage: locked for good by the sink op */
     uint8_t *ran;            /* per op: its scheduled run happened */
     uint8_t *dead;           /* per storage: the framework dropped its last reference */
@@ -127,7 +150,6 @@ typedef struct eng {
     mem_model *mem;          /* the address allocator mirroring the builder's */
     plan_place *place;       /* per storage: its placement while resident */
     int64_t clock;           /* simrd's clock: 1 + compute + rematerialisation (ticks) */
-    int64_t resident_bytes;  /* bytes counted resident (simrd's memory) */
     int64_t remat_ticks, model_ticks, total_ticks; /* rerun, scheduled run, all ops' time */
     int32_t cur_op;          /* the scheduled op being run, -1 before the first */
     gsl_rng *rng;            /* random picks and sampling strides (seeded from cfg) */
@@ -172,7 +194,7 @@ static void pool_remove(eng *e, int32_t s)
 
 static void make_evictable(eng *e, int32_t s)
 {
-    if (e->evictable[s] && !e->no_evict[s] && !e->pinned[s] && e->material[s] && !e->locks[s])
+    if (e->evictable[s] && !e->no_evict[s] && !e->pinned[s] && e->u.res[s] && !e->locks[s])
         pool_append(e, s);
 }
 
@@ -225,7 +247,7 @@ static int64_t region(eng *e, int32_t s, int rev)
         int32_t x = e->stack[--n];
         for (int32_t k = off[x]; k < off[x + 1]; k++) {
             int32_t y = to[k];
-            if (!e->ran[via[k]] || e->material[y] || e->visited[y] == e->epoch)
+            if (!e->ran[via[k]] || e->u.res[y] || e->visited[y] == e->epoch)
                 continue;
             e->visited[y] = e->epoch;
             sum += e->compute_ns[y];
@@ -256,7 +278,7 @@ static void mark_dirty(eng *e, int32_t x)
                 if (!e->ran[via[k]] || e->visited[y] == e->epoch)
                     continue;
                 e->visited[y] = e->epoch;
-                if (e->material[y])
+                if (e->u.res[y])
                     dirty[y] = 1;
                 else
                     e->stack[n++] = y;
@@ -301,7 +323,7 @@ static int32_t uf_find(eng *e, int32_t x)
         const int32_t *via_ = dir_ ? (e)->rev_op : (e)->fwd_op;                                   \
         for (int32_t k_ = off_[s]; k_ < off_[(s) + 1]; k_++) {                                    \
             int32_t y = to_[k_];                                                                  \
-            if (!(e)->ran[via_[k_]] || (e)->material[y] || y == (s) || (e)->eq_node[y] < 0)       \
+            if (!(e)->ran[via_[k_]] || (e)->u.res[y] || y == (s) || (e)->eq_node[y] < 0)       \
                 continue;                                                                         \
             __VA_ARGS__                                                                           \
         }                                                                                         \
@@ -543,8 +565,10 @@ static int32_t choose(eng *e)
 
 static int evict(eng *e, int32_t s, int kind)
 {
-    e->material[s] = 0;
-    e->resident_bytes -= sbytes(e, s);
+    if (kind == EV_DEATH)
+        swu_release(&e->u, s);
+    else
+        swu_drop(&e->u, s);
     pool_remove(e, s);
     for (int32_t k = e->on_storage_off[s]; k < e->on_storage_off[s + 1]; k++)
         e->defined[e->on_storage[k]] = 0;
@@ -591,14 +615,14 @@ static int oom(eng *e, int64_t need, int frag)
     }
     return sw_fail(e->err, SW_ENOFIT, "does not fit: at op %d '%s' nothing is left to evict: %s "
                    "resident and locked, %s more needed, budget %s", o,
-                   o >= 0 ? opname(e, o) : "?", sw_fmt_bytes(e->resident_bytes, h1, sizeof h1),
-                   sw_fmt_bytes(need, h2, sizeof h2), sw_fmt_bytes(e->budget, h3, sizeof h3));
+                   o >= 0 ? opname(e, o) : "?", sw_fmt_bytes(e->u.used, h1, sizeof h1),
+                   sw_fmt_bytes(need, h2, sizeof h2), sw_fmt_bytes(e->u.limit, h3, sizeof h3));
 }
 
 /* Evict until need more bytes fit the budget. */
 static int free_bytes(eng *e, int64_t need)
 {
-    while (e->resident_bytes + need > e->budget) {
+    while (e->u.used + need > e->u.limit) {
         int32_t v = choose(e);
         if (v < 0)
             return oom(e, need, 0);
@@ -631,7 +655,7 @@ static int place_all(eng *e, const int32_t *list, int32_t n)
         int32_t k, fail = -1;
         for (k = 0; k < n; k++) {
             int32_t s = list[k];
-            if (e->material[s])
+            if (e->u.res[s])
                 continue;
             if (mem_alloc(e->mem, s, sbytes(e, s), &e->place[s])) {
                 fail = s;
@@ -643,7 +667,7 @@ static int place_all(eng *e, const int32_t *list, int32_t n)
             return 0;
         }
         for (int32_t j = 0; j < k; j++)
-            if (!e->material[list[j]])
+            if (!e->u.res[list[j]])
                 mem_release(e->mem, &e->place[list[j]], sbytes(e, list[j]));
         int32_t v = e->cfg->frag_fit ? choose_opening(e, sbytes(e, fail)) : -1;
         if (v < 0)
@@ -651,7 +675,7 @@ static int place_all(eng *e, const int32_t *list, int32_t n)
         if (v < 0) {
             int64_t all = 0;
             for (int32_t j = 0; j < n; j++)
-                if (!e->material[list[j]])
+                if (!e->u.res[list[j]])
                     all += sbytes(e, list[j]);
             return oom(e, all, 1);
         }
@@ -685,19 +709,17 @@ static int compute(eng *e, int32_t o, int remat, int32_t target)
     for (int pass = 0; pass < 2; pass++)
         for (int32_t k = 0; k < op->n_out; k++) {
             int32_t u = op->out[k];
-            if ((pass == 0) == (u == target) || e->is_view[u] || e->material[stor(e, u)])
+            if ((pass == 0) == (u == target) || e->is_view[u] || e->u.res[stor(e, u)])
                 continue;
             fr[nf++] = stor(e, u);
         }
     e->clock = sw_add_sat(e->clock, e->ticks[o]); /* bounded inputs; saturate, never wrap */
-    e->resident_bytes += e->created_bytes[o];
-    if (e->resident_bytes > e->st->peak_bytes)
-        e->st->peak_bytes = e->resident_bytes;
-    e->resident_bytes -= dup;
+    /* the fresh storages, and for a moment the new copies of resident ones */
+    for (int32_t k = 0; k < nf; k++)
+        swu_create(&e->u, fr[k]);
+    swu_note_transient(&e->u, dup);
     for (int32_t k = 0; k < op->n_out; k++)
         e->defined[op->out[k]] = 1;
-    for (int32_t k = e->created_off[o]; k < e->created_off[o + 1]; k++)
-        e->material[e->created[k]] = 1;
     if (remat) {
         e->remat_ticks += e->ticks[o];
         e->st->remats++;
@@ -798,7 +820,7 @@ static int materialize(eng *e, int32_t o0, int remat0, int32_t target0)
             continue;
         /* all inputs resident and locked: make room, place, compute */
         int rc = 0;
-        if (e->resident_bytes + e->created_bytes[o] > e->budget)
+        if (e->u.used + e->created_bytes[o] > e->u.limit)
             rc = free_bytes(e, e->created_bytes[o]);
         if (!rc)
             rc = place_all(e, e->created + e->created_off[o],
@@ -839,11 +861,11 @@ static int real_delete(eng *e, int32_t s, int32_t now)
         int32_t x = e->stack[--n];
         for (int32_t k = e->fwd_off[x]; k < e->fwd_off[x + 1]; k++) {
             int32_t y = e->fwd_to[k];
-            if (!e->ran[e->fwd_op[k]] || e->visited[y] == e->epoch || e->material[y])
+            if (!e->ran[e->fwd_op[k]] || e->visited[y] == e->epoch || e->u.res[y])
                 continue;
             e->visited[y] = e->epoch;
             e->stack[n++] = y;
-            if (e->death[y] > now && !e->banished[y]) {
+            if (e->u.death[y] > now && !e->banished[y]) {
                 if (SW_GROW(list, cap, nl + 1)) {
                     sw_free(list);
                     return SW_ENOMEM;
@@ -854,7 +876,7 @@ static int real_delete(eng *e, int32_t s, int32_t now)
     }
     for (size_t i = 0; i < nl; i++) {
         int32_t y = list[i];
-        if (e->material[y])
+        if (e->u.res[y])
             continue;
         e->st->regenerations++;
         int rc = materialize(e, e->g->tensors[y].producer, 1, y);
@@ -864,7 +886,7 @@ static int real_delete(eng *e, int32_t s, int32_t now)
         }
     }
     sw_free(list);
-    if (e->material[s]) {
+    if (e->u.res[s]) {
         int rc = evict(e, s, EV_DEATH);
         if (rc)
             return rc;
@@ -881,9 +903,9 @@ static int real_delete(eng *e, int32_t s, int32_t now)
             if (!e->ran[e->fwd_op[k]] || e->visited[y] == e->epoch)
                 continue;
             e->visited[y] = e->epoch;
-            if (!e->material[y]) {
+            if (!e->u.res[y]) {
                 e->stack[n++] = y;
-            } else if (e->death[y] > now) {
+            } else if (e->u.death[y] > now) {
                 e->no_evict[y] = 1;
                 pool_remove(e, y);
             }
@@ -900,13 +922,13 @@ static int real_delete(eng *e, int32_t s, int32_t now)
 static int alloc_arrays(eng *e)
 {
     int32_t nt = e->nt, no = e->no;
-    if (!ALLOC(e->ticks, no) || !ALLOC(e->order_pos, no) || !ALLOC(e->args_off, no + 1) ||
+    if (!ALLOC(e->ticks, no) || !ALLOC(e->args_off, no + 1) ||
         !ALLOC(e->created_off, no + 1) || !ALLOC(e->created_bytes, no) ||
         !ALLOC(e->on_storage_off, nt + 1) || !ALLOC(e->on_storage, nt) ||
-        !ALLOC(e->fwd_off, nt + 1) || !ALLOC(e->rev_off, nt + 1) || !ALLOC(e->death, nt) ||
-        !ALLOC(e->dies_off, no + 1) || !ALLOC(e->constant, nt) || !ALLOC(e->evictable, nt) ||
-        !ALLOC(e->is_view, nt) || !ALLOC(e->external, nt) || !ALLOC(e->defined, nt) ||
-        !ALLOC(e->material, nt) || !ALLOC(e->pinned, nt) || !ALLOC(e->ran, no) ||
+        !ALLOC(e->fwd_off, nt + 1) || !ALLOC(e->rev_off, nt + 1) ||
+        !ALLOC(e->constant, nt) || !ALLOC(e->evictable, nt) ||
+        !ALLOC(e->is_view, nt) || !ALLOC(e->defined, nt) ||
+        !ALLOC(e->pinned, nt) || !ALLOC(e->ran, no) ||
         !ALLOC(e->dead, nt) || !ALLOC(e->banished, nt) || !ALLOC(e->no_evict, nt) ||
         !ALLOC(e->fwd_dirty, nt) || !ALLOC(e->rev_dirty, nt) || !ALLOC(e->in_pool, nt) ||
         !ALLOC(e->locks, nt) || !ALLOC(e->pool_prev, nt) || !ALLOC(e->pool_next, nt) ||
@@ -1022,35 +1044,17 @@ static int build_storage_edges(eng *e)
     return 0;
 }
 
-/* Deaths (from graph_lifetimes): after the last access in the schedule, or
-   held_until; NEVER for persistent storages and those never accessed (never
-   materialised). Also which storages are constant or external, and the
-   storages dying after each position. */
-static int build_deaths(eng *e)
+/* Which storages are constants: never evicted or freed. (Deaths, the
+   storages dying after each position and which storages come from the host
+   are the residency runtime's: swu_init, swu_begin.) */
+static void build_constants(eng *e)
 {
     const graph_profile *g = e->g;
-    int32_t nt = e->nt, no = e->no;
-    for (int32_t s = 0; s < nt; s++) {
+    for (int32_t s = 0; s < e->nt; s++) {
         const graph_tensor *x = &g->tensors[s];
-        if (x->storage != s)
-            continue;
-        if (x->persistent || e->death[s] < 0)
-            e->death[s] = NEVER;
-        e->external[s] = !x->persistent && x->producer < 0;
-        e->constant[s] = x->persistent || x->producer < 0 || x->kind == GK_INPUT;
-        if (e->death[s] != NEVER)
-            e->dies_off[e->death[s]]++;
+        if (x->storage == s)
+            e->constant[s] = x->persistent || x->producer < 0 || x->kind == GK_INPUT;
     }
-    if (graph_counts_to_offsets(e->dies_off, no) || !ALLOC(e->dies, e->dies_off[no]))
-        return SW_ENOMEM;
-    int32_t *fill = sw_calloc((size_t)no + 1, sizeof *fill); /* per position: storages placed */
-    if (!fill)
-        return SW_ENOMEM;
-    for (int32_t s = 0; s < nt; s++)
-        if (g->tensors[s].storage == s && e->death[s] != NEVER)
-            e->dies[e->dies_off[e->death[s]] + fill[e->death[s]]++] = s;
-    sw_free(fill);
-    return 0;
 }
 
 /* Which storages can be recomputed whenever they are needed (mutations
@@ -1106,13 +1110,13 @@ static int find_evictable(eng *e)
                     nm = muts[j];
                     break;
                 }
-            int32_t avail = e->constant[q] ? nm : SW_MIN(nm, SW_MAX(e->death[q], R[q]));
+            int32_t avail = e->constant[q] ? nm : SW_MIN(nm, SW_MAX(e->u.death[q], R[q]));
             r = SW_MIN(r, avail);
         }
         for (int32_t k = e->created_off[p]; k < e->created_off[p + 1]; k++) {
             int32_t s = e->created[k];
             R[s] = e->constant[s] || mut_off[s + 1] > mut_off[s] ? INT32_MIN : r;
-            e->evictable[s] = !e->constant[s] && R[s] >= e->death[s];
+            e->evictable[s] = !e->constant[s] && R[s] >= e->u.death[s];
         }
     }
     sw_free(mut_off);
@@ -1146,17 +1150,16 @@ static int setup(eng *e)
     e->nt = g->n_tensors;
     e->no = g->n_ops;
     int rc = alloc_arrays(e);
-    if (rc)
-        return rc;
-    if (graph_lifetimes(g, g->order, e->order_pos, e->death, NULL, NULL, NULL))
-        return SW_EINVAL;
-    rc = build_op_tables(e);
+    if (!rc)
+        rc = swu_init(&e->u, g, NULL); /* the schedule, deaths, residency */
+    if (!rc)
+        rc = build_op_tables(e);
     if (!rc)
         rc = build_storage_tensors(e);
     if (!rc)
         rc = build_storage_edges(e);
     if (!rc)
-        rc = build_deaths(e);
+        build_constants(e);
     if (!rc)
         rc = find_evictable(e);
     if (!rc)
@@ -1166,11 +1169,10 @@ static int setup(eng *e)
 
 static void eng_free(eng *e)
 {
-    void *ptrs[] = {e->ticks, e->order_pos, e->args_off, e->args, e->created_off, e->created,
+    void *ptrs[] = {e->ticks, e->args_off, e->args, e->created_off, e->created,
                     e->created_bytes, e->on_storage_off, e->on_storage, e->fwd_off, e->fwd_to,
-                    e->fwd_op, e->rev_off, e->rev_to, e->rev_op, e->death, e->dies_off, e->dies,
-                    e->constant, e->evictable, e->is_view, e->external, e->defined, e->material,
-                    e->pinned, e->ran, e->dead, e->banished, e->no_evict, e->fwd_dirty,
+                    e->fwd_op, e->rev_off, e->rev_to, e->rev_op, e->constant, e->evictable,
+                    e->is_view, e->defined, e->pinned, e->ran, e->dead, e->banished, e->no_evict, e->fwd_dirty,
                     e->rev_dirty, e->in_pool, e->locks, e->pool_prev, e->pool_next,
                     e->last_access, e->compute_ns, e->fwd_region_ns, e->rev_region_ns,
                     e->eq_node, e->n_remat, e->death_event, e->compute_op, e->uf_parent,
@@ -1180,6 +1182,7 @@ static void eng_free(eng *e)
         sw_free(ptrs[i]);
     if (e->rng)
         gsl_rng_free(e->rng);
+    swu_free(&e->u);
 }
 
 /* ---------------- the run ---------------- */
@@ -1187,40 +1190,44 @@ static void eng_free(eng *e)
 static int swap_in_external(eng *e, int32_t s)
 {
     int rc = 0;
-    if (e->resident_bytes + sbytes(e, s) > e->budget)
+    if (e->u.used + sbytes(e, s) > e->u.limit)
         rc = free_bytes(e, sbytes(e, s));
     if (!rc)
         rc = place_all(e, &s, 1);
     if (rc)
         return rc;
-    e->material[s] = 1;
-    e->resident_bytes += sbytes(e, s);
-    if (e->resident_bytes > e->st->peak_bytes)
-        e->st->peak_bytes = e->resident_bytes;
+    swu_swap_in(&e->u, s);
     for (int32_t k = e->on_storage_off[s]; k < e->on_storage_off[s + 1]; k++)
         if (!e->is_view[e->on_storage[k]])
             e->defined[e->on_storage[k]] = 1;
     return log_ev(e, EV_SWAPIN, s);
 }
 
-static int run_ops(eng *e)
+/* Run the iteration within limit bytes of tensors. */
+static int run_ops(eng *e, int64_t limit)
 {
     const graph_profile *g = e->g;
     int rc = 0;
-    for (int32_t s = 0; s < e->nt; s++) /* the resident set, placed first as the builder does */
-        if (g->tensors[s].storage == s && g->tensors[s].persistent) {
-            e->resident_bytes += sbytes(e, s);
-            rc = place_all(e, &s, 1);
-            e->material[s] = 1;
-            if (rc) {
-                if (rc == SW_ENOFIT)
-                    rc = sw_fail(e->err, SW_ENOFIT, "does not fit: the persistent tensors alone "
-                                 "exceed the budget");
-                return rc;
-            }
+    /* the resident set: every persistent storage, placed first as the builder does */
+    uint8_t *persistent = sw_calloc((size_t)e->nt + 1, 1); /* per storage */
+    if (!persistent)
+        return SW_ENOMEM;
+    for (int32_t s = 0; s < e->nt; s++)
+        persistent[s] = g->tensors[s].storage == s && g->tensors[s].persistent;
+    swu_begin(&e->u, NULL, persistent, limit);
+    for (int32_t s = 0; s < e->nt && !rc; s++)
+        if (persistent[s] && !e->cfg->bytes_only) {
+            if (mem_alloc(e->mem, s, sbytes(e, s), &e->place[s]))
+                rc = sw_fail(e->err, SW_ENOFIT, "does not fit: the persistent tensors alone "
+                             "exceed the budget");
+            else
+                note_alloc(e);
         }
-    e->st->peak_bytes = e->resident_bytes;
-    if (e->resident_bytes > e->budget)
+    sw_free(persistent);
+    if (rc)
+        return rc;
+    e->st->peak_bytes = e->u.peak;
+    if (e->u.used > e->u.limit)
         return sw_fail(e->err, SW_ENOFIT, "does not fit: the persistent tensors alone exceed "
                        "the budget");
     for (int32_t i = 0; i < e->no && !rc; i++) {
@@ -1229,7 +1236,7 @@ static int run_ops(eng *e)
         e->cur_op = o;
         for (int32_t k = e->args_off[o]; k < e->args_off[o + 1] && !rc; k++) {
             int32_t s = stor(e, e->args[k]);
-            if (e->external[s] && !e->material[s])
+            if (!e->u.res[s] && swu_on_host(&e->u, s)) /* external: never evicted */
                 rc = swap_in_external(e, s);
         }
         if (rc)
@@ -1260,24 +1267,25 @@ static int run_ops(eng *e)
                 e->last_access[stor(e, op->out[k])] = e->clock;
         }
         int real = e->cfg->real_delete_bwd && op->phase != GP_FORWARD;
-        for (int32_t k = e->dies_off[i]; k < e->dies_off[i + 1] && !rc; k++) {
-            int32_t s = e->dies[k];
+        for (int32_t k = e->u.dth_off[i]; k < e->u.dth_off[i + 1] && !rc; k++) {
+            int32_t s = e->u.dth[k];
             e->dead[s] = 1;
             if (e->constant[s] || e->pinned[s])
                 continue;
             if (real)
                 rc = real_delete(e, s, i);
-            else if (e->material[s])
+            else if (e->u.res[s])
                 rc = evict(e, s, EV_DEATH);
         }
     }
+    e->st->peak_bytes = e->u.peak;
     if (rc)
         return rc;
     /* storages the runtime keeps past their death (rematerialised after it,
        constants): the builder would free them after their last use */
     for (int32_t s = 0; s < e->nt && !rc; s++)
-        if (g->tensors[s].storage == s && e->material[s] && e->dead[s] &&
-            e->death[s] < e->no - 1)
+        if (g->tensors[s].storage == s && e->u.res[s] && e->dead[s] &&
+            e->u.death[s] < e->no - 1)
             rc = log_ev(e, EV_DROP, s);
     return rc;
 }
@@ -1320,7 +1328,7 @@ static int record_in(eng *e, mem_model *m, int64_t budget, plan **out, sw_err *e
 static int record(eng *e, plan **out)
 {
     sw_err e2;
-    int rc = record_in(e, e->mem, e->budget + e->g->max_workspace, out, &e2);
+    int rc = record_in(e, e->mem, e->u.limit + e->g->max_workspace, out, &e2);
     if (rc == SW_ENOFIT || rc == SW_EINVAL)
         return sw_fail(e->err, rc, "dtr: the recorded plan does not build (a bug): %s", e2.msg);
     if (rc)
@@ -1386,16 +1394,16 @@ int dtr_run(const graph_profile *g, int64_t budget, const dtr_config *cfg, plan 
     e.heur = heuristic_of(cfg->heuristic);
     e.use_regions = e.heur->regions;
     e.use_eq = e.heur->eq;
-    e.budget = budget - g->max_workspace;
+    int64_t limit = budget - g->max_workspace; /* bytes for tensors */
     e.clock = 1;
-    if (e.budget <= 0)
+    if (limit <= 0)
         return sw_fail(err, SW_ENOFIT, "does not fit: the budget does not cover the largest op "
                        "workspace (%lld bytes)", (long long)g->max_workspace);
     int rc = setup(&e);
     if (!rc) {
         e.remat_limit =
             cfg->overhead_cap > 0 ? (cfg->overhead_cap - 1) * (double)e.total_ticks : -1;
-        e.mem = mem_address_new(e.budget, cfg->fit, cfg->align > 0 ? cfg->align : 1);
+        e.mem = mem_address_new(limit, cfg->fit, cfg->align > 0 ? cfg->align : 1);
         e.rng = gsl_rng_alloc(gsl_rng_mt19937);
         if (!e.mem || !e.rng)
             rc = SW_ENOMEM;
@@ -1403,7 +1411,7 @@ int dtr_run(const graph_profile *g, int64_t budget, const dtr_config *cfg, plan 
             gsl_rng_set(e.rng, (unsigned long)cfg->seed);
     }
     if (!rc)
-        rc = run_ops(&e);
+        rc = run_ops(&e, limit);
     st->compute_ns = e.total_ticks;
     st->remat_ns = e.remat_ticks;
     st->clock_ns = e.clock;

@@ -1,5 +1,5 @@
 /* swap_util.c: schedule, deaths and a byte-counting LRU recorder shared by
-   the swapping baselines (see swap_util.h). */
+   the swapping baselines and the DTR engine (see swap_util.h). */
 #include "swap_util.h"
 
 #include <stdio.h>
@@ -142,14 +142,34 @@ void swu_swap_in(swu *u, int32_t s)
         pb_swap_in(u->b, s);
 }
 
-void swu_evict(swu *u, int32_t s)
+void swu_create(swu *u, int32_t s)
+{
+    set_res(u, s);
+    u->hv[s] = 0;
+}
+
+void swu_drop(swu *u, int32_t s)
 {
     clear_res(u, s);
+    u->n_drop++;
+    if (u->b)
+        pb_drop(u->b, s);
+}
+
+void swu_release(swu *u, int32_t s) { clear_res(u, s); }
+
+void swu_note_transient(swu *u, int64_t extra)
+{
+    if (u->used + extra > u->peak)
+        u->peak = u->used + extra;
+}
+
+void swu_evict(swu *u, int32_t s)
+{
     if (u->hv[s]) {
-        u->n_drop++;
-        if (u->b)
-            pb_drop(u->b, s);
+        swu_drop(u, s);
     } else {
+        clear_res(u, s);
         u->hv[s] = 1;
         u->n_out++;
         u->swap_out_bytes += sz(u, s);
@@ -197,8 +217,7 @@ void swu_run(swu *u, int32_t i)
     for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
         int32_t s = g->acc[k];
         if (g->acc_flag[k] & GA_CREATE) {
-            set_res(u, s);
-            u->hv[s] = 0;
+            swu_create(u, s);
         } else {
             if (g->acc_flag[k] & GA_MUTATE)
                 u->hv[s] = 0;
@@ -210,7 +229,7 @@ void swu_run(swu *u, int32_t i)
     for (int32_t k = u->dth_off[i]; k < u->dth_off[i + 1]; k++) {
         int32_t s = u->dth[k];
         if (u->res[s])
-            clear_res(u, s); /* the builder frees it after its last use */
+            swu_release(u, s); /* the builder frees it after its last use */
     }
 }
 

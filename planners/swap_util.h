@@ -1,7 +1,7 @@
-/* swap_util.h: what the swapping baselines (odswap, tflms, vdnn) share: a
-   schedule, when each storage dies (last use or held_until), and a recorder
-   that issues tasks to the plan builder while counting resident bytes and
-   keeping an LRU list. */
+/* swap_util.h: the residency runtime the swapping baselines (odswap, tflms,
+   vdnn) and the DTR engine share: a schedule, when each storage dies (last
+   use or held_until), and a recorder that issues tasks to the plan builder
+   while counting resident bytes and keeping an LRU list. */
 #ifndef SWAP_UTIL_H
 #define SWAP_UTIL_H
 
@@ -17,11 +17,15 @@ typedef struct swu {
     int32_t *death;        /* per storage: position after which nothing needs it
                               (graph_lifetimes), SWU_NEVER for persistent, unused or views */
     int32_t *dth_off, *dth;/* storages dying at each position (CSR) */
-    uint8_t *res, *hv, *lock, *in_r;
+    uint8_t *res;          /* per storage: resident */
+    uint8_t *hv;           /* per storage: the host holds its current value */
+    uint8_t *lock;         /* per storage: locked by swu_lock_op (not an LRU victim) */
+    uint8_t *in_r;         /* per storage: resident when the iteration starts */
     int32_t *prev, *next, head, tail; /* LRU list of resident storages (head: oldest) */
-    int64_t used, peak, limit;
-    int64_t swap_in_bytes, swap_out_bytes;
-    int32_t n_in, n_out, n_drop;
+    int64_t used, peak;    /* bytes resident now; their peak this iteration */
+    int64_t limit;         /* bytes decisions must respect (swu_begin) */
+    int64_t swap_in_bytes, swap_out_bytes; /* bytes copied in / out this iteration */
+    int32_t n_in, n_out, n_drop; /* swap-ins, swap-outs, drops this iteration */
 } swu;
 
 /* Set up for g with schedule order (NULL: the profile's). SW_ENOMEM, or
@@ -48,6 +52,25 @@ int swu_make_room(swu *u, int64_t need);
 void swu_lock_op(swu *u, int32_t o, int on);
 /* Whether s can be brought in from the host (it exists there). */
 int swu_on_host(const swu *u, int32_t s);
+
+/* The residency changes the calls above are made of, for a runtime that
+   decides residency itself (the DTR engine runs its own schedule, with
+   reruns, and evicts by its own heuristics): each keeps the resident set,
+   the byte count, its peak and the LRU list, and records a task when a
+   builder is set. */
+/* s appears, made by the op about to run: resident, its host copy stale. No
+   task (the op's run makes it). */
+void swu_create(swu *u, int32_t s);
+/* Free s without a copy (its host copy is current, or it can be recomputed):
+   a drop task. */
+void swu_drop(swu *u, int32_t s);
+/* s leaves memory with no task: its death (the builder frees a storage after
+   its last use or held_until by itself). */
+void swu_release(swu *u, int32_t s);
+/* Count extra bytes, held beyond the resident set for a moment, in the peak
+   (an op re-run writes new copies of its outputs that are still resident,
+   as the DTR authors' simulator counts it). */
+void swu_note_transient(swu *u, int64_t extra);
 
 /* Make the plan of the recorded iteration in an address arena of cap bytes:
    pb_end_iteration, placement, edges. Errors as pb_finish. */

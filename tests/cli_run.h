@@ -17,8 +17,16 @@ static const char *bin;
    standard output and error (caller frees). Returns the exit status. */
 static inline int sh(const char *args, char **out, char **err)
 {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "cd %s && %s %s >%s/out 2>%s/err", dir, bin, args, dir, dir);
+    char cmd[8192];
+    if (snprintf(cmd, sizeof cmd, "cd %s && %s %s >%s/out 2>%s/err", dir, bin, args, dir, dir) >=
+        (int)sizeof cmd) {
+        printf("# command line too long: %.60s...\n", args);
+        if (out)
+            *out = NULL;
+        if (err)
+            *err = NULL;
+        return 127;
+    }
     int st = system(cmd);
     int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
     char path[512];
@@ -31,6 +39,29 @@ static inline int sh(const char *args, char **out, char **err)
     if (err && sw_read_file(path, err, &len, &e))
         *err = NULL;
     return code;
+}
+
+/* For a program whose tests all run the binary: bin from SWAPSIM_BIN and a
+   fresh scratch directory /tmp/swapsim-NAME-PID as dir; without either the
+   whole program is skipped. */
+static inline void cli_open(const char *name)
+{
+    bin = getenv("SWAPSIM_BIN");
+    if (!bin || access(bin, X_OK) != 0)
+        tap_skip_all("SWAPSIM_BIN not set (run through make test)");
+    snprintf(dir, sizeof dir, "/tmp/swapsim-%s-%d", name, (int)getpid());
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    if (system(cmd) != 0)
+        tap_skip_all("cannot create a scratch directory");
+}
+
+/* Remove the scratch directory; 0 if that worked. */
+static inline int cli_close(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) != 0;
 }
 
 static inline int lines(const char *s)

@@ -10,7 +10,8 @@
    SW_ENOMEM and a one-line message, or succeed with the same results as the
    run without failures, and must give back every byte. The GA runs with
    one thread, so that request N is the same call in every run, and once
-   with two, for the hook's thread safety. ALLOC_CASE=NAME sweeps one case,
+   with two, for the hook's thread safety. One named test per kind of case
+   (tap_run; nothing_held last). ALLOC_CASE=NAME sweeps one case,
    ALLOC_FROM=N starts there, ALLOC_VERBOSE=1 says each N on stderr, and a
    breakpoint on alloc_refused stops where a request is refused. */
 #include <pthread.h>
@@ -469,7 +470,81 @@ static void sweep(case_fn fn, const void *arg, const char *cname, int refuses,
     printf("# %s, %s: %zu runs in %.2f s\n", cname, m->name, tried, sw_now() - t0);
 }
 
-int main(void)
+static const char *only; /* ALLOC_CASE (debugging): sweep only this case */
+
+static void load_sweep(void)
+{
+    for (size_t m = 0; m < SW_ARRAY_LEN(modes); m++)
+        if (!only || !strcmp(only, "load"))
+            sweep(load_case, NULL, "load", -1, &modes[m]);
+}
+
+static void sources_sweep(void)
+{
+    for (size_t i = 0; i < SW_ARRAY_LEN(sources); i++) {
+        const char *sname = sources[i].name ? sources[i].name : sources[i].what;
+        char cname[64];
+        snprintf(cname, sizeof cname, "%s %s", sources[i].name ? "import" : "generate", sname);
+        for (size_t m = 0; m < SW_ARRAY_LEN(modes); m++)
+            if (!only || !strcmp(only, sname))
+                sweep(source_case, &sources[i], cname, -1, &modes[m]);
+    }
+}
+
+/* the planner cases run on prof, loaded once (without failures) */
+static int need_prof(void)
+{
+    if (prof)
+        return 0;
+    uint64_t d = 1;
+    sw_err e;
+    int rc = load(&prof, &prof_peak, &d, &e);
+    IS_INT(rc, 0, "the profile for the planners loads (%s)", rc ? e.msg : "ok");
+    return rc;
+}
+
+static void planners_sweep(void)
+{
+    int rc = need_prof();
+    for (size_t i = 0; i < SW_ARRAY_LEN(cases) && !rc; i++) {
+        char cname[64];
+        snprintf(cname, sizeof cname, "%s at %.1fx", cases[i].planner, cases[i].frac);
+        for (size_t m = 0; m < SW_ARRAY_LEN(modes); m++)
+            if (!only || !strcmp(only, cases[i].planner))
+                sweep(plan_case, &i, cname, cases[i].refuses, &modes[m]);
+    }
+}
+
+/* The hook serialises with a mutex, so the GA's worker threads may allocate
+   at once. With 2 threads the order of requests varies from run to run, so
+   the sweep samples N; whichever request is refused, the outcome must still
+   be clean. */
+static void threaded_sweep(void)
+{
+    static const sweep_mode threaded = {"2 threads, refusing allocation N", 0, 5, 2};
+    int rc = need_prof();
+    for (size_t i = 0; i < SW_ARRAY_LEN(cases) && !rc; i++)
+        if (!strcmp(cases[i].planner, "swapadvisor") && (!only || !strcmp(only, "swapadvisor")))
+            sweep(plan_case, &i, "swapadvisor at 0.8x", 0, &threaded);
+}
+
+/* last: after the others, nothing allocated through the hook is still held */
+static void nothing_held(void)
+{
+    graph_free(prof);
+    prof = NULL;
+    IS_INT(cnt.live, 0, "every byte is given back at the end (%zu blocks held)", cnt.blocks);
+}
+
+static const tap_test tests[] = {
+    {"load_sweep", load_sweep},
+    {"sources_sweep", sources_sweep},
+    {"planners_sweep", planners_sweep},
+    {"threaded_sweep", threaded_sweep},
+    {"nothing_held", nothing_held},
+};
+
+int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* diagnostics survive a crash */
     sw_set_allocator(counting_alloc, &cnt);
@@ -482,44 +557,14 @@ int main(void)
     FILE *f = fopen(dtr_log, "w");
     if (!f || fputs(dtr_log_text, f) < 0 || fclose(f) != 0)
         tap_skip_all("cannot write a DTR log in the scratch directory");
-    const char *only = getenv("ALLOC_CASE"); /* debugging: sweep only this case */
+    only = getenv("ALLOC_CASE");
     double t0 = sw_now();
-    for (size_t m = 0; m < SW_ARRAY_LEN(modes); m++)
-        if (!only || !strcmp(only, "load"))
-            sweep(load_case, NULL, "load", -1, &modes[m]);
-    for (size_t i = 0; i < SW_ARRAY_LEN(sources); i++) {
-        const char *sname = sources[i].name ? sources[i].name : sources[i].what;
-        char cname[64];
-        snprintf(cname, sizeof cname, "%s %s", sources[i].name ? "import" : "generate", sname);
-        for (size_t m = 0; m < SW_ARRAY_LEN(modes); m++)
-            if (!only || !strcmp(only, sname))
-                sweep(source_case, &sources[i], cname, -1, &modes[m]);
-    }
-    uint64_t d = 1;
-    sw_err e;
-    int rc = load(&prof, &prof_peak, &d, &e);
-    IS_INT(rc, 0, "the profile for the planners loads (%s)", rc ? e.msg : "ok");
-    for (size_t i = 0; i < SW_ARRAY_LEN(cases) && !rc; i++) {
-        char cname[64];
-        snprintf(cname, sizeof cname, "%s at %.1fx", cases[i].planner, cases[i].frac);
-        for (size_t m = 0; m < SW_ARRAY_LEN(modes); m++)
-            if (!only || !strcmp(only, cases[i].planner))
-                sweep(plan_case, &i, cname, cases[i].refuses, &modes[m]);
-    }
-    /* The hook serialises with a mutex, so the GA's worker threads may
-       allocate at once. With 2 threads the order of requests varies from
-       run to run, so the sweep samples N; whichever request is refused, the
-       outcome must still be clean. */
-    static const sweep_mode threaded = {"2 threads, refusing allocation N", 0, 5, 2};
-    for (size_t i = 0; i < SW_ARRAY_LEN(cases) && !rc; i++)
-        if (!strcmp(cases[i].planner, "swapadvisor") && (!only || !strcmp(only, "swapadvisor")))
-            sweep(plan_case, &i, "swapadvisor at 0.8x", 0, &threaded);
+    int rc = tap_run(tests, SW_ARRAY_LEN(tests), argc, argv);
     graph_free(prof);
-    IS_INT(cnt.live, 0, "every byte is given back at the end (%zu blocks held)", cnt.blocks);
     printf("# %.1f s in all\n", sw_now() - t0);
     sw_set_allocator(NULL, NULL);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "# could not remove %s\n", dir);
-    return tap_done();
+    return rc;
 }

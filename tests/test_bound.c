@@ -3,7 +3,8 @@
    topological order is planned by SwapAdvisor's swap planner under several
    pool allocations and thresholds, and every registered planner runs with
    several seeds, at budgets from tight to roomy: no simulated iteration is
-   shorter than the bound that applies to its plan. */
+   shorter than the bound that applies to its plan. One named test each
+   (tap_run). */
 #include <math.h>
 #include <string.h>
 
@@ -274,10 +275,10 @@ static void test_never_beaten_on_larger_dags(void)
     }
 }
 
-int main(void)
-{
-    test_hand_worked_chain();
-    test_never_beaten_on_tiny_dags();
-    test_never_beaten_on_larger_dags();
-    return tap_done();
-}
+static const tap_test tests[] = {
+    {"hand_worked_chain", test_hand_worked_chain},
+    {"never_beaten_on_tiny_dags", test_never_beaten_on_tiny_dags},
+    {"never_beaten_on_larger_dags", test_never_beaten_on_larger_dags},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

@@ -1,9 +1,9 @@
 /* test_cli.c: the swapsim command line end to end: exit codes, one-line
-   errors, the documented JSON fields, traces, determinism. */
+   errors, the documented JSON fields, traces, determinism; one named test
+   each (tap_run). */
 #include "../common/json.h"
 #include "cli_run.h"
 #include "tap.h"
-
 
 static const json_value *parse_json(json_doc *d, const char *text)
 {
@@ -17,19 +17,35 @@ static const json_value *parse_json(json_doc *d, const char *text)
     return v;
 }
 
-int main(void)
+/* r.json (a random profile) and p.json (a plan for it) in the scratch
+   directory, made when missing, for the tests that start from them (each can
+   run alone) */
+static void need_profile(void)
 {
-    bin = getenv("SWAPSIM_BIN");
-    if (!bin || access(bin, X_OK) != 0)
-        tap_skip_all("SWAPSIM_BIN not set (run through make test)");
-    snprintf(dir, sizeof dir, "/tmp/swapsim-cli-%d", (int)getpid());
-    char mk[300];
-    snprintf(mk, sizeof mk, "mkdir -p %s", dir);
-    if (system(mk) != 0)
-        tap_skip_all("cannot create a scratch directory");
-    char args[1024], *o = NULL;
-    json_doc *d = json_doc_new();
+    char path[512], args[1024];
+    snprintf(path, sizeof path, "%s/r.json", dir);
+    if (access(path, F_OK) == 0)
+        return;
+    snprintf(args, sizeof args, "model random --ops 30 --seed 3 -o %s/r.json", dir);
+    if (sh(args, NULL, NULL) != 0)
+        printf("# could not make r.json\n");
+}
 
+static void need_plan(void)
+{
+    char path[512], args[1024];
+    need_profile();
+    snprintf(path, sizeof path, "%s/p.json", dir);
+    if (access(path, F_OK) == 0)
+        return;
+    snprintf(args, sizeof args, "plan %s/r.json --planner none --memory 2x -o %s/p.json", dir, dir);
+    if (sh(args, NULL, NULL) != 0)
+        printf("# could not make p.json\n");
+}
+
+static void help_and_usage(void)
+{
+    char args[1024], *o = NULL;
     IS_INT(sh("--help", &o, NULL), 0, "--help exits 0");
     IS_STR_HAS(o, "usage: swapsim", "--help prints usage");
     sw_free(o);
@@ -46,8 +62,13 @@ int main(void)
     expect_fail("frobnicate", 2, "unknown command", "unknown command");
     expect_fail("run", 2, "expected one PROFILE", "missing profile");
     expect_fail("devices --bogus", 2, "unknown option", "unknown option");
+}
 
-    /* generate, stats */
+/* generate, stats */
+static void model_and_stats(void)
+{
+    char args[1024], *o = NULL;
+    json_doc *d = json_doc_new();
     snprintf(args, sizeof args, "model random --ops 30 --seed 3 -o %s/r.json", dir);
     IS_INT(sh(args, NULL, NULL), 0, "model random writes a profile");
     snprintf(args, sizeof args, "stats %s/r.json --json", dir);
@@ -64,8 +85,15 @@ int main(void)
     snprintf(args, sizeof args, "model random --ops 30 --bogus 3 -o %s/x.json", dir);
     expect_fail(args, 1, "unknown option 'bogus'", "unknown generator option");
     expect_fail("model nosuch -o /dev/null", 1, "unknown model", "unknown model");
+    json_doc_free(d);
+}
 
-    /* run with ideal and none: documented JSON */
+/* run with ideal and none: documented JSON */
+static void run_json_fields(void)
+{
+    need_profile();
+    char args[1024], *o = NULL;
+    json_doc *d = json_doc_new();
     const char *fields[] = {"iteration_time_s", "ideal_time_s", "normalized_throughput",
                             "samples_per_s", "peak_memory_bytes", "swap_in_bytes",
                             "swap_out_bytes", "recompute_time_s", "planner",
@@ -75,8 +103,8 @@ int main(void)
         snprintf(args, sizeof args, "run %s/r.json --planner %s --json", dir, planners[i]);
         o = NULL;
         IS_INT(sh(args, &o, NULL), 0, "run --planner %s", planners[i]);
-        v = parse_json(d, o);
-        have = 0;
+        const json_value *v = parse_json(d, o);
+        int have = 0;
         for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++)
             have += json_get(v, fields[k]) != NULL;
         IS_INT(have, (int)(sizeof fields / sizeof fields[0]), "%s: every documented field", planners[i]);
@@ -84,6 +112,13 @@ int main(void)
         OK(nt && fabs(nt->u.num.d - 1) < 1e-9, "%s: runs at ideal speed", planners[i]);
         sw_free(o);
     }
+    json_doc_free(d);
+}
+
+static void run_errors(void)
+{
+    need_profile();
+    char args[1024];
     snprintf(args, sizeof args, "run %s/r.json --planner none --memory 0.5x", dir);
     expect_fail(args, 1, "does not fit: needs", "none under half the peak");
     snprintf(args, sizeof args, "run %s/r.json --planner magic", dir);
@@ -95,12 +130,18 @@ int main(void)
     expect_fail(args, 1, "unknown option 'nope'", "unknown hyperparameter");
     snprintf(args, sizeof args, "run %s/r.json --planner none --device tpu", dir);
     expect_fail(args, 1, "unknown device 'tpu'", "unknown device");
+}
 
-    /* sizes */
+/* sizes */
+static void memory_sizes(void)
+{
+    need_profile();
+    char args[1024], *o = NULL;
+    json_doc *d = json_doc_new();
     snprintf(args, sizeof args, "run %s/r.json --planner ideal --memory 16GiB --json", dir);
     o = NULL;
     sh(args, &o, NULL);
-    v = parse_json(d, o);
+    const json_value *v = parse_json(d, o);
     const json_value *mb = json_get(v, "memory_budget_bytes");
     OK(mb != NULL, "budget reported");
     sw_free(o);
@@ -111,8 +152,15 @@ int main(void)
     mb = json_get(v, "memory_budget_bytes");
     IS_INT(mb ? mb->u.num.i : 0, 17179869184LL, "16G is 16 GiB");
     sw_free(o);
+    json_doc_free(d);
+}
 
-    /* trace */
+/* trace */
+static void trace(void)
+{
+    need_profile();
+    char args[1024];
+    json_doc *d = json_doc_new();
     snprintf(args, sizeof args, "run %s/r.json --planner none --memory 1.5x --trace %s/t.json", dir, dir);
     IS_INT(sh(args, NULL, NULL), 0, "run with --trace");
     char path[512], *text = NULL;
@@ -120,7 +168,7 @@ int main(void)
     sw_err er;
     snprintf(path, sizeof path, "%s/t.json", dir);
     sw_read_file(path, &text, &len, &er);
-    v = parse_json(d, text);
+    const json_value *v = parse_json(d, text);
     const json_value *ev = json_get(v, "traceEvents");
     int x_events = 0, counters = 0, names = 0;
     for (uint32_t i = 0; ev && i < ev->n; i++) {
@@ -137,8 +185,16 @@ int main(void)
     OK(x_events > 0 && counters > 0 && names >= 4, "trace has task slices (%d), a memory counter "
        "(%d) and track names (%d)", x_events, counters, names);
     sw_free(text);
+    json_doc_free(d);
+}
 
-    /* plan, verify, simulate; determinism */
+/* plan, verify, simulate; determinism */
+static void plan_verify_simulate(void)
+{
+    need_profile();
+    char args[1024], *o = NULL, path[512], *text = NULL;
+    size_t len;
+    sw_err er;
     snprintf(args, sizeof args, "plan %s/r.json --planner none --memory 2x -o %s/p.json", dir, dir);
     IS_INT(sh(args, NULL, NULL), 0, "plan writes a plan");
     snprintf(args, sizeof args, "verify %s/p.json", dir);
@@ -185,7 +241,15 @@ int main(void)
     OK(o1 && o2 && !strcmp(o1, o2), "simulate twice: same bytes of output");
     sw_free(o1);
     sw_free(o2);
-    /* a broken plan file: strip the deps from the text */
+}
+
+/* a broken plan file: strip the deps from the text */
+static void unsafe_plan_refused(void)
+{
+    need_plan();
+    char args[1024], path[512], *text = NULL;
+    size_t len;
+    sw_err er;
     snprintf(path, sizeof path, "%s/p.json", dir);
     sw_read_file(path, &text, &len, &er);
     snprintf(args, sizeof args, "%s/bad.json", dir);
@@ -205,10 +269,14 @@ int main(void)
     expect_fail(args, 1, "unsafe plan (capacity)", "verify rejects an edited plan");
     snprintf(args, sizeof args, "simulate %s/bad.json", dir);
     expect_fail(args, 1, "unsafe plan", "simulate refuses an unsafe plan");
+}
 
-    /* malformed profile: one line naming file, line, column */
+/* malformed profile: one line naming file, line, column */
+static void malformed_profile(void)
+{
+    char args[1024], path[512];
     snprintf(path, sizeof path, "%s/broken.json", dir);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     if (f) {
         fputs("{\"tensors\": [\n  {\"bytes\": -3, \"kind\": \"activation\"}\n], \"ops\": []}\n", f);
         fclose(f);
@@ -217,20 +285,30 @@ int main(void)
     expect_fail(args, 1, "broken.json:2:13: at $.tensors[0].bytes", "negative size in a profile");
     snprintf(args, sizeof args, "stats %s/nothing.json", dir);
     expect_fail(args, 1, "cannot open", "missing profile file");
+}
 
-    /* report: {{compare}} computes the comparison a sentence states, so that
-       commentary cannot contradict its table (here: one cell ahead, one
-       level, one behind, by hand) */
+/* report: {{compare}} computes the comparison a sentence states, so that
+   commentary cannot contradict its table (here: one cell ahead, one
+   level, one behind, by hand) */
+static void report_compare_csv(void)
+{
+    char path[512];
     snprintf(path, sizeof path, "%s/cmp.csv", dir);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     if (f) {
         fputs("label,batch,planner,normalized_throughput,status\n"
               "W,16,sa,0.97,ok\nW,16,od,0.64,ok\nI,16,sa,1.00,ok\nI,16,od,1.00,ok\n"
               "N,64,sa,0.40,ok\nN,64,od,0.50,ok\nR,8,sa,0.90,ok\nR,8,od,0.10,failed\n", f);
         fclose(f);
     }
+}
+
+static void report_compare(void)
+{
+    char args[1024], path[512], *o = NULL;
+    report_compare_csv();
     snprintf(path, sizeof path, "%s/cmp.in", dir);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     if (f) {
         fputs("{{compare cmp.csv rows=label,batch cols=planner value=normalized_throughput "
               "a=sa b=od names=SA,OD}}.\n", f);
@@ -243,12 +321,17 @@ int main(void)
                "level within 1% in 1 (I 16), behind in 1 (N 64); SA's throughput relative to OD "
                "ranges from -20% to +52%.", "compare: counts, cells and range from the CSV");
     sw_free(o);
+}
 
-    /* report: {{number}} picks one cell or the extreme ratio over rows (by
-       hand from cmp.csv: sa/od is 0.97/0.64 = 1.516 at W 16, 1.00 at I 16,
-       0.80 at N 64; R 8's od failed and does not count) */
+/* report: {{number}} picks one cell or the extreme ratio over rows (by hand
+   from cmp.csv, which report_compare writes: sa/od is 0.97/0.64 = 1.516 at
+   W 16, 1.00 at I 16, 0.80 at N 64; R 8's od failed and does not count) */
+static void report_number(void)
+{
+    char args[1024], path[512], *o = NULL;
+    report_compare_csv();
     snprintf(path, sizeof path, "%s/num.in", dir);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     if (f) {
         fputs("max {{number cmp.csv rows=label,batch cols=planner value=normalized_throughput "
               "a=sa b=od pick=max fmt=%.3fx cell=1}}; min {{number cmp.csv rows=label,batch "
@@ -275,10 +358,27 @@ int main(void)
     snprintf(args, sizeof args, "report %s/num2.in --data %s", dir, dir);
     expect_fail(args, 1, "num2.in:1: {{number}} needs a CSV file and pick=min|max",
                 "number without pick");
+}
 
-    snprintf(mk, sizeof mk, "rm -rf %s", dir);
-    if (system(mk) != 0)
+static const tap_test tests[] = {
+    {"help_and_usage", help_and_usage},
+    {"model_and_stats", model_and_stats},
+    {"run_json_fields", run_json_fields},
+    {"run_errors", run_errors},
+    {"memory_sizes", memory_sizes},
+    {"trace", trace},
+    {"plan_verify_simulate", plan_verify_simulate},
+    {"unsafe_plan_refused", unsafe_plan_refused},
+    {"malformed_profile", malformed_profile},
+    {"report_compare", report_compare},
+    {"report_number", report_number},
+};
+
+int main(int argc, char **argv)
+{
+    cli_open("cli");
+    int rc = tap_run(tests, SW_ARRAY_LEN(tests), argc, argv);
+    if (cli_close())
         printf("# could not remove %s\n", dir);
-    json_doc_free(d);
-    return tap_done();
+    return rc;
 }

@@ -1,7 +1,7 @@
 /* test_colocate.c: several jobs on one GPU (experiments/colocate.c). A
    two-job case worked by hand for each policy (the timelines are in the
    comments), and random workloads where the combined memory never exceeds
-   the GPU's under time slicing and Zico. */
+   the GPU's under time slicing and Zico. One named test each (tap_run). */
 #include <math.h>
 #include <string.h>
 
@@ -225,21 +225,27 @@ static void test_cli(void)
     expect_fail("colocate badpl.json", 1, "unknown planner 'x'", "an unknown planner");
 }
 
-int main(void)
+/* the command line, in a scratch directory (skipped without the binary) */
+static void cli(void)
 {
-    test_hand_worked();
-    test_random_workloads();
     bin = getenv("SWAPSIM_BIN");
     snprintf(dir, sizeof dir, "/tmp/swapsim-colocate-%d", (int)getpid());
     char cmd[600];
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
-    if (!bin || system(cmd) != 0)
+    if (!bin || system(cmd) != 0) {
         tap_skip(29, "SWAPSIM_BIN not set (run through make test)");
-    else {
-        test_cli();
-        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-        if (system(cmd) != 0)
-            printf("# could not remove %s\n", dir);
+        return;
     }
-    return tap_done();
+    test_cli();
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        printf("# could not remove %s\n", dir);
 }
+
+static const tap_test tests[] = {
+    {"hand_worked", test_hand_worked},
+    {"random_workloads", test_random_workloads},
+    {"cli", cli},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

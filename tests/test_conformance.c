@@ -6,7 +6,8 @@
    peak), and is the same plan for 1 and 2 threads with the same seed; or,
    where the budget is too tight for it, refuses with a "does not fit" or
    "exceeded" error of one line. And through the command line, a budget no
-   plan can meet (one byte) ends with exit 1 and one line. */
+   plan can meet (one byte) ends with exit 1 and one line. One named test
+   each (tap_run). */
 #include <string.h>
 
 #include "../experiments/calibrate.h"
@@ -91,24 +92,23 @@ static void conform(const planner *pl, const graph_profile *g, const char *gname
     sw_free(j2);
 }
 
-int main(void)
+static const struct {
+    const char *model, *name;
+    const char *kv[3];
+    int nkv;
+} models[] = {{"random", "random-24", {"ops=24", "seed=3", "unit=1MiB"}, 3},
+              {"random", "random-40", {"ops=40", "seed=11", "unit=1MiB"}, 3},
+              {"chain", "chain-6", {"layers=6", "batch=8", "hidden=256"}, 3}};
+static const double fracs[] = {2.0, 0.7};
+
+static void registry(void)
 {
-    static const struct {
-        const char *model, *name;
-        const char *kv[3];
-        int nkv;
-    } models[] = {{"random", "random-24", {"ops=24", "seed=3", "unit=1MiB"}, 3},
-                  {"random", "random-40", {"ops=40", "seed=11", "unit=1MiB"}, 3},
-                  {"chain", "chain-6", {"layers=6", "batch=8", "hidden=256"}, 3}};
-    static const double fracs[] = {2.0, 0.7};
-    bin = getenv("SWAPSIM_BIN");
-    snprintf(dir, sizeof dir, "/tmp/swapsim-conformance-%d", (int)getpid());
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
-    if (system(cmd) != 0)
-        tap_skip_all("cannot make a scratch directory");
     OK(planner_count() >= 9, "the registry lists the planners (%zu)", planner_count());
-    /* the user-facing lists name every registered planner */
+}
+
+/* the user-facing lists name every registered planner */
+static void docs_name_every_planner(void)
+{
     static const char *lists[] = {"README.md", "docs/cli.md"};
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
         char *text = NULL;
@@ -126,38 +126,76 @@ int main(void)
         }
         sw_free(text);
     }
-    for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
-        graph_profile *g = NULL;
-        sw_err e;
-        int rc = cal_generate(models[m].model, models[m].kv, models[m].nkv, "v100", &g, &e);
-        IS_INT(rc, 0, "generate %s (%s)", models[m].name, rc ? e.msg : "ok");
-        if (rc)
-            continue;
-        int64_t peak = 0;
-        IS_INT(planner_ideal_peak(g, &peak, &e), 0, "%s: ideal peak", models[m].name);
-        for (size_t i = 0; i < planner_count(); i++)
-            for (size_t f = 0; f < sizeof fracs / sizeof fracs[0]; f++)
-                conform(planner_at(i), g, models[m].name, fracs[f], peak);
-        if (m == 0 && bin) {
-            /* the command line: a one-byte budget is refused by every planner */
-            char path[400], args[1200];
-            snprintf(path, sizeof path, "%s/g.json", dir);
-            OK(profile_write_file(g, path, &e) == 0, "write %s", models[m].name);
-            for (size_t i = 0; i < planner_count(); i++) {
-                if (planner_at(i)->flags & PLANNER_UNBOUNDED)
-                    continue;
-                snprintf(args, sizeof args, "plan %s --planner %s --memory 1 --time-budget 5s "
-                         "-o %s/p.json", path, planner_at(i)->name, dir);
-                char what[128];
-                snprintf(what, sizeof what, "%s: a one-byte budget through the CLI",
-                         planner_at(i)->name);
-                expect_fail(args, 1, NULL, what);
-            }
-        }
-        graph_free(g);
+}
+
+/* Every planner on models[m] at both budgets. */
+static void conform_model(size_t m)
+{
+    graph_profile *g = NULL;
+    sw_err e;
+    int rc = cal_generate(models[m].model, models[m].kv, models[m].nkv, "v100", &g, &e);
+    IS_INT(rc, 0, "generate %s (%s)", models[m].name, rc ? e.msg : "ok");
+    if (rc)
+        return;
+    int64_t peak = 0;
+    IS_INT(planner_ideal_peak(g, &peak, &e), 0, "%s: ideal peak", models[m].name);
+    for (size_t i = 0; i < planner_count(); i++)
+        for (size_t f = 0; f < sizeof fracs / sizeof fracs[0]; f++)
+            conform(planner_at(i), g, models[m].name, fracs[f], peak);
+    graph_free(g);
+}
+
+static void random24(void) { conform_model(0); }
+static void random40(void) { conform_model(1); }
+static void chain6(void) { conform_model(2); }
+
+/* the command line: a one-byte budget is refused by every planner */
+static void cli_one_byte_budget(void)
+{
+    if (!bin)
+        return;
+    graph_profile *g = NULL;
+    sw_err e;
+    if (cal_generate(models[0].model, models[0].kv, models[0].nkv, "v100", &g, &e)) {
+        OK(0, "generate %s (%s)", models[0].name, e.msg);
+        return;
     }
+    char path[400], args[1200];
+    snprintf(path, sizeof path, "%s/g.json", dir);
+    OK(profile_write_file(g, path, &e) == 0, "write %s", models[0].name);
+    for (size_t i = 0; i < planner_count(); i++) {
+        if (planner_at(i)->flags & PLANNER_UNBOUNDED)
+            continue;
+        snprintf(args, sizeof args, "plan %s --planner %s --memory 1 --time-budget 5s "
+                 "-o %s/p.json", path, planner_at(i)->name, dir);
+        char what[128];
+        snprintf(what, sizeof what, "%s: a one-byte budget through the CLI",
+                 planner_at(i)->name);
+        expect_fail(args, 1, NULL, what);
+    }
+    graph_free(g);
+}
+
+static const tap_test tests[] = {
+    {"registry", registry},
+    {"docs_name_every_planner", docs_name_every_planner},
+    {"random24", random24},
+    {"random40", random40},
+    {"chain6", chain6},
+    {"cli_one_byte_budget", cli_one_byte_budget},
+};
+
+int main(int argc, char **argv)
+{
+    bin = getenv("SWAPSIM_BIN");
+    snprintf(dir, sizeof dir, "/tmp/swapsim-conformance-%d", (int)getpid());
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    if (system(cmd) != 0)
+        tap_skip_all("cannot make a scratch directory");
+    int rc = tap_run(tests, SW_ARRAY_LEN(tests), argc, argv);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "# could not remove %s\n", dir);
-    return tap_done();
+    return rc;
 }

@@ -4,7 +4,8 @@
    resolution, the writer's round trip, calibrate-device's conversion of a
    measurement into a device (a made-up measurement: no GPU here), and the
    command line: --device FILE on model, plan, simulate and devices, and
-   calibrate-device failing with one line without a GPU. */
+   calibrate-device failing with one line without a GPU. One named test each
+   (tap_run). */
 #include "../common/json.h"
 #include "../profiles/profile_io.h"
 #include "../validate/replay.h"
@@ -283,7 +284,24 @@ static void test_cli(void)
                 "--copy-size: expected at least 1MiB", "a tiny copy size");
 }
 
-int main(void)
+static void resolve_and_write(void) { test_resolve_and_write(dir); }
+
+static void cli(void)
+{
+    if (bin)
+        test_cli();
+    else
+        tap_skip(1, "SWAPSIM_BIN not set (run through make test): command-line tests");
+}
+
+static const tap_test tests[] = {
+    {"reader", test_reader},
+    {"resolve_and_write", resolve_and_write},
+    {"calibration", test_calibration},
+    {"cli", cli},
+};
+
+int main(int argc, char **argv)
 {
     bin = getenv("SWAPSIM_BIN");
     snprintf(dir, sizeof dir, "/tmp/swapsim-devfile-%d", (int)getpid());
@@ -291,15 +309,9 @@ int main(void)
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
     if (system(cmd) != 0)
         tap_skip_all("cannot make a scratch directory");
-    test_reader();
-    test_resolve_and_write(dir);
-    test_calibration();
-    if (bin)
-        test_cli();
-    else
-        tap_skip(1, "SWAPSIM_BIN not set (run through make test): command-line tests");
+    int rc = tap_run(tests, SW_ARRAY_LEN(tests), argc, argv);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
         printf("# could not remove %s\n", dir);
-    return tap_done();
+    return rc;
 }

@@ -3,7 +3,7 @@
    fragmentation forces an extra eviction), every heuristic and option on
    random training profiles (every plan verified; simulated time = compute +
    recompute), the give-up and does-not-fit errors, and the shared ResNet-32
-   log against simrd's figures. */
+   log against simrd's figures; one named test each (tap_run). */
 #include <dirent.h>
 
 #include "../planners/dtr_engine.h"
@@ -73,15 +73,16 @@ static double check(plan *p, const graph_profile *g, int64_t budget, sim_result 
     return r->iteration_time_s / g->total_compute_s;
 }
 
-static void test_hand(void)
+static const char *const bytes_only[] = {"budget_on=bytes"};
+
+static void hand_dtr(void)
 {
     graph_profile *g = hand();
     plan *p = NULL;
     sw_err e;
     sim_result r;
     int safe;
-    const char *bytes[] = {"budget_on=bytes"};
-    int rc = dtr(g, 3100, bytes, 1, &p, &e);
+    int rc = dtr(g, 3100, bytes_only, 1, &p, &e);
     IS_INT(rc, 0, "h_DTR, budget on bytes (%s)", rc ? e.msg : "ok");
     if (!rc) {
         IS_NUM(check(p, g, 1 << 30, &r, &safe), 11.0 / 7, 1e-9, "h_DTR evicts a: (7 + 4) / 7");
@@ -96,26 +97,56 @@ static void test_hand(void)
         OK(rerun_f1, "the rerun is f1 (a comes back for f4)");
         plan_free(p);
     }
+    graph_free(g);
+}
+
+static void hand_size(void)
+{
+    graph_profile *g = hand();
+    plan *p = NULL;
+    sw_err e;
+    sim_result r;
+    int safe;
     const char *size[] = {"budget_on=bytes", "heuristic=size"};
-    rc = dtr(g, 3100, size, 2, &p, &e);
+    int rc = dtr(g, 3100, size, 2, &p, &e);
     IS_INT(rc, 0, "largest-first (%s)", rc ? e.msg : "ok");
     if (!rc) {
         IS_NUM(check(p, g, 1 << 30, &r, &safe), 8.0 / 7, 1e-9, "size: a, b tie, b goes: 8 / 7");
         OK(safe, "plan verifies");
         plan_free(p);
     }
+    graph_free(g);
+}
+
+static void hand_lru(void)
+{
+    graph_profile *g = hand();
+    plan *p = NULL;
+    sw_err e;
+    sim_result r;
+    int safe;
     const char *lru[] = {"budget_on=bytes", "heuristic=lru"};
-    rc = dtr(g, 3100, lru, 2, &p, &e);
+    int rc = dtr(g, 3100, lru, 2, &p, &e);
     if (!rc) {
         IS_NUM(check(p, g, 1 << 30, &r, &safe), 11.0 / 7, 1e-9, "LRU: a is older: 11 / 7");
         plan_free(p);
     } else {
         OK(0, "lru: %s", e.msg);
     }
-    /* arena = budget (best-fit): x [0,100) a [100,1100) b [1100,2100); with a
-       dropped, c (2000 B) finds two 1000 B holes: b must go too (the only
-       candidate that opens a 2000 B block), then both come back for f4 */
-    rc = dtr(g, 3100, NULL, 0, &p, &e);
+    graph_free(g);
+}
+
+/* arena = budget (best-fit): x [0,100) a [100,1100) b [1100,2100); with a
+   dropped, c (2000 B) finds two 1000 B holes: b must go too (the only
+   candidate that opens a 2000 B block), then both come back for f4 */
+static void hand_fragmentation(void)
+{
+    graph_profile *g = hand();
+    plan *p = NULL;
+    sw_err e;
+    sim_result r;
+    int safe;
+    int rc = dtr(g, 3100, NULL, 0, &p, &e);
     IS_INT(rc, 0, "h_DTR, arena = budget (%s)", rc ? e.msg : "ok");
     if (!rc) {
         IS_NUM(check(p, g, 3100, &r, &safe), 12.0 / 7, 1e-9,
@@ -125,13 +156,29 @@ static void test_hand(void)
         IS_STR_HAS(p->notes, "(1 for fragmentation)", "the notes count the extra eviction");
         plan_free(p);
     }
-    /* 3099 B cannot hold x, a, b and d together: nothing left to evict */
-    rc = dtr(g, 3099, bytes, 1, &p, &e);
+    graph_free(g);
+}
+
+/* 3099 B cannot hold x, a, b and d together: nothing left to evict */
+static void hand_does_not_fit(void)
+{
+    graph_profile *g = hand();
+    plan *p = NULL;
+    sw_err e;
+    int rc = dtr(g, 3099, bytes_only, 1, &p, &e);
     IS_INT(rc, SW_ENOFIT, "below what f4 needs: does not fit");
     IS_STR_HAS(e.msg, "does not fit: at op 3 'f4'", "the message names the op");
-    /* overhead cap 1.5: the 4 ms rematerialisation is 4/7 > 0.5 of compute */
+    graph_free(g);
+}
+
+/* overhead cap 1.5: the 4 ms rematerialisation is 4/7 > 0.5 of compute */
+static void hand_overhead_cap(void)
+{
+    graph_profile *g = hand();
+    plan *p = NULL;
+    sw_err e;
     const char *cap[] = {"budget_on=bytes", "overhead_cap=1.5"};
-    rc = dtr(g, 3100, cap, 2, &p, &e);
+    int rc = dtr(g, 3100, cap, 2, &p, &e);
     IS_INT(rc, SW_EEXCEEDED, "overhead cap 1.5x: exceeded");
     IS_STR_HAS(e.msg, "exceeded:", "the message says exceeded");
     graph_free(g);
@@ -341,12 +388,17 @@ static void test_shared(void)
     graph_free(g);
 }
 
-int main(void)
-{
-    test_hand();
-    test_megengine_hand();
-    test_random();
-    test_determinism();
-    test_shared();
-    return tap_done();
-}
+static const tap_test tests[] = {
+    {"hand_dtr", hand_dtr},
+    {"hand_size", hand_size},
+    {"hand_lru", hand_lru},
+    {"hand_fragmentation", hand_fragmentation},
+    {"hand_does_not_fit", hand_does_not_fit},
+    {"hand_overhead_cap", hand_overhead_cap},
+    {"megengine_hand", test_megengine_hand},
+    {"random_profiles", test_random},
+    {"determinism", test_determinism},
+    {"shared_resnet32_log", test_shared},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

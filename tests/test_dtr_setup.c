@@ -1,5 +1,6 @@
 /* test_dtr_setup.c: the DTR runtime's setup on profiles with more operators
-   than tensors (its per-position tables are sized by operators). */
+   than tensors (its per-position tables are sized by operators). One named
+   test each (tap_run). */
 #include "../planners/dtr_engine.h"
 #include "../sim/simulate.h"
 #include "../sim/verify.h"
@@ -75,9 +76,9 @@ static void test_heuristic_names(void)
     IS_INT(dtr_heuristic_parse(NULL), -1, "NULL is -1");
 }
 
-int main(void)
-{
-    test_more_ops_than_tensors();
-    test_heuristic_names();
-    return tap_done();
-}
+static const tap_test tests[] = {
+    {"more_ops_than_tensors", test_more_ops_than_tensors},
+    {"heuristic_names", test_heuristic_names},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

@@ -1,7 +1,7 @@
 /* test_import.c: the pipedream and pytorch importers on hand-made fixtures
    (written here into a scratch directory, good and broken) and on the
    shared recorded data (skipped when absent), through the library and the
-   command line. */
+   command line; one named test each (tap_run). */
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -102,7 +102,11 @@ static int sh(const char *args, char **err)
     "parameter_size=5160.000\n"                                                                    \
     "\tnode1 -- node2\n\tnode2 -- node3\n\tnode3 -- node4\n"
 
-static void pipedream_fixtures(void)
+#define PD_UNKNOWN_NODE                                                                           \
+    "node1 -- Input -- forward_compute_time=5.000, backward_compute_time=0.000, "                 \
+    "activation_size=384.0, parameter_size=0.000\n\tnode1 -- node9\n"
+
+static void pipedream_fixture(void)
 {
     graph_profile *g;
     sw_err e;
@@ -136,16 +140,17 @@ static void pipedream_fixtures(void)
     IS_STR_HAS(g->prov.device, "v100", "pipedream: provenance names the device");
     IS_STR_HAS(g->prov.tool, "pipedream", "pipedream: provenance names the tool");
     graph_free(g);
+}
 
+static void pipedream_broken(void)
+{
     expect_fail("pipedream",
                 put("trunc.txt", "node1 -- Input -- forward_compute_time=5.000, "
                                  "backward_compute_time=0.000, activation_size=384.0, "
                                  "parameter_size=0.000\nnode2 -- ReLU -- forward_compute_time=1."),
                 NULL, "trunc.txt:2:", "pipedream: truncated line");
     expect_fail("pipedream",
-                put("unk.txt", "node1 -- Input -- forward_compute_time=5.000, "
-                               "backward_compute_time=0.000, activation_size=384.0, "
-                               "parameter_size=0.000\n\tnode1 -- node9\n"),
+                put("unk.txt", PD_UNKNOWN_NODE),
                 NULL, "unk.txt:2: edge refers to unknown node 'node9'", "pipedream: unknown node");
     expect_fail("pipedream",
                 put("cyc.txt", "node1 -- Input -- forward_compute_time=5.000, "
@@ -226,12 +231,12 @@ static void pipedream_fixtures(void)
     "{\"deviceProperties\": [{\"name\": \"Tesla V100-SXM2-16GB\"}], \"traceEvents\": [\n"        \
     K_GOOD_EVENTS "\n]}\n"
 
-static void pytorch_fixtures(void)
+/* the fixture is a forward pass alone: refused as incomplete, unless --partial */
+static void pytorch_forward_pass(void)
 {
     graph_profile *g;
     sw_err e;
     const char *et = put("et.json", ET_GOOD), *k = put("kineto.json", K_GOOD);
-    /* the fixture is a forward pass alone: refused as incomplete, unless --partial */
     int rc = import2("pytorch", et, k, NULL, &g, &e);
     IS_INT(rc, SW_EINVAL, "pytorch: a forward pass alone is refused");
     IS_STR_HAS(e.msg, "the iteration is incomplete: 4 forward operators but no backward pass and "
@@ -261,7 +266,13 @@ static void pytorch_fixtures(void)
         IS_STR_HAS(g->prov.file, "kineto.json", "pytorch: provenance names the files");
         graph_free(g);
     }
-    /* schema 1.0 (parent, inputs as arrays) without Kineto: zero times */
+}
+
+/* schema 1.0 (parent, inputs as arrays) without Kineto: zero times */
+static void pytorch_schema_1_0(void)
+{
+    graph_profile *g;
+    sw_err e;
     const char *et10 = put(
         "et10.json",
         "{\"schema\": \"1.0.1\", \"nodes\": [\n"
@@ -272,17 +283,23 @@ static void pytorch_fixtures(void)
         "\"inputs\": [" T(10, 100) ", " T(11, 101) "], \"input_types\": [\"Tensor(float)\", "
         "\"Tensor(float)\"], \"outputs\": [" T(12, 102) "], \"output_types\": "
         "[\"Tensor(float)\"]}\n]}\n");
-    rc = import2("pytorch", et10, NULL, "partial=true", &g, &e);
+    int rc = import2("pytorch", et10, NULL, "partial=true", &g, &e);
     IS_INT(rc, 0, "pytorch: schema 1.0 imports %s", rc ? e.msg : "");
     if (!rc) {
         IS_INT(g->n_ops, 1, "pytorch: schema 1.0: one operator");
         IS_NUM(g->total_compute_s, 0, 0, "pytorch: no Kineto trace: zero times");
         graph_free(g);
     }
-    /* a broadcast view (expand: stride 0) reaches no more of its storage than
-       the tensor it expands: a 64-element bias expanded to 8 x 64 = 512
-       elements is 256 bytes, not 2048. Schema 1.1 says so with strides;
-       schema 1.0 has none, and the expand's output is recognised instead. */
+}
+
+/* a broadcast view (expand: stride 0) reaches no more of its storage than
+   the tensor it expands: a 64-element bias expanded to 8 x 64 = 512
+   elements is 256 bytes, not 2048. Schema 1.1 says so with strides;
+   schema 1.0 has none, and the expand's output is recognised instead. */
+static void pytorch_expand(void)
+{
+    graph_profile *g;
+    sw_err e;
     const char *bc11 = put(
         "bc11.json",
         ET_HEAD "{\"id\": 3, \"name\": \"aten::expand\", \"ctrl_deps\": 2, \"inputs\": "
@@ -290,7 +307,7 @@ static void pytorch_fixtures(void)
         "\"types\": [\"Tensor(float)\"]}, \"outputs\": {\"values\": [[11, 100, 0, 512, 4, "
         "\"cuda:0\"]], \"shapes\": [[8, 64]], \"strides\": [[0, 1]], \"types\": "
         "[\"Tensor(float)\"]}}\n]}\n");
-    rc = import2("pytorch", bc11, NULL, "partial=true", &g, &e);
+    int rc = import2("pytorch", bc11, NULL, "partial=true", &g, &e);
     IS_INT(rc, 0, "pytorch: expand (1.1, strides) imports %s", rc ? e.msg : "");
     if (!rc) {
         IS_INT(g->tensors[0].bytes, 256, "pytorch: 1.1: an expanded storage keeps its size");
@@ -322,20 +339,31 @@ static void pytorch_fixtures(void)
                    "when no tensor is on a GPU");
         graph_free(g);
     }
-    /* Record function ids link directly */
+}
+
+/* Record function ids link directly */
+static void pytorch_record_function_ids(void)
+{
+    graph_profile *g;
+    sw_err e;
+    const char *et = put("et.json", ET_GOOD);
     const char *krf = put(
         "kineto_rf.json",
         "{\"traceEvents\": [\n"
         "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 7, \"tid\": 7, "
         "\"ts\": 0, \"dur\": 10, \"args\": {\"Record function id\": 1}},\n" K_RT(2, 1)
         ",\n" K_KER(50, 42, 1) "\n]}\n");
-    rc = import2("pytorch", et, krf, "partial=true", &g, &e);
+    int rc = import2("pytorch", et, krf, "partial=true", &g, &e);
     IS_INT(rc, 0, "pytorch: linked by Record function id %s", rc ? e.msg : "");
     if (!rc) {
         IS_NUM(g->total_compute_s, 42e-6, 1e-12, "pytorch: rf-linked kernel time");
         graph_free(g);
     }
-    /* broken inputs */
+}
+
+static void pytorch_broken(void)
+{
+    const char *et = put("et.json", ET_GOOD), *k = put("kineto.json", K_GOOD);
     char trunc[sizeof ET_GOOD];
     memcpy(trunc, ET_GOOD, sizeof ET_GOOD);
     trunc[sizeof ET_GOOD / 2] = 0;
@@ -407,9 +435,24 @@ static void pytorch2_h100(const char *d)
     }
 }
 
-static void shared_data(const char *d)
+/* The recorded data directory, or NULL after a skip line. */
+static const char *recorded(void)
 {
-    char p1[1024], p2[1024];
+    const char *d = tap_data_dir();
+    char probe[1024];
+    snprintf(probe, sizeof probe, "%s/pipedream/resnet50.txt", d ? d : "");
+    if (d && access(probe, R_OK) == 0)
+        return d;
+    tap_skip(1, "recorded data not found ($SWAPSIM_DATA)");
+    return NULL;
+}
+
+static void recorded_pipedream(void)
+{
+    const char *d = recorded();
+    if (!d)
+        return;
+    char p1[1024];
     graph_profile *g;
     sw_err e;
     /* PipeDream ResNet-50: the measured totals survive the import */
@@ -436,10 +479,20 @@ static void shared_data(const char *d)
         IS_INT(rc, 0, "pipedream %s imports %s", others[i], rc ? e.msg : "");
         graph_free(g);
     }
+}
+
+static void recorded_pytorch(void)
+{
+    const char *d = recorded();
+    if (!d)
+        return;
+    char p1[1024], p2[1024];
+    graph_profile *g;
+    sw_err e;
     /* PyTorch: the linear pair links; its iteration's kernels sum to 8.849 ms */
     snprintf(p1, sizeof p1, "%s/pytorch-traces/linear_et.json.gz", d);
     snprintf(p2, sizeof p2, "%s/pytorch-traces/linear_kineto.json.gz", d);
-    rc = import2("pytorch", p1, p2, NULL, &g, &e);
+    int rc = import2("pytorch", p1, p2, NULL, &g, &e);
     IS_INT(rc, 0, "pytorch linear imports %s", rc ? e.msg : "");
     if (!rc) {
         IS_NUM(g->total_compute_s, 8.849e-3, 1e-9, "pytorch linear: GPU time of the iteration");
@@ -470,62 +523,83 @@ static void shared_data(const char *d)
         graph_free(r50);
         graph_free(g);
     }
-    pytorch2_h100(d);
 }
 
-int main(void)
+static void recorded_pytorch2_h100(void)
+{
+    const char *d = recorded();
+    if (d)
+        pytorch2_h100(d);
+}
+
+/* the command line, on the fixtures above */
+static void cli(void)
+{
+    if (!getenv("SWAPSIM_BIN")) {
+        tap_skip(1, "SWAPSIM_BIN not set");
+        return;
+    }
+    put("good.txt", PD_GOOD);
+    put("unk.txt", PD_UNKNOWN_NODE);
+    put("et.json", ET_GOOD);
+    put("kineto.json", K_GOOD);
+    char *err = NULL, args[1200];
+    snprintf(args, sizeof args, "import pipedream %s/good.txt -o %s/p.json", dir, dir);
+    IS_INT(sh(args, NULL), 0, "cli: import pipedream exits 0");
+    snprintf(args, sizeof args, "import pipedream %s/unk.txt -o %s/p.json", dir, dir);
+    IS_INT(sh(args, &err), 1, "cli: a broken file exits 1");
+    IS_STR_HAS(err, "unk.txt:2:", "cli: the message names file and line");
+    sw_free(err);
+    snprintf(args, sizeof args, "import pytorch %s/et.json %s/kineto.json -o %s/t.json", dir,
+             dir, dir);
+    IS_INT(sh(args, &err), 1, "cli: import pytorch of a forward pass alone exits 1");
+    IS_STR_HAS(err, "--partial imports it anyway", "cli: the refusal names --partial");
+    sw_free(err);
+    snprintf(args, sizeof args, "import pytorch %s/et.json %s/kineto.json --partial -o "
+             "%s/t.json", dir, dir, dir);
+    IS_INT(sh(args, &err), 0, "cli: import pytorch --partial exits 0");
+    IS_STR_HAS(err, "warning", "cli: --partial warns");
+    IS_STR_HAS(err, "no backward pass and no optimizer step", "cli: the warning says what "
+               "is missing");
+    sw_free(err);
+    snprintf(args, sizeof args, "%s/t.json", dir);
+    graph_profile *g = NULL;
+    sw_err e;
+    OK(profile_read_file(args, &g, &e) == 0, "cli: the imported profile reads back");
+    graph_free(g);
+    IS_INT(sh("import --help", NULL), 0, "cli: import --help");
+    IS_INT(sh("calibrate --help", NULL), 0, "cli: calibrate --help");
+    IS_INT(sh("table1 --help", NULL), 0, "cli: table1 --help");
+    snprintf(args, sizeof args, "model resnet --depth 18 --batch 2 --inference -o %s/r.json",
+             dir);
+    IS_INT(sh(args, NULL), 0, "cli: a boolean generator option alone");
+}
+
+static const tap_test tests[] = {
+    {"pipedream_fixture", pipedream_fixture},
+    {"pipedream_broken", pipedream_broken},
+    {"pytorch_forward_pass", pytorch_forward_pass},
+    {"pytorch_schema_1_0", pytorch_schema_1_0},
+    {"pytorch_expand", pytorch_expand},
+    {"pytorch_record_function_ids", pytorch_record_function_ids},
+    {"pytorch_broken", pytorch_broken},
+    {"recorded_pipedream", recorded_pipedream},
+    {"recorded_pytorch", recorded_pytorch},
+    {"recorded_pytorch2_h100", recorded_pytorch2_h100},
+    {"cli", cli},
+};
+
+int main(int argc, char **argv)
 {
     snprintf(dir, sizeof dir, "/tmp/swapsim-import-%d", (int)getpid());
     char mk[300];
     snprintf(mk, sizeof mk, "mkdir -p %s", dir);
     if (system(mk) != 0)
         tap_skip_all("cannot create a scratch directory");
-    pipedream_fixtures();
-    pytorch_fixtures();
-    const char *d = tap_data_dir();
-    char probe[1024];
-    snprintf(probe, sizeof probe, "%s/pipedream/resnet50.txt", d ? d : "");
-    if (d && access(probe, R_OK) == 0)
-        shared_data(d);
-    else
-        tap_skip(1, "recorded data not found ($SWAPSIM_DATA)");
-    /* the command line */
-    char *err = NULL, args[1200];
-    if (getenv("SWAPSIM_BIN")) {
-        snprintf(args, sizeof args, "import pipedream %s/good.txt -o %s/p.json", dir, dir);
-        IS_INT(sh(args, NULL), 0, "cli: import pipedream exits 0");
-        snprintf(args, sizeof args, "import pipedream %s/unk.txt -o %s/p.json", dir, dir);
-        IS_INT(sh(args, &err), 1, "cli: a broken file exits 1");
-        IS_STR_HAS(err, "unk.txt:2:", "cli: the message names file and line");
-        sw_free(err);
-        snprintf(args, sizeof args, "import pytorch %s/et.json %s/kineto.json -o %s/t.json", dir,
-                 dir, dir);
-        IS_INT(sh(args, &err), 1, "cli: import pytorch of a forward pass alone exits 1");
-        IS_STR_HAS(err, "--partial imports it anyway", "cli: the refusal names --partial");
-        sw_free(err);
-        snprintf(args, sizeof args, "import pytorch %s/et.json %s/kineto.json --partial -o "
-                 "%s/t.json", dir, dir, dir);
-        IS_INT(sh(args, &err), 0, "cli: import pytorch --partial exits 0");
-        IS_STR_HAS(err, "warning", "cli: --partial warns");
-        IS_STR_HAS(err, "no backward pass and no optimizer step", "cli: the warning says what "
-                   "is missing");
-        sw_free(err);
-        snprintf(args, sizeof args, "%s/t.json", dir);
-        graph_profile *g = NULL;
-        sw_err e;
-        OK(profile_read_file(args, &g, &e) == 0, "cli: the imported profile reads back");
-        graph_free(g);
-        IS_INT(sh("import --help", NULL), 0, "cli: import --help");
-        IS_INT(sh("calibrate --help", NULL), 0, "cli: calibrate --help");
-        IS_INT(sh("table1 --help", NULL), 0, "cli: table1 --help");
-        snprintf(args, sizeof args, "model resnet --depth 18 --batch 2 --inference -o %s/r.json",
-                 dir);
-        IS_INT(sh(args, NULL), 0, "cli: a boolean generator option alone");
-    } else {
-        tap_skip(1, "SWAPSIM_BIN not set");
-    }
+    int rc = tap_run(tests, SW_ARRAY_LEN(tests), argc, argv);
     snprintf(mk, sizeof mk, "rm -rf %s", dir);
     if (system(mk) != 0)
         printf("# could not remove %s\n", dir);
-    return tap_done();
+    return rc;
 }
+

@@ -1,7 +1,8 @@
 /* test_import_dtr.c: the DTR-log importer: a hand-made log whose profile and
    peak were worked out by hand, broken logs (one-line errors with file and
    line, never a partial profile), and the five shared logs against the DTR
-   authors' simulator's baselines (skipped when the shared data is absent). */
+   authors' simulator's baselines (skipped when the shared data is absent);
+   one named test each (tap_run). */
 #include <dirent.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -112,9 +113,16 @@ static void test_hand(void)
     sw_buf_free(&b);
     graph_free(h);
     graph_free(g);
+}
 
-    /* in place: MUTATE records mutates and no copy */
-    rc = import(path, "inplace", &g, &e);
+/* in place: MUTATE records mutates and no copy */
+static void test_hand_inplace(void)
+{
+    const char *path = write_log("hand.log", hand_log);
+    graph_profile *g = NULL;
+    sw_err e;
+    graph_stats st;
+    int rc = import(path, "inplace", &g, &e);
     IS_INT(rc, 0, "mutate=inplace imports (%s)", rc ? e.msg : "ok");
     if (!rc) {
         IS_INT(g->ops[2].n_mut, 1, "in place: the op mutates v");
@@ -166,6 +174,10 @@ static void test_bad(void)
                ALIAS("a", "-1"), "after its last reference was released (line 4)",
                "use after release");
     expect_bad("t13.log", START CONST("w", "1"), "has no CALL or MUTATE", "no ops");
+}
+
+static void test_gzip(void)
+{
     /* a gzip error */
     const char *gz = write_log("t14.log", "\x1f\x8b\x08garbage-not-deflate");
     graph_profile *g = NULL;
@@ -236,18 +248,24 @@ static void test_shared(void)
     }
 }
 
-int main(void)
+static const tap_test tests[] = {
+    {"hand_log", test_hand},
+    {"hand_log_inplace", test_hand_inplace},
+    {"broken_logs", test_bad},
+    {"gzip", test_gzip},
+    {"shared_logs", test_shared},
+};
+
+int main(int argc, char **argv)
 {
     snprintf(dir, sizeof dir, "/tmp/swapsim-test-import-dtr-%d", (int)getpid());
     char cmd[300];
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
     if (system(cmd))
         return 1;
-    test_hand();
-    test_bad();
-    test_shared();
+    int rc = tap_run(tests, SW_ARRAY_LEN(tests), argc, argv);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd))
         return 1;
-    return tap_done();
+    return rc;
 }

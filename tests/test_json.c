@@ -1,4 +1,5 @@
-/* test_json.c: the JSON reader: values, escapes, numbers, positions, errors. */
+/* test_json.c: the JSON reader: values, escapes, numbers, positions, errors;
+   one named test each (tap_run). */
 #include "../common/json.h"
 #include "tap.h"
 
@@ -11,7 +12,7 @@ static const json_value *parse(json_doc *d, const char *text, sw_err *e)
     return v;
 }
 
-int main(void)
+static void values(void)
 {
     json_doc *d = json_doc_new();
     sw_err e;
@@ -28,15 +29,27 @@ int main(void)
     OK(strcmp(a->u.items[7].u.str, "x\n\xc3\xa9\xf0\x9f\x98\x80") == 0, "escapes and surrogate pairs");
     IS_INT(a->u.items[0].line, 1, "line of a value");
     IS_INT(a->u.items[0].col, 8, "column of a value");
+    json_doc_free(d);
+}
 
-    v = parse(d, "9223372036854775807", &e);
+static void int64_exact(void)
+{
+    json_doc *d = json_doc_new();
+    sw_err e;
+    const json_value *v = parse(d, "9223372036854775807", &e);
     OK(v && v->is_int && v->u.num.i == INT64_MAX, "int64 max stays exact");
+    json_doc_free(d);
+}
 
-    v = parse(d, "{\n  \"x\": 1,\n  \"y\" 2\n}", &e);
+/* errors: where, and what was expected */
+static void syntax_errors(void)
+{
+    json_doc *d = json_doc_new();
+    sw_err e;
+    const json_value *v = parse(d, "{\n  \"x\": 1,\n  \"y\" 2\n}", &e);
     OK(!v, "missing colon is an error");
     IS_STR_HAS(e.msg, "t.json:3:7", "error names line and column");
     IS_STR_HAS(e.msg, "expected ':'", "error says what was expected");
-
     v = parse(d, "[1, 2", &e);
     OK(!v, "truncated input is an error");
     IS_STR_HAS(e.msg, "unexpected end of input", "truncation message");
@@ -49,9 +62,15 @@ int main(void)
     IS_STR_HAS(e.msg, "after the JSON value", "trailing garbage message");
     v = parse(d, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", &e);
     OK(!v, "nesting beyond the limit is an error, not a stack overflow");
+    json_doc_free(d);
+}
 
-    /* typed access with paths */
-    v = parse(d, "{\"t\": [{\"bytes\": -4}]}", &e);
+/* typed access with paths */
+static void typed_access(void)
+{
+    json_doc *d = json_doc_new();
+    sw_err e;
+    const json_value *v = parse(d, "{\"t\": [{\"bytes\": -4}]}", &e);
     jr r;
     jr_init(&r, "p.json", &e);
     size_t s1 = jr_push_key(&r, "t");
@@ -65,8 +84,16 @@ int main(void)
     jr_pop(&r, s1);
     rc = jr_i64(&r, v, "missing", 1, 0, 0, 10, &x);
     IS_STR_HAS(e.msg, "missing required field \"missing\"", "missing field message");
+    json_doc_free(d);
+}
 
-    /* JSON lines: reuse the document, line numbers continue */
+/* JSON lines: reuse the document, line numbers continue */
+static void json_lines(void)
+{
+    json_doc *d = json_doc_new();
+    sw_err e;
+    const json_value *v = NULL;
+    int rc = 0;
     const char *lines[] = {"{\"a\":1}", "{\"a\":2}", "{\"a\":}"};
     for (int i = 0; i < 3; i++) {
         json_doc_reset(d);
@@ -75,5 +102,14 @@ int main(void)
     OK(rc != 0, "bad third line");
     IS_STR_HAS(e.msg, "log:3:6", "line number of JSON-lines input");
     json_doc_free(d);
-    return tap_done();
 }
+
+static const tap_test tests[] = {
+    {"values", values},
+    {"int64_exact", int64_exact},
+    {"syntax_errors", syntax_errors},
+    {"typed_access", typed_access},
+    {"json_lines", json_lines},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

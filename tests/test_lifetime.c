@@ -1,5 +1,6 @@
 /* test_lifetime.c: graph_lifetimes (when each storage dies under a schedule)
-   on a hand-made graph whose answers are worked out in the comments. */
+   on a hand-made graph whose answers are worked out in the comments; one
+   named test each (tap_run). */
 #include "../profiles/graph.h"
 #include "tap.h"
 
@@ -82,15 +83,16 @@ static void is_uses(const int32_t *off, const int32_t *use, const char *const *w
     }
 }
 
-int main(void)
+static void death_at_rule(void)
 {
-    /* the rule itself */
     IS_INT(graph_death_at(3, -1), 3, "death_at: no holder, the last access");
     IS_INT(graph_death_at(3, 5), 5, "death_at: a later holder extends it");
     IS_INT(graph_death_at(3, 2), 3, "death_at: an earlier holder does not shorten it");
     IS_INT(graph_death_at(-1, 4), -1, "death_at: never accessed, held or not: -1");
+}
 
-    /* counts to offsets */
+static void counts_to_offsets(void)
+{
     int32_t off[5] = {2, 0, 3, 1, 99};
     IS_INT(graph_counts_to_offsets(off, 4), 0, "counts_to_offsets succeeds");
     IS_INT(off[0], 0, "offsets[0]");
@@ -100,36 +102,55 @@ int main(void)
     IS_INT(off[4], 6, "offsets[n] is the total (its old value ignored)");
     int32_t big[3] = {INT32_MAX, 1, 0};
     IS_INT(graph_counts_to_offsets(big, 2), SW_EINVAL, "a total past INT32_MAX is refused");
+}
 
+static const int32_t order_a[NO] = {OP_P, OP_Q, OP_R, OP_Z};
+static const int32_t order_b[NO] = {OP_P, OP_R, OP_Q, OP_Z};
+/* order p q r z (positions 0 1 2 3)
+                                  x  w  a  h  b  s  av  c  d   u */
+static const int32_t last_a[NT] = {0, 3, 2, 1, 3, 1, -1, 3, 3, -1};
+static const int32_t death_a[NT] = {0, 3, 2, 2, 3, 1, -1, 3, 3, -1};
+static const int32_t dup[NO] = {OP_P, OP_Q, OP_Q, OP_Z};
+
+static void diamond_graph(void)
+{
     graph_profile *g = diamond();
     OK(g != NULL, "the diamond graph builds");
     if (!g)
-        return tap_done();
-    const int32_t order_a[NO] = {OP_P, OP_Q, OP_R, OP_Z};
-    const int32_t order_b[NO] = {OP_P, OP_R, OP_Q, OP_Z};
+        return;
     OK(graph_is_topological(g, order_a, NULL, NULL) == 1, "p q r z is topological");
     OK(graph_is_topological(g, order_b, NULL, NULL) == 1, "p r q z is topological");
     OK(g->tensors[AV].storage == A, "av is a view of a");
-
-    int32_t pos[NO], death[NT], last[NT], use_off[NT + 1], use_pos[16];
     IS_INT(g->acc_off[NO], 14, "14 storage accesses in all");
+    graph_free(g);
+}
 
-    /* order p q r z (positions 0 1 2 3) */
+static void order_pqrz(void)
+{
+    graph_profile *g = diamond();
+    if (!g)
+        return;
+    int32_t pos[NO], death[NT], last[NT], use_off[NT + 1], use_pos[16];
     IS_INT(graph_lifetimes(g, order_a, pos, death, last, use_off, use_pos), 0, "p q r z: ok");
     const int32_t pos_a[NO] = {0, 1, 2, 3};
     for (int o = 0; o < NO; o++)
         IS_INT(pos[o], pos_a[o], "p q r z: position of op %d", o);
-    /*                            x  w  a  h  b  s  av  c  d   u */
-    const int32_t last_a[NT] = {0, 3, 2, 1, 3, 1, -1, 3, 3, -1};
-    const int32_t death_a[NT] = {0, 3, 2, 2, 3, 1, -1, 3, 3, -1};
     is_array(last, last_a, NT, "last access", "p q r z");
     is_array(death, death_a, NT, "death", "p q r z");
     OK(death[H] > last[H], "p q r z: h is held past its last use (q at 1) until r (2)");
     const char *const uses_a[NT] = {"0", "0 3", "0 1 2", "0 1", "1 3", "1", "", "2 3", "3", ""};
     is_uses(use_off, use_pos, uses_a, "p q r z");
     IS_INT(use_off[NT], 14, "p q r z: the use lists hold every access");
+    graph_free(g);
+}
 
-    /* order p r q z: r at 1, q at 2 */
+/* order p r q z: r at 1, q at 2 */
+static void order_prqz(void)
+{
+    graph_profile *g = diamond();
+    if (!g)
+        return;
+    int32_t pos[NO], death[NT], last[NT], use_off[NT + 1], use_pos[16];
     IS_INT(graph_lifetimes(g, order_b, pos, death, last, use_off, use_pos), 0, "p r q z: ok");
     const int32_t pos_b[NO] = {0, 2, 1, 3};
     for (int o = 0; o < NO; o++)
@@ -141,9 +162,16 @@ int main(void)
     OK(death[H] == last[H], "p r q z: h's last use (q at 2) already follows r (1)");
     const char *const uses_b[NT] = {"0", "0 3", "0 1 2", "0 2", "2 3", "2", "", "1 3", "3", ""};
     is_uses(use_off, use_pos, uses_b, "p r q z");
+    graph_free(g);
+}
 
-    /* every output is optional but pos; each alone agrees with the full call */
-    int32_t death2[NT], last2[NT], off2[NT + 1];
+/* every output is optional but pos; each alone agrees with the full call */
+static void outputs_optional(void)
+{
+    graph_profile *g = diamond();
+    if (!g)
+        return;
+    int32_t pos[NO], death2[NT], last2[NT], off2[NT + 1];
     IS_INT(graph_lifetimes(g, order_a, pos, death2, NULL, NULL, NULL), 0, "deaths alone");
     is_array(death2, death_a, NT, "death (alone)", "p q r z");
     IS_INT(graph_lifetimes(g, order_a, pos, NULL, last2, NULL, NULL), 0, "last accesses alone");
@@ -154,27 +182,62 @@ int main(void)
     for (int s = 0; s <= NT; s++)
         same &= off2[s] == off_want[s];
     OK(same, "use offsets alone: x1 w2 a3 h2 b2 s1 av0 c2 d1 u0");
+    graph_free(g);
+}
 
-    /* not a permutation */
-    const int32_t dup[NO] = {OP_P, OP_Q, OP_Q, OP_Z};
+static void not_a_permutation(void)
+{
+    graph_profile *g = diamond();
+    if (!g)
+        return;
+    int32_t pos[NO], death[NT];
     const int32_t out_of_range[NO] = {OP_P, OP_Q, OP_R, NO};
     IS_INT(graph_lifetimes(g, dup, pos, death, NULL, NULL, NULL), SW_EINVAL,
            "an op twice is refused");
     IS_INT(graph_lifetimes(g, out_of_range, pos, death, NULL, NULL, NULL), SW_EINVAL,
            "an op id out of range is refused");
+    graph_free(g);
+}
 
-    /* peak memory follows the deaths: w (10) resident throughout; workspace 5.
-       p q r z: after p, x dies (1210); q adds b and s: 5240, the peak; s
-       dies at 1, a at 2, h (held) at 2.
-       p r q z: r adds c (1260); q adds b and s: 5290, the peak. */
+/* peak memory follows the deaths: w (10) resident throughout; workspace 5.
+   p q r z: after p, x dies (1210); q adds b and s: 5240, the peak; s
+   dies at 1, a at 2, h (held) at 2.
+   p r q z: r adds c (1260); q adds b and s: 5290, the peak. */
+static void peak_memory(void)
+{
+    graph_profile *g = diamond();
+    if (!g)
+        return;
     IS_INT(graph_peak_memory(g, order_a), 5240 + 5, "peak memory, p q r z");
     IS_INT(graph_peak_memory(g, order_b), 5290 + 5, "peak memory, p r q z");
     IS_INT(graph_peak_memory(g, dup), -1, "peak memory of a non-permutation: -1");
-    /* a holder after the last use moves the death; nothing else changes */
+    graph_free(g);
+}
+
+/* a holder after the last use moves the death; nothing else changes */
+static void held_until(void)
+{
+    graph_profile *g = diamond();
+    if (!g)
+        return;
+    int32_t pos[NO], death[NT];
     g->tensors[H].held_until = OP_Z;
     IS_INT(graph_lifetimes(g, order_a, pos, death, NULL, NULL, NULL), 0, "h held until z");
     IS_INT(death[H], 3, "h held until z dies at 3 in p q r z");
     IS_INT(death[A], 2, "the others are unchanged (a)");
     graph_free(g);
-    return tap_done();
 }
+
+static const tap_test tests[] = {
+    {"death_at_rule", death_at_rule},
+    {"counts_to_offsets", counts_to_offsets},
+    {"diamond_graph", diamond_graph},
+    {"order_pqrz", order_pqrz},
+    {"order_prqz", order_prqz},
+    {"outputs_optional", outputs_optional},
+    {"not_a_permutation", not_a_permutation},
+    {"peak_memory", peak_memory},
+    {"held_until", held_until},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

@@ -1,5 +1,6 @@
 /* test_models.c: the model generators (shapes, operator counts, options),
-   the cost model, Table 1 and the calibration figures. */
+   the cost model, Table 1 and the calibration figures; one named test each
+   (tap_run). */
 #include "../experiments/calibrate.h"
 #include "../profiles/costmodel.h"
 #include "../profiles/models.h"
@@ -31,10 +32,10 @@ static int32_t find_op(const graph_profile *g, const char *name)
     return -1;
 }
 
-int main(void)
+/* every generator runs with small settings and yields a finished,
+   deterministic profile */
+static void every_generator(void)
 {
-    /* every generator runs with small settings and yields a finished,
-       deterministic profile */
     for (size_t i = 0; i < model_count(); i++) {
         const model_def *m = model_at(i);
         const char *kv[4];
@@ -75,118 +76,127 @@ int main(void)
         graph_free(a);
         graph_free(b);
     }
+}
 
-    /* ResNet-50: shapes of a known layer, attrs for the validation harness */
-    {
-        const char *kv[] = {"depth=50", "batch=8"};
-        graph_profile *g = gen("resnet", kv, 2, NULL);
-        int32_t o = g ? find_op(g, "stage2.unit1.conv2") : -1;
-        OK(o >= 0, "resnet-50 has stage2.unit1.conv2");
-        if (o >= 0) {
-            const graph_op *op = &g->ops[o];
-            IS_INT(attr(op, "c"), 128, "conv2 of stage 2: 128 input channels");
-            IS_INT(attr(op, "h"), 56, "conv2 of stage 2: 56x56 input");
-            IS_INT(attr(op, "k"), 128, "conv2 of stage 2: 128 filters");
-            IS_INT(attr(op, "r"), 3, "conv2 of stage 2: 3x3");
-            IS_INT(attr(op, "stride"), 2, "conv2 of stage 2: stride 2");
-            IS_INT(attr(op, "ho"), 28, "conv2 of stage 2: 28x28 output");
-            IS_INT(g->tensors[op->out[0]].bytes, 8LL * 128 * 28 * 28 * 4, "output bytes");
-            int32_t b = find_op(g, "stage2.unit1.conv2_bwd");
-            OK(b >= 0 && attr(&g->ops[b], "k") == 128, "the backward op carries the dims");
-            OK(op->time_s > 0 && b >= 0 && g->ops[b].time_s > op->time_s,
-               "backward of a convolution takes longer than its forward");
-        }
+/* ResNet-50: shapes of a known layer, attrs for the validation harness */
+static void resnet50_shapes(void)
+{
+    const char *kv[] = {"depth=50", "batch=8"};
+    graph_profile *g = gen("resnet", kv, 2, NULL);
+    int32_t o = g ? find_op(g, "stage2.unit1.conv2") : -1;
+    OK(o >= 0, "resnet-50 has stage2.unit1.conv2");
+    if (o >= 0) {
+        const graph_op *op = &g->ops[o];
+        IS_INT(attr(op, "c"), 128, "conv2 of stage 2: 128 input channels");
+        IS_INT(attr(op, "h"), 56, "conv2 of stage 2: 56x56 input");
+        IS_INT(attr(op, "k"), 128, "conv2 of stage 2: 128 filters");
+        IS_INT(attr(op, "r"), 3, "conv2 of stage 2: 3x3");
+        IS_INT(attr(op, "stride"), 2, "conv2 of stage 2: stride 2");
+        IS_INT(attr(op, "ho"), 28, "conv2 of stage 2: 28x28 output");
+        IS_INT(g->tensors[op->out[0]].bytes, 8LL * 128 * 28 * 28 * 4, "output bytes");
+        int32_t b = find_op(g, "stage2.unit1.conv2_bwd");
+        OK(b >= 0 && attr(&g->ops[b], "k") == 128, "the backward op carries the dims");
+        OK(op->time_s > 0 && b >= 0 && g->ops[b].time_s > op->time_s,
+           "backward of a convolution takes longer than its forward");
+    }
+    graph_stats st;
+    graph_compute_stats(g, &st);
+    /* 25.5 M parameters (+ BN scale/shift packed into the conv tensors) */
+    OK(st.parameter_bytes > 25000000LL * 4 && st.parameter_bytes < 26000000LL * 4,
+       "resnet-50 has 25.5 M parameters (%lld bytes)", (long long)st.parameter_bytes);
+    graph_free(g);
+}
+
+/* options: inference, optimizers, fp16 */
+static void options(void)
+{
+    const char *inf[] = {"depth=18", "batch=4", "inference=true"};
+    const char *sgd[] = {"depth=18", "batch=4"};
+    const char *adam[] = {"depth=18", "batch=4", "optimizer=adam"};
+    const char *half[] = {"depth=18", "batch=4", "dtype=fp16"};
+    graph_profile *gi = gen("resnet", inf, 3, NULL), *gs = gen("resnet", sgd, 2, NULL),
+                  *ga = gen("resnet", adam, 3, NULL), *gh = gen("resnet", half, 3, NULL);
+    graph_stats si, ss, sa, sh;
+    graph_compute_stats(gi, &si);
+    graph_compute_stats(gs, &ss);
+    graph_compute_stats(ga, &sa);
+    graph_compute_stats(gh, &sh);
+    IS_INT(si.ops_per_phase[GP_BACKWARD] + si.ops_per_phase[GP_UPDATE], 0,
+           "--inference: forward only");
+    IS_INT(si.ops_per_phase[GP_FORWARD], ss.ops_per_phase[GP_FORWARD] - 1,
+           "--inference: the same forward without the loss");
+    IS_INT(sa.optimizer_bytes, 2 * ss.parameter_bytes, "adam: two state tensors per parameter");
+    IS_INT(sh.parameter_bytes * 2, ss.parameter_bytes, "fp16 halves the parameters");
+    OK(sh.total_compute_s < ss.total_compute_s, "fp16 is faster (tensor cores)");
+    graph_free(gi);
+    graph_free(gs);
+    graph_free(ga);
+    graph_free(gh);
+}
+
+/* RNN: shared parameters, one update per weight, the unrolled count */
+static void rnn_shared_parameters(void)
+{
+    const char *kv[] = {"layers=2", "hidden=32", "seq=7", "batch=4", "vocab=0"};
+    graph_profile *g = gen("rnn", kv, 5, NULL);
+    graph_stats st;
+    graph_compute_stats(g, &st);
+    IS_INT(st.ops_per_phase[GP_UPDATE], 4, "rnn: one update per shared weight (2 per layer)");
+    IS_INT(st.ops_per_phase[GP_FORWARD], 2 * 7 * 13 + 2, "rnn: 13 forward ops per cell");
+    graph_free(g);
+}
+
+/* the paper's five: Table 1 figures (docs/table1.md) */
+static void table1_figures(void)
+{
+    static const struct {
+        const char *model;
+        const char *kv[3];
+        int ops;                    /* regression value: swapsim's own operator count */
+        double paper_gb, paper_ops; /* reference: the SwapAdvisor paper's Table 1 */
+    } t1[] = {
+        {"wresnet", {"depth=152", "width=10", "batch=64"}, 884, 180, 882},
+        {"inception", {"width=4", "batch=64", "version=4"}, 826, 71, 830},
+        {"nasnet", {"repeat=25", "batch=64", "filters=224"}, 6230, 193, 5533},
+        {"rnn", {"layers=8", "hidden=8192", "batch=256"}, 8551, 118, 8594},
+        {"brnn", {"layers=4", "hidden=8192", "batch=128"}, 8879, 99, 9034},
+    };
+    for (size_t i = 0; i < SW_ARRAY_LEN(t1); i++) {
+        graph_profile *g = gen(t1[i].model, t1[i].kv, 3, NULL);
         graph_stats st;
-        graph_compute_stats(g, &st);
-        /* 25.5 M parameters (+ BN scale/shift packed into the conv tensors) */
-        OK(st.parameter_bytes > 25000000LL * 4 && st.parameter_bytes < 26000000LL * 4,
-           "resnet-50 has 25.5 M parameters (%lld bytes)", (long long)st.parameter_bytes);
+        if (!g || graph_compute_stats(g, &st)) {
+            OK(0, "%s generates", t1[i].model);
+            continue;
+        }
+        IS_INT(st.operators, t1[i].ops, "%s: operator count, regression value %d (swapsim's "
+               "own count; Table 1's is checked below)", t1[i].model, t1[i].ops);
+        double eo = fabs(st.operators - t1[i].paper_ops) / t1[i].paper_ops;
+        OK(eo < 0.2, "%s: operators within 20%% of Table 1 (%.1f%%)", t1[i].model, 100 * eo);
+        double em = fabs((double)st.footprint_bytes / 1e9 - t1[i].paper_gb) / t1[i].paper_gb;
+        if (strcmp(t1[i].model, "inception"))
+            OK(em < 0.2, "%s: memory within 20%% of Table 1 (%.1f%%)", t1[i].model, 100 * em);
+        else /* the documented miss (docs/table1.md) */
+            OK(em < 0.35, "%s: memory within 35%% of Table 1 (%.1f%%)", t1[i].model, 100 * em);
+        OK(st.peak_memory_bytes <= st.footprint_bytes &&
+           st.footprint_bytes <= st.total_tensor_bytes,
+           "%s: ideal peak <= footprint <= all tensors", t1[i].model);
         graph_free(g);
     }
+}
 
-    /* options: inference, optimizers, fp16 */
-    {
-        const char *inf[] = {"depth=18", "batch=4", "inference=true"};
-        const char *sgd[] = {"depth=18", "batch=4"};
-        const char *adam[] = {"depth=18", "batch=4", "optimizer=adam"};
-        const char *half[] = {"depth=18", "batch=4", "dtype=fp16"};
-        graph_profile *gi = gen("resnet", inf, 3, NULL), *gs = gen("resnet", sgd, 2, NULL),
-                      *ga = gen("resnet", adam, 3, NULL), *gh = gen("resnet", half, 3, NULL);
-        graph_stats si, ss, sa, sh;
-        graph_compute_stats(gi, &si);
-        graph_compute_stats(gs, &ss);
-        graph_compute_stats(ga, &sa);
-        graph_compute_stats(gh, &sh);
-        IS_INT(si.ops_per_phase[GP_BACKWARD] + si.ops_per_phase[GP_UPDATE], 0,
-               "--inference: forward only");
-        IS_INT(si.ops_per_phase[GP_FORWARD], ss.ops_per_phase[GP_FORWARD] - 1,
-               "--inference: the same forward without the loss");
-        IS_INT(sa.optimizer_bytes, 2 * ss.parameter_bytes, "adam: two state tensors per parameter");
-        IS_INT(sh.parameter_bytes * 2, ss.parameter_bytes, "fp16 halves the parameters");
-        OK(sh.total_compute_s < ss.total_compute_s, "fp16 is faster (tensor cores)");
-        graph_free(gi);
-        graph_free(gs);
-        graph_free(ga);
-        graph_free(gh);
-    }
+static void table1_report(void)
+{
+    sw_buf b;
+    sw_buf_init(&b);
+    sw_err e;
+    IS_INT(cal_table1_report(&b, &e), 0, "table1 report");
+    IS_STR_HAS(b.data, "| NasNet-25 |", "table1 has NasNet-25");
+    sw_buf_free(&b);
+}
 
-    /* RNN: shared parameters, one update per weight, the unrolled count */
-    {
-        const char *kv[] = {"layers=2", "hidden=32", "seq=7", "batch=4", "vocab=0"};
-        graph_profile *g = gen("rnn", kv, 5, NULL);
-        graph_stats st;
-        graph_compute_stats(g, &st);
-        IS_INT(st.ops_per_phase[GP_UPDATE], 4, "rnn: one update per shared weight (2 per layer)");
-        IS_INT(st.ops_per_phase[GP_FORWARD], 2 * 7 * 13 + 2, "rnn: 13 forward ops per cell");
-        graph_free(g);
-    }
-
-    /* the paper's five: Table 1 figures (docs/table1.md) */
-    {
-        static const struct {
-            const char *model;
-            const char *kv[3];
-            int ops;                    /* regression value: swapsim's own operator count */
-            double paper_gb, paper_ops; /* reference: the SwapAdvisor paper's Table 1 */
-        } t1[] = {
-            {"wresnet", {"depth=152", "width=10", "batch=64"}, 884, 180, 882},
-            {"inception", {"width=4", "batch=64", "version=4"}, 826, 71, 830},
-            {"nasnet", {"repeat=25", "batch=64", "filters=224"}, 6230, 193, 5533},
-            {"rnn", {"layers=8", "hidden=8192", "batch=256"}, 8551, 118, 8594},
-            {"brnn", {"layers=4", "hidden=8192", "batch=128"}, 8879, 99, 9034},
-        };
-        for (size_t i = 0; i < SW_ARRAY_LEN(t1); i++) {
-            graph_profile *g = gen(t1[i].model, t1[i].kv, 3, NULL);
-            graph_stats st;
-            if (!g || graph_compute_stats(g, &st)) {
-                OK(0, "%s generates", t1[i].model);
-                continue;
-            }
-            IS_INT(st.operators, t1[i].ops, "%s: operator count, regression value %d (swapsim's "
-                   "own count; Table 1's is checked below)", t1[i].model, t1[i].ops);
-            double eo = fabs(st.operators - t1[i].paper_ops) / t1[i].paper_ops;
-            OK(eo < 0.2, "%s: operators within 20%% of Table 1 (%.1f%%)", t1[i].model, 100 * eo);
-            double em = fabs((double)st.footprint_bytes / 1e9 - t1[i].paper_gb) / t1[i].paper_gb;
-            if (strcmp(t1[i].model, "inception"))
-                OK(em < 0.2, "%s: memory within 20%% of Table 1 (%.1f%%)", t1[i].model, 100 * em);
-            else /* the documented miss (docs/table1.md) */
-                OK(em < 0.35, "%s: memory within 35%% of Table 1 (%.1f%%)", t1[i].model, 100 * em);
-            OK(st.peak_memory_bytes <= st.footprint_bytes &&
-               st.footprint_bytes <= st.total_tensor_bytes,
-               "%s: ideal peak <= footprint <= all tensors", t1[i].model);
-            graph_free(g);
-        }
-    }
-
-    /* reports */
-    {
-        sw_buf b;
-        sw_buf_init(&b);
-        sw_err e;
-        IS_INT(cal_table1_report(&b, &e), 0, "table1 report");
-        IS_STR_HAS(b.data, "| NasNet-25 |", "table1 has NasNet-25");
-        sw_buf_free(&b);
-    }
+/* the calibration figures: compute against the recorded times */
+static void calibration(void)
+{
     const char *sh = tap_data_dir();
     cal_row rows[16];
     sw_err e;
@@ -203,5 +213,16 @@ int main(void)
         tap_skip(1, "no recorded data (SWAPSIM_DATA): PipeDream rows not checked");
     else
         OK(n == 8, "PipeDream rows present with the shared data");
-    return tap_done();
 }
+
+static const tap_test tests[] = {
+    {"every_generator", every_generator},
+    {"resnet50_shapes", resnet50_shapes},
+    {"options", options},
+    {"rnn_shared_parameters", rnn_shared_parameters},
+    {"table1_figures", table1_figures},
+    {"table1_report", table1_report},
+    {"calibration", calibration},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

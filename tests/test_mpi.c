@@ -4,7 +4,7 @@
    same plan every time, and the one a single process gives; a rank that
    fails mid-run ends the run with one clear line, and a rank that dies ends
    it too, never a hang. Skips, with one line, where mpirun is missing or
-   swapsim was built without MPI. */
+   swapsim was built without MPI. One named test each (tap_run). */
 #include <limits.h>
 #include <unistd.h>
 
@@ -222,7 +222,13 @@ static void test_island_search_deterministic(void)
     sw_free(err);
 }
 
-int main(void)
+static const tap_test tests[] = {
+    {"experiment_csv_as_one_process", test_experiment_csv_as_one_process},
+    {"rank_failure_one_line", test_rank_failure_one_line},
+    {"island_search_deterministic", test_island_search_deterministic},
+};
+
+int main(int argc, char **argv)
 {
     bin = getenv("SWAPSIM_BIN");
     if (!bin)
@@ -248,11 +254,9 @@ int main(void)
     snprintf(cmd, sizeof cmd, "model resnet --depth 18 --batch 8 -o %s", profile);
     if (sh(cmd, NULL, NULL) != 0)
         tap_skip_all("cannot make the test profile");
-    test_experiment_csv_as_one_process();
-    test_rank_failure_one_line();
-    test_island_search_deterministic();
+    int rc = tap_run(tests, SW_ARRAY_LEN(tests), argc, argv);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "# could not remove %s\n", dir);
-    return tap_done();
+    return rc;
 }

@@ -1,7 +1,7 @@
 /* test_opts.c: the command line's declarative parser (cli/opts.c): both
    value forms, defaults, every type's bad value, unknown, missing and
    repeated options, positional counts, generator options, and the --help
-   generated from a table. */
+   generated from a table. One named test each (tap_run). */
 #include "../cli/cli.h"
 #include "tap.h"
 
@@ -223,11 +223,11 @@ static void test_help(void)
     sw_buf_free(&b);
 }
 
-int main(void)
-{
-    test_values();
-    test_errors();
-    test_generator_options();
-    test_help();
-    return tap_done();
-}
+static const tap_test tests[] = {
+    {"values", test_values},
+    {"errors", test_errors},
+    {"generator_options", test_generator_options},
+    {"help", test_help},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

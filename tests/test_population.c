@@ -1,7 +1,8 @@
 /* test_population.c: swapadvisor's dump_population (the plans of the GA's
    final population, for the paper's Figure 11): N plan files, each safe,
    all distinct, ranked by simulated time, the same bytes for the same seed
-   whatever the thread count, and a bad directory reported. */
+   whatever the thread count, and a bad directory reported; one named test
+   each (tap_run). */
 #include <stdio.h>
 #include <unistd.h>
 
@@ -104,35 +105,74 @@ static int same_files(const char *a, const char *b, int n)
     return 1;
 }
 
-int main(void)
+/* The profile and budget every test plans (momentum, 40 ops, 0.6x the ideal
+   peak); caller frees. */
+static graph_profile *profile(int64_t *budget)
 {
-    snprintf(base, sizeof base, "/tmp/swapsim-population-%d", (int)getpid());
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", base, base);
-    if (system(cmd) != 0)
-        tap_skip_all("cannot create a scratch directory");
     graph_profile *g = random_profile(4, 40, "momentum");
-    int64_t peak;
+    int64_t peak = 0;
     sw_err e;
     planner_ideal_peak(g, &peak, &e);
-    int64_t budget = peak * 6 / 10;
-    char d1[300], d2[300], d3[300], d4[300];
-    snprintf(d1, sizeof d1, "%s/one", base);
-    snprintf(d2, sizeof d2, "%s/two", base);
-    snprintf(d3, sizeof d3, "%s/best", base);
-    snprintf(d4, sizeof d4, "%s/all", base);
+    *budget = peak * 6 / 10;
+    return g;
+}
 
-    int rc = run(g, budget, 1, d1, "5", "spread", &e);
+static void path_of(char *out, size_t n, const char *name)
+{
+    snprintf(out, n, "%s/%s", base, name);
+}
+
+/* base/one: 5 plans picked by spread, 1 thread; made when missing */
+static int spread_dump(const graph_profile *g, int64_t budget, sw_err *e)
+{
+    char d1[300];
+    path_of(d1, sizeof d1, "one");
+    return run(g, budget, 1, d1, "5", "spread", e);
+}
+
+static void spread(void)
+{
+    int64_t budget;
+    graph_profile *g = profile(&budget);
+    sw_err e;
+    char d1[300];
+    path_of(d1, sizeof d1, "one");
+    int rc = spread_dump(g, budget, &e);
     IS_INT(rc, 0, "swapadvisor with dump_population runs %s", rc ? e.msg : "");
     check_dir(d1, 5, "spread, 5");
-    /* again into the same directory (the options name it), the first run's
-       files moved aside */
+    graph_free(g);
+}
+
+/* again into the same directory (the options name it), the first run's
+   files moved aside */
+static void same_seed_same_files(void)
+{
+    int64_t budget;
+    graph_profile *g = profile(&budget);
+    sw_err e;
+    char d1[300], d2[300];
+    path_of(d1, sizeof d1, "one");
+    path_of(d2, sizeof d2, "two");
+    if (access(d1, F_OK) != 0 && spread_dump(g, budget, &e))
+        printf("# %s\n", e.msg);
     OK(rename(d1, d2) == 0, "the first run's files are moved aside");
-    rc = run(g, budget, 2, d1, "5", "spread", &e);
+    int rc = run(g, budget, 2, d1, "5", "spread", &e);
     IS_INT(rc, 0, "again with 2 threads %s", rc ? e.msg : "");
     OK(same_files(d1, d2, 5), "the same five files, byte for byte, for the same seed");
+    graph_free(g);
+}
 
-    rc = run(g, budget, 1, d3, "3", "best", &e);
+static void best(void)
+{
+    int64_t budget;
+    graph_profile *g = profile(&budget);
+    sw_err e;
+    char d1[300], d3[300];
+    path_of(d1, sizeof d1, "one");
+    path_of(d3, sizeof d3, "best");
+    if (access(d1, F_OK) != 0 && spread_dump(g, budget, &e))
+        printf("# %s\n", e.msg);
+    int rc = run(g, budget, 1, d3, "3", "best", &e);
     IS_INT(rc, 0, "dump_pick=best runs %s", rc ? e.msg : "");
     check_dir(d3, 3, "best, 3");
     size_t l1, l3;
@@ -141,8 +181,17 @@ int main(void)
        "both picks start with the best (rank 1)");
     sw_free(a);
     sw_free(b);
+    graph_free(g);
+}
 
-    rc = run(g, budget, 1, d4, "0", "best", &e);
+static void every_plan(void)
+{
+    int64_t budget;
+    graph_profile *g = profile(&budget);
+    sw_err e;
+    char d4[300];
+    path_of(d4, sizeof d4, "all");
+    int rc = run(g, budget, 1, d4, "0", "best", &e);
     IS_INT(rc, 0, "dump_count=0 runs %s", rc ? e.msg : "");
     int n = 0;
     for (size_t l; n < 12; n++) {
@@ -153,14 +202,38 @@ int main(void)
     }
     OK(n >= 5 && n <= 12, "dump_count=0 writes every distinct plan (%d of a population of 12)", n);
     check_dir(d4, n, "all");
+    graph_free(g);
+}
 
-    rc = run(g, budget, 1, "/nonexistent/deeper/dir", "5", "spread", &e);
+static void bad_directory(void)
+{
+    int64_t budget;
+    graph_profile *g = profile(&budget);
+    sw_err e;
+    int rc = run(g, budget, 1, "/nonexistent/deeper/dir", "5", "spread", &e);
     IS_INT(rc, SW_EIO, "a directory that cannot be made is an error");
     IS_STR_HAS(e.msg, "/nonexistent/deeper/dir", "naming it");
-
     graph_free(g);
+}
+
+static const tap_test tests[] = {
+    {"spread", spread},
+    {"same_seed_same_files", same_seed_same_files},
+    {"best", best},
+    {"every_plan", every_plan},
+    {"bad_directory", bad_directory},
+};
+
+int main(int argc, char **argv)
+{
+    snprintf(base, sizeof base, "/tmp/swapsim-population-%d", (int)getpid());
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", base, base);
+    if (system(cmd) != 0)
+        tap_skip_all("cannot create a scratch directory");
+    int rc = tap_run(tests, SW_ARRAY_LEN(tests), argc, argv);
     snprintf(cmd, sizeof cmd, "%s rm -rf %s", getenv("KEEP") ? "true" : "", base);
     if (system(cmd) != 0)
         printf("# could not remove %s\n", base);
-    return tap_done();
+    return rc;
 }

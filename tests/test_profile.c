@@ -1,4 +1,5 @@
-/* test_profile.c: the profile model, its JSON reader/writer and generators. */
+/* test_profile.c: the profile model, its JSON reader/writer and generators;
+   one named test each (tap_run). */
 #include "../profiles/models.h"
 #include "../profiles/profile_io.h"
 #include "tap.h"
@@ -37,11 +38,11 @@ static void expect_error(const char *text, const char *needle, const char *what)
 
 #define HDR "{\"format\":\"swapsim-profile\",\"version\":1,\"name\":\"t\","
 
-int main(void)
+static const char *const chain_kv[] = {"layers=5", "optimizer=adam"};
+static const char *const rnd_kv[] = {"ops=60", "seed=7"};
+
+static void round_trips(void)
 {
-    /* round trips */
-    const char *chain_kv[] = {"layers=5", "optimizer=adam"};
-    const char *rnd_kv[] = {"ops=60", "seed=7"};
     graph_profile *gs[3] = {gen("chain", chain_kv, 2), gen("random", rnd_kv, 2),
                             gen("chain", (const char *const[]){"inference=true"}, 1)};
     for (int i = 0; i < 3; i++) {
@@ -65,8 +66,14 @@ int main(void)
         sw_buf_free(&b2);
         graph_free(h);
     }
-    /* chain structure */
-    graph_profile *c = gs[0];
+    for (int i = 0; i < 3; i++)
+        graph_free(gs[i]);
+}
+
+static void chain_structure(void)
+{
+    graph_profile *c = gen("chain", chain_kv, 2);
+    graph_profile *inf = gen("chain", (const char *const[]){"inference=true"}, 1);
     graph_stats st;
     graph_compute_stats(c, &st);
     IS_INT(st.ops_per_phase[GP_FORWARD], 6, "chain-5: 5 layers + loss forward");
@@ -74,25 +81,34 @@ int main(void)
     IS_INT(st.ops_per_phase[GP_UPDATE], 5, "chain-5: one update per parameter");
     IS_INT(st.optimizer_bytes, 2 * st.parameter_bytes, "adam keeps two state tensors per parameter");
     OK(graph_is_topological(c, c->order, NULL, NULL) == 1, "default order is topological");
-    graph_compute_stats(gs[2], &st);
+    graph_compute_stats(inf, &st);
     IS_INT(st.ops_per_phase[GP_BACKWARD] + st.ops_per_phase[GP_UPDATE], 0, "inference has no backward");
-    /* random: deterministic in its seed */
+    graph_free(c);
+    graph_free(inf);
+}
+
+/* random: deterministic in its seed */
+static void random_generator(void)
+{
+    graph_profile *r1 = gen("random", rnd_kv, 2);
     graph_profile *r2 = gen("random", rnd_kv, 2);
     char why[128];
-    OK(graph_equal(gs[1], r2, why, sizeof why), "random generator is deterministic per seed");
+    OK(graph_equal(r1, r2, why, sizeof why), "random generator is deterministic per seed");
     graph_profile *r3 = gen("random", (const char *const[]){"ops=60", "seed=8"}, 2);
-    OK(!graph_equal(gs[1], r3, why, sizeof why), "another seed gives another graph");
+    OK(!graph_equal(r1, r3, why, sizeof why), "another seed gives another graph");
     int joins = 0;
-    for (int32_t o = 0; o < gs[1]->n_ops; o++)
-        if (gs[1]->ops[o].phase == GP_FORWARD && gs[1]->ops[o].n_in >= 3)
+    for (int32_t o = 0; o < r1->n_ops; o++)
+        if (r1->ops[o].phase == GP_FORWARD && r1->ops[o].n_in >= 3)
             joins++;
     OK(joins > 0, "random graph has joins (%d ops with 2 activations + parameter or more)", joins);
+    graph_free(r1);
     graph_free(r2);
     graph_free(r3);
-    for (int i = 0; i < 3; i++)
-        graph_free(gs[i]);
+}
 
-    /* a small valid file with views, mutation and unknown fields */
+/* a small valid file with views, mutation and unknown fields */
+static void views_and_mutation(void)
+{
     const char *ok_text = HDR "\"batch\":2,\"device\":\"titanv\",\"whatever\":{\"x\":1},"
         "\"tensors\":[{\"id\":0,\"name\":\"w\",\"bytes\":100,\"kind\":\"parameter\"},"
         "{\"id\":1,\"name\":\"x\",\"bytes\":50,\"kind\":\"input\",\"persistent\":true},"
@@ -103,6 +119,7 @@ int main(void)
         "{\"id\":2,\"name\":\"upd\",\"time_s\":0.0005,\"phase\":\"update\",\"inputs\":[3],\"mutates\":[0]}]}";
     graph_profile *g = NULL;
     sw_err e;
+    graph_stats st;
     int rc = read_text(ok_text, &g, &e);
     OK(rc == 0, "valid profile with views, mutation and unknown fields reads (%s)", rc ? e.msg : "");
     if (g) {
@@ -114,8 +131,10 @@ int main(void)
         IS_INT(st.peak_memory_bytes, 190, "peak: w, x persistent + y alive through its view");
     }
     graph_free(g);
+}
 
-    /* bad input */
+static void bad_input(void)
+{
     expect_error(HDR "\"tensors\":[], \"ops\":[]", "unexpected end of input", "truncated JSON");
     expect_error(HDR "\"tensors\":[]}", "missing required field \"ops\"", "a missing required field");
     expect_error(HDR "\"tensors\":[{\"bytes\":-1,\"kind\":\"activation\"}],\"ops\":[]}",
@@ -137,9 +156,24 @@ int main(void)
                  "{\"time_s\":1,\"outputs\":[0]}]}", "persistent", "a produced persistent tensor");
     expect_error(HDR "\"tensors\":\"no\",\"ops\":[]}", "$.tensors: expected an array",
                  "a field of the wrong type");
+}
+
+static void missing_file(void)
+{
     graph_profile *none = NULL;
-    rc = profile_read_file("/nonexistent/x.json", &none, &e);
+    sw_err e;
+    int rc = profile_read_file("/nonexistent/x.json", &none, &e);
     OK(rc == SW_EIO, "a missing file is an I/O error");
     IS_STR_HAS(e.msg, "/nonexistent/x.json", "missing file message names it");
-    return tap_done();
 }
+
+static const tap_test tests[] = {
+    {"round_trips", round_trips},
+    {"chain_structure", chain_structure},
+    {"random_generator", random_generator},
+    {"views_and_mutation", views_and_mutation},
+    {"bad_input", bad_input},
+    {"missing_file", missing_file},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

@@ -1,6 +1,7 @@
 /* test_record_pytorch.c: tools/record_pytorch.py records a training
    iteration that `swapsim import pytorch` takes, on the CPU, with operators
-   named after the user's modules. Skips where no Python has PyTorch. */
+   named after the user's modules. Skips where no Python has PyTorch. One
+   named test each (tap_run). */
 #include <unistd.h>
 
 #include "../profiles/graph.h"
@@ -184,7 +185,14 @@ static void test_bad_input_one_line(void)
     }
 }
 
-int main(void)
+static const tap_test tests[] = {
+    {"user_model_records_and_imports", test_user_model_records_and_imports},
+    {"module_names_can_be_left_out", test_module_names_can_be_left_out},
+    {"torchvision_model", test_torchvision_model},
+    {"bad_input_one_line", test_bad_input_one_line},
+};
+
+int main(int argc, char **argv)
 {
     bin = getenv("SWAPSIM_BIN");
     if (!bin)
@@ -200,12 +208,9 @@ int main(void)
     if (system(cmd) != 0)
         tap_skip_all("cannot make a scratch directory");
     printf("# python: %s\n", py);
-    test_user_model_records_and_imports();
-    test_module_names_can_be_left_out();
-    test_torchvision_model();
-    test_bad_input_one_line();
+    int rc = tap_run(tests, SW_ARRAY_LEN(tests), argc, argv);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
         printf("# could not remove %s\n", dir);
-    return tap_done();
+    return rc;
 }

@@ -1,7 +1,8 @@
 /* test_replay_cli.c: `swapsim replay`, `swapsim profile` and `swapsim
    calibrate-device` end to end: exit codes, one-line errors, the JSON
    fields, the canary pass, --device with a hand-written device file,
-   unsafe plans, and the CUDA paths failing cleanly without a device. */
+   unsafe plans, and the CUDA paths failing cleanly without a device; one
+   named test each (tap_run). */
 #include "../common/json.h"
 #include "../profiles/profile_io.h"
 #include "../sim/plan_io.h"
@@ -11,34 +12,50 @@
 #include "tap.h"
 
 
-int main(void)
+static char ok_path[300], bad_path[300], dev_path[300]; /* in the scratch directory */
+
+/* the figure 3 plan and a broken one (A3 placed on live A2) */
+static void write_plans(void)
 {
-    bin = getenv("SWAPSIM_BIN");
-    if (!bin)
-        tap_skip_all("SWAPSIM_BIN not set (run through make test)");
-    snprintf(dir, sizeof dir, "/tmp/swapsim-replay-%d", (int)getpid());
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
-    if (system(cmd) != 0)
-        tap_skip_all("cannot make a scratch directory");
     sw_err e;
     graph_profile *g = fig3_profile();
-    char ok_path[300], bad_path[300], prof_path[300], args[1024];
-    snprintf(ok_path, sizeof ok_path, "%s/ok.plan.json", dir);
-    snprintf(bad_path, sizeof bad_path, "%s/overlap.plan.json", dir);
-    snprintf(prof_path, sizeof prof_path, "%s/fig3.json", dir);
     plan *p = fig3_plan(g, F3_OK);
     OK(plan_write_file(p, ok_path, &e) == 0, "write the figure 3 plan");
     plan_free(p);
     p = fig3_plan(g, F3_OVERLAP_LIVE);
     OK(plan_write_file(p, bad_path, &e) == 0, "write a broken plan");
     plan_free(p);
+    graph_free(g);
+}
 
-    char *o = NULL, *er = NULL;
+/* the plans, written when missing (a test run alone) */
+static void need_plans(void)
+{
+    if (access(ok_path, F_OK) == 0 && access(bad_path, F_OK) == 0)
+        return;
+    sw_err e;
+    graph_profile *g = fig3_profile();
+    plan *p = fig3_plan(g, F3_OK), *q = fig3_plan(g, F3_OVERLAP_LIVE);
+    if (plan_write_file(p, ok_path, &e) || plan_write_file(q, bad_path, &e))
+        printf("# %s\n", e.msg);
+    plan_free(p);
+    plan_free(q);
+    graph_free(g);
+}
+
+static void replay_help(void)
+{
+    char *o = NULL;
     IS_INT(sh("replay --help", &o, NULL), 0, "replay --help");
     IS_STR_HAS(o, "--backend cpu|cuda", "help names the backends");
     sw_free(o);
+}
 
+static void replay_json_fields(void)
+{
+    need_plans();
+    char args[1024], *o = NULL, *er = NULL;
+    sw_err e;
     snprintf(args, sizeof args, "replay %s --iterations 3 --warmup 1 --json", ok_path);
     IS_INT(sh(args, &o, &er), 0, "replay a safe plan: exit 0");
     json_doc *d = json_doc_new();
@@ -71,29 +88,43 @@ int main(void)
     }
     sw_free(o);
     sw_free(er);
+    json_doc_free(d);
+}
 
-    /* --device: a hand-written device file with a PCIe four times slower */
-    char dev_path[300];
-    snprintf(dev_path, sizeof dev_path, "%s/slow.json", dir);
-    {
-        FILE *f = fopen(dev_path, "w");
-        OK(f != NULL, "write a device file");
-        if (f) {
-            fputs("{\"format\": \"swapsim-device\", \"version\": 1, \"name\": \"slow-pcie\",\n"
-                  " \"description\": \"hand-written for the tests\",\n"
-                  " \"memory_bytes\": 17179869184, \"h2d_bytes_per_s\": 3e9,\n"
-                  " \"d2h_bytes_per_s\": 3e9, \"duplex_bytes_per_s\": 5e9, \"copy_latency_s\": 0,\n"
-                  " \"peak_flops_fp32\": 15.7e12, \"peak_flops_fp16\": 125e12,\n"
-                  " \"memory_bytes_per_s\": 900e9, \"launch_overhead_s\": 5e-6,\n"
-                  " \"calibration\": {\"note\": \"not read\"}}\n", f);
-            fclose(f);
-        }
+/* --device: a hand-written device file with a PCIe four times slower */
+static void write_device_file(void)
+{
+    FILE *f = fopen(dev_path, "w");
+    OK(f != NULL, "write a device file");
+    if (f) {
+        fputs("{\"format\": \"swapsim-device\", \"version\": 1, \"name\": \"slow-pcie\",\n"
+              " \"description\": \"hand-written for the tests\",\n"
+              " \"memory_bytes\": 17179869184, \"h2d_bytes_per_s\": 3e9,\n"
+              " \"d2h_bytes_per_s\": 3e9, \"duplex_bytes_per_s\": 5e9, \"copy_latency_s\": 0,\n"
+              " \"peak_flops_fp32\": 15.7e12, \"peak_flops_fp16\": 125e12,\n"
+              " \"memory_bytes_per_s\": 900e9, \"launch_overhead_s\": 5e-6,\n"
+              " \"calibration\": {\"note\": \"not read\"}}\n", f);
+        fclose(f);
     }
+}
+
+static void need_device_file(void)
+{
+    if (access(dev_path, F_OK) != 0)
+        write_device_file();
+}
+
+static void device_file_json(void)
+{
+    need_plans();
+    need_device_file();
+    char args[1024], *o = NULL, *er = NULL;
+    sw_err e;
+    json_doc *d = json_doc_new();
     snprintf(args, sizeof args, "replay %s --iterations 3 --warmup 1 --device %s --json", ok_path,
              dev_path);
     IS_INT(sh(args, &o, &er), 0, "replay --device FILE");
-    json_doc_reset(d);
-    v = NULL;
+    const json_value *v = NULL;
     OK(o && json_parse(d, o, strlen(o), "out", 1, &v, &e) == 0, "one JSON object");
     if (v) {
         const json_value *sd = json_get(v, "simulated_device"), *dd = json_get(v, "device");
@@ -113,29 +144,59 @@ int main(void)
     }
     sw_free(o);
     sw_free(er);
+    json_doc_free(d);
+}
+
+static void device_file_text(void)
+{
+    need_plans();
+    need_device_file();
+    char args[1024], *o = NULL;
     snprintf(args, sizeof args, "replay %s --iterations 2 --warmup 1 --device %s", ok_path,
              dev_path);
     IS_INT(sh(args, &o, NULL), 0, "replay --device FILE, text output");
     IS_STR_HAS(o, "on slow-pcie", "prints the given device's prediction");
     IS_STR_HAS(o, "profile device", "and the profile's device's");
     sw_free(o);
+}
+
+static void device_errors(void)
+{
+    need_plans();
+    char args[1024];
     snprintf(args, sizeof args, "replay %s --device %s/missing.json", ok_path, dir);
     expect_fail(args, 1, "missing.json: cannot open", "a missing device file");
     snprintf(args, sizeof args, "replay %s --device tpu9", ok_path);
     expect_fail(args, 1, "unknown device 'tpu9'", "an unknown device name");
+}
+
+static void no_canaries(void)
+{
+    need_plans();
+    char args[1024], *o = NULL;
     snprintf(args, sizeof args, "replay %s --iterations 2 --warmup 1 --no-canaries --json",
              ok_path);
     IS_INT(sh(args, &o, NULL), 0, "replay --no-canaries");
     IS_STR_HAS(o, "\"canaries\":\"off\",\"canary_iterations\":0,\"canary_checks\":0",
                "no canary pass, no checks");
     sw_free(o);
+}
 
+static void text_output(void)
+{
+    need_plans();
+    char args[1024], *o = NULL;
     snprintf(args, sizeof args, "replay %s --iterations 2 --warmup 1", ok_path);
     IS_INT(sh(args, &o, NULL), 0, "replay, text output");
     IS_STR_HAS(o, "error", "prints the error");
     IS_STR_HAS(o, "CPU backend", "labels CPU results as such");
     sw_free(o);
+}
 
+static void unsafe_plan(void)
+{
+    need_plans();
+    char args[1024], *o = NULL, *er = NULL;
     snprintf(args, sizeof args, "replay %s", bad_path);
     expect_fail(args, 1, "--unsafe", "an unsafe plan is refused");
     snprintf(args, sizeof args, "replay %s --unsafe --iterations 2 --warmup 1 --json", bad_path);
@@ -147,7 +208,13 @@ int main(void)
     IS_STR_HAS(o, "\"verified\":false", "and not verified");
     sw_free(o);
     sw_free(er);
+}
 
+/* the CUDA paths fail cleanly without a device; bad options */
+static void backend_and_options(void)
+{
+    need_plans();
+    char args[1024];
     snprintf(args, sizeof args, "replay %s --backend cuda", ok_path);
     expect_fail(args, 1, "CUDA", "--backend cuda without a device fails cleanly");
     snprintf(args, sizeof args, "replay %s --backend tpu", ok_path);
@@ -163,7 +230,14 @@ int main(void)
                 "zero iterations");
     expect_fail("replay", 2, "expected one PLAN", "no plan");
     expect_fail("replay /nonexistent.json", 1, "nonexistent", "a missing file");
+}
 
+static void profile_command(void)
+{
+    char prof_path[300], args[1024], *o = NULL;
+    sw_err e;
+    snprintf(prof_path, sizeof prof_path, "%s/fig3.json", dir);
+    graph_profile *g = fig3_profile();
     OK(profile_write_file(g, prof_path, &e) == 0, "write a profile");
     snprintf(args, sizeof args, "profile %s -o %s/rec.json", prof_path, dir);
     expect_fail(args, 2, "--device-index", "profile needs --device-index");
@@ -172,11 +246,31 @@ int main(void)
     IS_INT(sh("profile --help", &o, NULL), 0, "profile --help");
     IS_STR_HAS(o, "CUPTI", "help says how it measures");
     sw_free(o);
-
-    json_doc_free(d);
     graph_free(g);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
+}
+
+static const tap_test tests[] = {
+    {"write_plans", write_plans},
+    {"replay_help", replay_help},
+    {"replay_json_fields", replay_json_fields},
+    {"device_file_json", device_file_json},
+    {"device_file_text", device_file_text},
+    {"device_errors", device_errors},
+    {"no_canaries", no_canaries},
+    {"text_output", text_output},
+    {"unsafe_plan", unsafe_plan},
+    {"backend_and_options", backend_and_options},
+    {"profile_command", profile_command},
+};
+
+int main(int argc, char **argv)
+{
+    cli_open("replay");
+    snprintf(ok_path, sizeof ok_path, "%s/ok.plan.json", dir);
+    snprintf(bad_path, sizeof bad_path, "%s/overlap.plan.json", dir);
+    snprintf(dev_path, sizeof dev_path, "%s/slow.json", dir);
+    int rc = tap_run(tests, SW_ARRAY_LEN(tests), argc, argv);
+    if (cli_close())
         printf("# could not remove %s\n", dir);
-    return tap_done();
+    return rc;
 }

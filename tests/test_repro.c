@@ -3,7 +3,7 @@
    ends with exit 1 and one line, with no sanitizer report (under
    `make test SANITIZE=1` the binary is the sanitized one, whose report would
    add lines and change the exit status) and no hang; values just inside a
-   limit are still accepted. */
+   limit are still accepted. One named test each (tap_run). */
 #include <limits.h>
 #include <string.h>
 #include <unistd.h>
@@ -144,7 +144,15 @@ static void test_replay_states_its_longest_plan(void)
     sw_free(o);
 }
 
-int main(void)
+static const tap_test tests[] = {
+    {"overflowing_sizes_refused_at_load", test_overflowing_sizes_refused_at_load},
+    {"absurd_op_times_refused_at_load", test_absurd_op_times_refused_at_load},
+    {"experiment_errors_free_everything", test_experiment_errors_free_everything},
+    {"limits_boundaries", test_limits_boundaries},
+    {"replay_states_its_longest_plan", test_replay_states_its_longest_plan},
+};
+
+int main(int argc, char **argv)
 {
     bin = getenv("SWAPSIM_BIN");
     if (!bin)
@@ -157,13 +165,9 @@ int main(void)
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
     if (system(cmd) != 0)
         tap_skip_all("cannot make a scratch directory");
-    test_overflowing_sizes_refused_at_load();
-    test_absurd_op_times_refused_at_load();
-    test_experiment_errors_free_everything();
-    test_limits_boundaries();
-    test_replay_states_its_longest_plan();
+    int rc = tap_run(tests, SW_ARRAY_LEN(tests), argc, argv);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "# could not remove %s\n", dir);
-    return tap_done();
+    return rc;
 }

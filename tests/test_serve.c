@@ -1,6 +1,7 @@
 /* test_serve.c: serving several models on one GPU (experiments/serve.c):
    an M/D/1 queue against Erlang's waiting-time formula, the service times
-   of each policy worked by hand on tiny profiles, and bad input. */
+   of each policy worked by hand on tiny profiles, and bad input. One named
+   test each (tap_run). */
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -217,23 +218,29 @@ static void test_cli(void)
     expect_fail("tradeoff m.json --rate fast", 1, "--rate", "tradeoff: a bad rate");
 }
 
-int main(void)
+/* the command line, in a scratch directory (skipped without the binary) */
+static void cli(void)
 {
-    test_md1_formula();
-    test_md1_queue();
-    test_policies_by_hand();
-    test_share_search();
     bin = getenv("SWAPSIM_BIN");
     snprintf(dir, sizeof dir, "/tmp/swapsim-serve-%d", (int)getpid());
     char cmd[600];
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
-    if (!bin || system(cmd) != 0)
+    if (!bin || system(cmd) != 0) {
         tap_skip(25, "SWAPSIM_BIN not set (run through make test)");
-    else {
-        test_cli();
-        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-        if (system(cmd) != 0)
-            printf("# could not remove %s\n", dir);
+        return;
     }
-    return tap_done();
+    test_cli();
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        printf("# could not remove %s\n", dir);
 }
+
+static const tap_test tests[] = {
+    {"md1_formula", test_md1_formula},
+    {"md1_queue", test_md1_queue},
+    {"policies_by_hand", test_policies_by_hand},
+    {"share_search", test_share_search},
+    {"cli", cli},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

@@ -7,7 +7,8 @@
    before the recomputation are kept; a re-run op whose other output (a
    checkpoint) has died remakes it; and on random DAGs and generated models
    every plan verifies, its recomputation is its re-runs' time and its
-   peak is the one the planner counted. */
+   peak is the one the planner counted.; one named test each
+   (tap_run). */
 #include <string.h>
 
 #include "../experiments/calibrate.h"
@@ -227,13 +228,29 @@ static int consistent(const plan *p, const char *what)
     return 1;
 }
 
-int main(void)
+/* chain 16's ideal peak and the peak of its plan in sqrt mode (the ideal
+   one if there is none) */
+static void chain16_peaks(const graph_profile *g, int64_t *ideal, int64_t *sqrt_peak)
 {
     sw_err e;
-    /* chain of 16 layers, sqrt mode: 4 segments of 4 layers */
+    *ideal = *sqrt_peak = 0;
+    if (planner_ideal_peak(g, ideal, &e))
+        return;
+    *sqrt_peak = *ideal;
+    plan *p = NULL;
+    sim_result r;
+    if (plan_sl(g, *ideal, NULL, &p, &e) == 0 && sim_plan(p, NULL, NULL, &r, &e) == 0)
+        *sqrt_peak = r.peak_memory_bytes;
+    plan_free(p);
+}
+
+/* chain of 16 layers, sqrt mode: 4 segments of 4 layers */
+static void chain16_sqrt(void)
+{
+    sw_err e;
     graph_profile *g = chain(16);
     if (!g)
-        return tap_done();
+        return;
     int64_t ideal = 0;
     IS_INT(planner_ideal_peak(g, &ideal, &e), 0, "chain 16: ideal peak");
     plan *p = NULL;
@@ -275,17 +292,41 @@ int main(void)
         sw_free(rr);
         plan_free(p);
     }
-    /* below its own peak, sqrt mode says what it needs */
-    rc = plan_sl(g, sqrt_peak - 1, NULL, &p, &e);
+    graph_free(g);
+}
+
+/* below its own peak, sqrt mode says what it needs */
+static void chain16_sqrt_below_peak(void)
+{
+    sw_err e;
+    graph_profile *g = chain(16);
+    if (!g)
+        return;
+    int64_t ideal, sqrt_peak;
+    chain16_peaks(g, &ideal, &sqrt_peak);
+    plan *p = NULL;
+    int rc = plan_sl(g, sqrt_peak - 1, NULL, &p, &e);
     IS_INT(rc, SW_ENOFIT, "chain 16, sqrt, one byte below its peak: does not fit");
     IS_STR_HAS(e.msg, "does not fit: sublinear checkpointing (sqrt, 4 segments) needs",
                "names the mode and the memory");
     OK(!strchr(e.msg, '\n'), "one line");
+    plan_free(p);
+    graph_free(g);
+}
 
-    /* budget mode between the sqrt peak and the ideal one: fewer re-runs */
+/* budget mode between the sqrt peak and the ideal one: fewer re-runs */
+static void chain16_budget(void)
+{
+    sw_err e;
+    graph_profile *g = chain(16);
+    if (!g)
+        return;
+    int64_t ideal, sqrt_peak;
+    chain16_peaks(g, &ideal, &sqrt_peak);
+    plan *p = NULL;
     int64_t mid = (sqrt_peak + ideal) / 2;
     const char *budget_kv[] = {"mode=budget", NULL};
-    rc = plan_sl(g, mid, budget_kv, &p, &e);
+    int rc = plan_sl(g, mid, budget_kv, &p, &e);
     IS_INT(rc, 0, "chain 16, budget at %lld: a plan (%s)", (long long)mid, rc ? e.msg : "ok");
     if (!rc) {
         sim_result r;
@@ -314,18 +355,26 @@ int main(void)
     const char *bad_kv[] = {"mode=budget", "segments=3", NULL};
     IS_INT(plan_sl(g, ideal, bad_kv, &p, &e), SW_EINVAL, "segments with mode=budget: refused");
     graph_free(g);
+}
 
-    /* other segment counts and lengths: (k - 1)(N/k - 1) */
+/* other segment counts and lengths: (k - 1)(N/k - 1) */
+static void segment_counts(void)
+{
     chain_case(16, 2, 7);
     chain_case(16, 8, 7);
     chain_case(25, 0, 16);
     chain_case(36, 0, 25);
     chain_case(16, 1, 0);
+}
 
-    /* a producer whose input is mutated before the recomputation is kept */
-    g = mutation_profile();
+/* a producer whose input is mutated before the recomputation is kept */
+static void mutated_input_kept(void)
+{
+    sw_err e;
+    plan *p = NULL;
+    graph_profile *g = mutation_profile();
     if (g) {
-        rc = plan_sl(g, INT64_MAX / 4, NULL, &p, &e);
+        int rc = plan_sl(g, INT64_MAX / 4, NULL, &p, &e);
         IS_INT(rc, 0, "mutation: a plan (%s)", rc ? e.msg : "ok");
         if (!rc) {
             uint8_t *rr = sw_calloc((size_t)g->n_ops, 1);
@@ -339,11 +388,17 @@ int main(void)
         }
         graph_free(g);
     }
-    /* a re-run op's other output, a checkpoint dead by then, is remade */
-    g = two_output_profile();
+}
+
+/* a re-run op's other output, a checkpoint dead by then, is remade */
+static void two_outputs(void)
+{
+    sw_err e;
+    plan *p = NULL;
+    graph_profile *g = two_output_profile();
     if (g) {
         const char *kv[] = {"segments=3", NULL};
-        rc = plan_sl(g, INT64_MAX / 4, kv, &p, &e);
+        int rc = plan_sl(g, INT64_MAX / 4, kv, &p, &e);
         IS_INT(rc, 0, "two outputs: a plan (%s)", rc ? e.msg : "ok");
         if (!rc) {
             uint8_t *rr = sw_calloc((size_t)g->n_ops, 1);
@@ -364,8 +419,15 @@ int main(void)
         }
         graph_free(g);
     }
+}
 
-    /* random DAGs and generated models: every plan verifies and is consistent */
+/* random DAGs and generated models: every plan verifies and is consistent */
+static void random_dags(void)
+{
+    sw_err e;
+    graph_profile *g;
+    plan *p = NULL;
+    int64_t ideal = 0;
     int plans = 0, good = 0;
     for (int seed = 1; seed <= 24; seed++) {
         char s_seed[32], s_ops[32];
@@ -395,6 +457,15 @@ int main(void)
     OK(plans >= 60, "random DAGs: %d plans", plans);
     IS_INT(good, plans, "random DAGs: every plan verifies, recomputes its re-runs' time, peaks "
            "where counted");
+}
+
+/* generated models: every plan verifies and is consistent */
+static void generated_models(void)
+{
+    sw_err e;
+    graph_profile *g;
+    plan *p = NULL;
+    int64_t ideal = 0;
     const struct {
         const char *model;
         const char *kv[5];
@@ -412,7 +483,7 @@ int main(void)
             const char *kvm[] = {md ? "mode=budget" : "mode=sqrt", NULL};
             char what[64];
             snprintf(what, sizeof what, "%s %s", models[m].model, kvm[0]);
-            rc = plan_sl(g, ideal * 7 / 10, kvm, &p, &e);
+            int rc = plan_sl(g, ideal * 7 / 10, kvm, &p, &e);
             IS_INT(rc, 0, "%s at 0.7x: a plan (%s)", what, rc ? e.msg : "ok");
             if (!rc) {
                 int nr;
@@ -424,5 +495,17 @@ int main(void)
         }
         graph_free(g);
     }
-    return tap_done();
 }
+
+static const tap_test tests[] = {
+    {"chain16_sqrt", chain16_sqrt},
+    {"chain16_sqrt_below_peak", chain16_sqrt_below_peak},
+    {"chain16_budget", chain16_budget},
+    {"segment_counts", segment_counts},
+    {"mutated_input_kept", mutated_input_kept},
+    {"two_outputs", two_outputs},
+    {"random_dags", random_dags},
+    {"generated_models", generated_models},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

@@ -1,7 +1,8 @@
 /* test_swap_planners.c: odswap, tflms, vdnn and dtr-megengine: a small
    training graph whose plans were worked out by hand, random training
    profiles (every plan verified), the framework schedule, and the clear
-   failures (TFLMS's parameters, an op that alone exceeds the budget). */
+   failures (TFLMS's parameters, an op that alone exceeds the budget); one
+   named test each (tap_run). */
 #include "../sim/simulate.h"
 #include "../sim/verify.h"
 #include "../planners/swap_util.h"
@@ -59,15 +60,15 @@ static int count(const plan *p, int kind, int32_t tensor)
     return n;
 }
 
-static void test_hand(void)
+/* vDNN (all): the forward layers' inputs read again backward: a (f2's
+   input, read by g2); b is read by g3 right after f3 (nothing to gain). a
+   leaves after f2 and returns one layer before g2 (before g3). */
+static void vdnn_hand(void)
 {
     graph_profile *g = hand();
     sw_err e;
     plan *p = NULL;
     sim_result r;
-    /* vDNN (all): the forward layers' inputs read again backward: a (f2's
-       input, read by g2); b is read by g3 right after f3 (nothing to gain).
-       a leaves after f2 and returns one layer before g2 (before g3). */
     int rc = run("vdnn", g, 1 << 20, NULL, &p, &e);
     IS_INT(rc, 0, "vdnn plans (%s)", rc ? e.msg : "ok");
     if (!rc) {
@@ -99,9 +100,17 @@ static void test_hand(void)
     } else {
         OK(0, "vdnn conv: %s", e.msg);
     }
-    /* TFLMS (lb 1): activations made forward and read backward more than one
-       op after their last forward use: a only */
-    rc = run("tflms", g, 1 << 20, NULL, &p, &e);
+    graph_free(g);
+}
+
+/* TFLMS (lb 1): activations made forward and read backward more than one op
+   after their last forward use: a only */
+static void tflms_hand(void)
+{
+    graph_profile *g = hand();
+    sw_err e;
+    plan *p = NULL;
+    int rc = run("tflms", g, 1 << 20, NULL, &p, &e);
     IS_INT(rc, 0, "tflms plans (%s)", rc ? e.msg : "ok");
     if (!rc) {
         OK(plan_verify(p, NULL, &e) == 0, "tflms plan verifies");
@@ -112,10 +121,19 @@ static void test_hand(void)
     rc = run("tflms", g, 3000, NULL, &p, &e);
     IS_INT(rc, SW_ENOFIT, "tflms below parameters + working set: does not fit");
     IS_STR_HAS(e.msg, "never swaps parameters", "tflms says why");
-    /* ODSwap, 3100 B, on demand only: before g3 (needs 1000 B more with
-       3210 B resident), LRU evicts 'in' (clean: dropped) then 'a' (copied
-       out); g2 brings a back, g1 brings 'in' back */
-    rc = run("odswap", g, 3100, "prefetch=false", &p, &e);
+    graph_free(g);
+}
+
+/* ODSwap, 3100 B, on demand only: before g3 (needs 1000 B more with 3210 B
+   resident), LRU evicts 'in' (clean: dropped) then 'a' (copied out); g2
+   brings a back, g1 brings 'in' back */
+static void odswap_hand(void)
+{
+    graph_profile *g = hand();
+    sw_err e;
+    plan *p = NULL;
+    sim_result r;
+    int rc = run("odswap", g, 3100, "prefetch=false", &p, &e);
     IS_INT(rc, 0, "odswap plans (%s)", rc ? e.msg : "ok");
     if (!rc) {
         OK(plan_verify(p, NULL, &e) == 0, "odswap plan verifies");
@@ -293,10 +311,12 @@ static void test_framework_order(void)
     graph_free(g);
 }
 
-int main(void)
-{
-    test_hand();
-    test_random();
-    test_framework_order();
-    return tap_done();
-}
+static const tap_test tests[] = {
+    {"vdnn_hand", vdnn_hand},
+    {"tflms_hand", tflms_hand},
+    {"odswap_hand", odswap_hand},
+    {"random_profiles", test_random},
+    {"framework_order", test_framework_order},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

@@ -2,7 +2,7 @@
    best plan is worked out by hand, each GA operator on the paper's own
    examples, validity of children over many random draws, determinism
    across thread counts, and the GA never returning worse than its first
-   generation. Every plan is verified. */
+   generation. Every plan is verified. One named test each (tap_run). */
 #include <gsl/gsl_rng.h>
 
 #include "../planners/swapadvisor.h"
@@ -194,14 +194,15 @@ static void test_schedule_mutations(void)
     gsl_rng_free(rng);
 }
 
-int main(void)
+/* one pool class; four objects of it */
+static int32_t cls1[1] = {0}, cnt4[1] = {4};
+
+/* Figure 3: W1 -> W3, W2 -> A3 */
+static void figure3_pool_objects(void)
 {
     sw_err e;
-    test_schedule_mutations();
-    /* ---- Figure 3: W1 -> W3, W2 -> A3 ---- */
     graph_profile *g = fig3_profile();
     swapplan *sp = swapplan_new(g, 4 * UNIT);
-    int32_t cls1[1] = {0}, cnt4[1] = {4};
     sp_alloc al = {cls1, cnt4, 1};
     plan *p = NULL;
     sim_result r;
@@ -228,259 +229,287 @@ int main(void)
     }
     swapplan_free(sp);
     graph_free(g);
+}
 
-    /* ---- a chain that needs exactly one swap, fully overlapped ---- */
-    {
-        dev_spec d = fixture_device();
-        graph_profile *c = graph_new("one-swap", &d);
-        const char *nm[] = {"X", "A", "B", "B2", "C", "Z", "D"};
-        for (int i = 0; i < 7; i++)
-            graph_add_tensor(c, nm[i], UNIT, GK_ACTIVATION, 0);
-        graph_add_op(c, "op1", "op", 0.001, GP_FORWARD, NOIDS, IDS(0), NOIDS, 0);
-        graph_add_op(c, "op2", "op", 0.001, GP_FORWARD, NOIDS, IDS(1), NOIDS, 0);
-        graph_add_op(c, "op3", "op", 0.001, GP_FORWARD, IDS(1), IDS(2, 3), NOIDS, 0);
-        graph_add_op(c, "op4", "op", 0.001, GP_FORWARD, IDS(2, 3), IDS(4), NOIDS, 0);
-        graph_add_op(c, "op4b", "op", 0.001, GP_FORWARD, IDS(4), IDS(6), NOIDS, 0);
-        graph_add_op(c, "op5", "op", 0.001, GP_FORWARD, IDS(0, 6), IDS(5), NOIDS, 0);
-        OK(graph_finish(c, &e, NULL, NULL) == 0, "one-swap chain");
-        swapplan *s2 = swapplan_new(c, 3 * UNIT);
-        int32_t n3[1] = {3};
-        sp_alloc a3 = {cls1, n3, 1};
-        rc = swapplan_make(s2, c->order, &a3, 1.0, &p, &r, &e);
-        OK(rc == 0, "one-swap chain plans (%s)", rc ? e.msg : "ok");
-        if (p) {
-            OK(plan_verify(p, NULL, &e) == 0, "one-swap plan is safe");
-            IS_INT(count_kind(p, TASK_SWAP_OUT), 1, "exactly one swap-out (X, dirty)");
-            IS_INT(count_kind(p, TASK_SWAP_IN), 1, "exactly one swap-in (X)");
-            /* by hand: X out during op2 [1,2]; memory is full until op4 ends, then
-               X comes back during op4b [4,5]: no stall, 6 ms */
-            IS_NUM(r.iteration_time_s, 0.006, 1e-12, "the swap is hidden: 6 ms = ideal");
-            IS_NUM(r.stall_swap_in_s + r.stall_memory_s, 0, 1e-12, "no stall");
-            plan_free(p);
+/* a chain that needs exactly one swap, fully overlapped */
+static void chain_one_overlapped_swap(void)
+{
+    sw_err e;
+    int rc;
+    plan *p = NULL;
+    sim_result r;
+    dev_spec d = fixture_device();
+    graph_profile *c = graph_new("one-swap", &d);
+    const char *nm[] = {"X", "A", "B", "B2", "C", "Z", "D"};
+    for (int i = 0; i < 7; i++)
+        graph_add_tensor(c, nm[i], UNIT, GK_ACTIVATION, 0);
+    graph_add_op(c, "op1", "op", 0.001, GP_FORWARD, NOIDS, IDS(0), NOIDS, 0);
+    graph_add_op(c, "op2", "op", 0.001, GP_FORWARD, NOIDS, IDS(1), NOIDS, 0);
+    graph_add_op(c, "op3", "op", 0.001, GP_FORWARD, IDS(1), IDS(2, 3), NOIDS, 0);
+    graph_add_op(c, "op4", "op", 0.001, GP_FORWARD, IDS(2, 3), IDS(4), NOIDS, 0);
+    graph_add_op(c, "op4b", "op", 0.001, GP_FORWARD, IDS(4), IDS(6), NOIDS, 0);
+    graph_add_op(c, "op5", "op", 0.001, GP_FORWARD, IDS(0, 6), IDS(5), NOIDS, 0);
+    OK(graph_finish(c, &e, NULL, NULL) == 0, "one-swap chain");
+    swapplan *s2 = swapplan_new(c, 3 * UNIT);
+    int32_t n3[1] = {3};
+    sp_alloc a3 = {cls1, n3, 1};
+    rc = swapplan_make(s2, c->order, &a3, 1.0, &p, &r, &e);
+    OK(rc == 0, "one-swap chain plans (%s)", rc ? e.msg : "ok");
+    if (p) {
+        OK(plan_verify(p, NULL, &e) == 0, "one-swap plan is safe");
+        IS_INT(count_kind(p, TASK_SWAP_OUT), 1, "exactly one swap-out (X, dirty)");
+        IS_INT(count_kind(p, TASK_SWAP_IN), 1, "exactly one swap-in (X)");
+        /* by hand: X out during op2 [1,2]; memory is full until op4 ends, then
+           X comes back during op4b [4,5]: no stall, 6 ms */
+        IS_NUM(r.iteration_time_s, 0.006, 1e-12, "the swap is hidden: 6 ms = ideal");
+        IS_NUM(r.stall_swap_in_s + r.stall_memory_s, 0, 1e-12, "no stall");
+        plan_free(p);
+    }
+    int32_t n2[1] = {2};
+    sp_alloc a2 = {cls1, n2, 1};
+    rc = swapplan_make(s2, c->order, &a2, 1.0, NULL, NULL, &e);
+    IS_INT(rc, SW_ENOFIT, "two objects cannot hold op3's three tensors: does not fit");
+    swapplan_free(s2);
+    graph_free(c);
+}
+
+/* a branch where the schedule decides whether the swap overlaps */
+static void branch_schedule_decides_overlap(void)
+{
+    sw_err e;
+    graph_profile *b = branch_profile();
+    swapplan *s3 = swapplan_new(b, 4 * UNIT);
+    int32_t good[7] = {0, 1, 2, 3, 4, 5, 6}, bad[7] = {0, 2, 1, 3, 4, 5, 6};
+    sp_alloc a4 = {cls1, cnt4, 1};
+    sim_result rg, rb;
+    plan *pg = NULL, *pbad = NULL;
+    int ok1 = swapplan_make(s3, good, &a4, 1.0, &pg, &rg, &e) == 0;
+    int ok2 = swapplan_make(s3, bad, &a4, 1.0, &pbad, &rb, &e) == 0;
+    OK(ok1 && ok2, "both schedules plan");
+    OK(pg && plan_verify(pg, NULL, &e) == 0 && pbad && plan_verify(pbad, NULL, &e) == 0,
+       "both plans are safe");
+    /* by hand: with op3 between X's last use (op2) and the pressure (op4),
+       X goes out during op3 and comes back during op5b: 7 ms, no stall.
+       With op3 first, X is too recent to evict: Z goes, but Z is needed
+       by op5 right after, and its swap-in waits for Y's memory (freed by
+       op4): op5 stalls 1 ms: 8 ms. */
+    IS_NUM(rg.iteration_time_s, 0.007, 1e-12, "schedule op1 op2 op3 op4: swap overlaps, 7 ms");
+    IS_NUM(rb.iteration_time_s, 0.008, 1e-12, "schedule op1 op3 op2 op4: 1 ms stall, 8 ms");
+    plan_free(pg);
+    plan_free(pbad);
+    swapplan_free(s3);
+    graph_free(b);
+}
+
+/* GA operators on the paper's examples */
+static void ga_operators_paper_examples(void)
+{
+    int32_t s1[5] = {0, 1, 2, 3, 4}, s2[5] = {1, 2, 3, 0, 4}, c1[5], c2[5];
+    uint8_t mark[5];
+    sa_schedule_crossover(s1, s2, 5, 3, c1, c2, mark);
+    int32_t w1[5] = {1, 2, 3, 0, 4}, w2[5] = {0, 1, 2, 3, 4};
+    OK(!memcmp(c1, w1, sizeof w1), "schedule crossover CR=3: SCH2[1..3] then SCH1's order");
+    OK(!memcmp(c2, w2, sizeof w2), "schedule crossover CR=3: the other child");
+    /* CLS [1,1,1,1] x [1,2,2,2] at CR=2 (0-based classes here) */
+    int32_t a[4] = {0, 0, 0, 0}, bb[4] = {0, 1, 1, 1}, k1[4], k2[4];
+    sa_cls_crossover(a, bb, 4, 2, k1, k2, 1);
+    int32_t e1[4] = {0, 1, 1, 1}, e2[4] = {0, 0, 1, 1};
+    OK(!memcmp(k1, e1, sizeof e1), "CLS crossover: [1,2,1,1] repaired to [1,2,2,2]");
+    OK(!memcmp(k2, e2, sizeof e2), "CLS crossover: [1,1,2,2]");
+    /* CNT_EXT: CLS2=[1,2,2,2], CNT2=[8,1] -> [8,1,1,1]; CLS1=[1,1,1,1], CNT1=[4] -> [4,4,4,4] */
+    int32_t cnt2[2] = {8, 1}, cnt1[1] = {4}, x2[4], x1[4], xc[4], cc[2];
+    sa_cnt_expand(bb, cnt2, 4, x2);
+    sa_cnt_expand(a, cnt1, 4, x1);
+    OK(x2[0] == 8 && x2[1] == 1 && x2[2] == 1 && x2[3] == 1, "CNT_EXT2 = [8,1,1,1]");
+    OK(x1[0] == 4 && x1[3] == 4, "CNT_EXT1 = [4,4,4,4]");
+    for (int i = 0; i < 4; i++)
+        xc[i] = i < 2 ? x2[i] : x1[i];
+    OK(xc[0] == 8 && xc[1] == 1 && xc[2] == 4 && xc[3] == 4, "CNT_EXT_C1 = [8,1,4,4]");
+    sa_cnt_collapse(k1, xc, 4, 2, cc);
+    OK(cc[0] == 8 && cc[1] == 3, "averaged over CLS_C1 = [1,2,2,2]: CNT_C1 = [8,3]");
+    /* repair 8 x 1MB + 3 x 4MB under 12 MB -> [4,2] */
+    int64_t cs[2] = {1000000, 4000000};
+    int rr = sa_cnt_repair(cc, cs, NULL, NULL, 2, 12000000);
+    OK(rr == 0 && cc[0] == 4 && cc[1] == 2, "CNT repair under 12 MB: [4,2]");
+    int32_t lo[2] = {5, 2};
+    int32_t cc2[2] = {8, 3};
+    OK(sa_cnt_repair(cc2, cs, lo, NULL, 2, 12000000) == -1, "repair fails when minimums exceed the budget");
+}
+
+/* children stay valid over many random draws */
+static void children_stay_valid(void)
+{
+    graph_profile *rg = random_profile(21, 60, "sgd");
+    sa_sched_scratch *ss = sa_sched_scratch_new(rg);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 5);
+    int32_t n = rg->n_ops;
+    int32_t *pa = sw_malloc((size_t)n * 4), *pb = sw_malloc((size_t)n * 4);
+    int32_t *ca = sw_malloc((size_t)n * 4), *cb = sw_malloc((size_t)n * 4);
+    uint8_t *mk = sw_malloc((size_t)n);
+    int topo = 0, mono = 0, fits = 0, draws = 300;
+    for (int i = 0; i < draws; i++) {
+        sa_schedule_mutate(rg, ss, rg->order, 1.0, rng, pa);
+        sa_schedule_mutate(rg, ss, rg->order, 1.0, rng, pb);
+        int32_t cr = 1 + (int32_t)gsl_rng_uniform_int(rng, (unsigned long)(n - 1));
+        sa_schedule_crossover(pa, pb, n, cr, ca, cb, mk);
+        sa_schedule_mutate(rg, ss, ca, 0.1, rng, pa);
+        topo += is_topological(rg, ca) && is_topological(rg, cb) && is_topological(rg, pa);
+        int32_t c1[12], c2[12], d1[12], d2[12];
+        c1[0] = c2[0] = 0;
+        for (int k = 1; k < 12; k++) {
+            c1[k] = c1[k - 1] + (gsl_rng_uniform(rng) < 0.5);
+            c2[k] = c2[k - 1] + (gsl_rng_uniform(rng) < 0.5);
         }
-        int32_t n2[1] = {2};
-        sp_alloc a2 = {cls1, n2, 1};
-        rc = swapplan_make(s2, c->order, &a2, 1.0, NULL, NULL, &e);
-        IS_INT(rc, SW_ENOFIT, "two objects cannot hold op3's three tensors: does not fit");
-        swapplan_free(s2);
-        graph_free(c);
-    }
-
-    /* ---- a branch where the schedule decides whether the swap overlaps ---- */
-    {
-        graph_profile *b = branch_profile();
-        swapplan *s3 = swapplan_new(b, 4 * UNIT);
-        int32_t good[7] = {0, 1, 2, 3, 4, 5, 6}, bad[7] = {0, 2, 1, 3, 4, 5, 6};
-        sp_alloc a4 = {cls1, cnt4, 1};
-        sim_result rg, rb;
-        plan *pg = NULL, *pbad = NULL;
-        int ok1 = swapplan_make(s3, good, &a4, 1.0, &pg, &rg, &e) == 0;
-        int ok2 = swapplan_make(s3, bad, &a4, 1.0, &pbad, &rb, &e) == 0;
-        OK(ok1 && ok2, "both schedules plan");
-        OK(pg && plan_verify(pg, NULL, &e) == 0 && pbad && plan_verify(pbad, NULL, &e) == 0,
-           "both plans are safe");
-        /* by hand: with op3 between X's last use (op2) and the pressure (op4),
-           X goes out during op3 and comes back during op5b: 7 ms, no stall.
-           With op3 first, X is too recent to evict: Z goes, but Z is needed
-           by op5 right after, and its swap-in waits for Y's memory (freed by
-           op4): op5 stalls 1 ms: 8 ms. */
-        IS_NUM(rg.iteration_time_s, 0.007, 1e-12, "schedule op1 op2 op3 op4: swap overlaps, 7 ms");
-        IS_NUM(rb.iteration_time_s, 0.008, 1e-12, "schedule op1 op3 op2 op4: 1 ms stall, 8 ms");
-        plan_free(pg);
-        plan_free(pbad);
-        swapplan_free(s3);
-        graph_free(b);
-    }
-
-    /* ---- GA operators on the paper's examples ---- */
-    {
-        int32_t s1[5] = {0, 1, 2, 3, 4}, s2[5] = {1, 2, 3, 0, 4}, c1[5], c2[5];
-        uint8_t mark[5];
-        sa_schedule_crossover(s1, s2, 5, 3, c1, c2, mark);
-        int32_t w1[5] = {1, 2, 3, 0, 4}, w2[5] = {0, 1, 2, 3, 4};
-        OK(!memcmp(c1, w1, sizeof w1), "schedule crossover CR=3: SCH2[1..3] then SCH1's order");
-        OK(!memcmp(c2, w2, sizeof w2), "schedule crossover CR=3: the other child");
-        /* CLS [1,1,1,1] x [1,2,2,2] at CR=2 (0-based classes here) */
-        int32_t a[4] = {0, 0, 0, 0}, bb[4] = {0, 1, 1, 1}, k1[4], k2[4];
-        sa_cls_crossover(a, bb, 4, 2, k1, k2, 1);
-        int32_t e1[4] = {0, 1, 1, 1}, e2[4] = {0, 0, 1, 1};
-        OK(!memcmp(k1, e1, sizeof e1), "CLS crossover: [1,2,1,1] repaired to [1,2,2,2]");
-        OK(!memcmp(k2, e2, sizeof e2), "CLS crossover: [1,1,2,2]");
-        /* CNT_EXT: CLS2=[1,2,2,2], CNT2=[8,1] -> [8,1,1,1]; CLS1=[1,1,1,1], CNT1=[4] -> [4,4,4,4] */
-        int32_t cnt2[2] = {8, 1}, cnt1[1] = {4}, x2[4], x1[4], xc[4], cc[2];
-        sa_cnt_expand(bb, cnt2, 4, x2);
-        sa_cnt_expand(a, cnt1, 4, x1);
-        OK(x2[0] == 8 && x2[1] == 1 && x2[2] == 1 && x2[3] == 1, "CNT_EXT2 = [8,1,1,1]");
-        OK(x1[0] == 4 && x1[3] == 4, "CNT_EXT1 = [4,4,4,4]");
-        for (int i = 0; i < 4; i++)
-            xc[i] = i < 2 ? x2[i] : x1[i];
-        OK(xc[0] == 8 && xc[1] == 1 && xc[2] == 4 && xc[3] == 4, "CNT_EXT_C1 = [8,1,4,4]");
-        sa_cnt_collapse(k1, xc, 4, 2, cc);
-        OK(cc[0] == 8 && cc[1] == 3, "averaged over CLS_C1 = [1,2,2,2]: CNT_C1 = [8,3]");
-        /* repair 8 x 1MB + 3 x 4MB under 12 MB -> [4,2] */
-        int64_t cs[2] = {1000000, 4000000};
-        int rr = sa_cnt_repair(cc, cs, NULL, NULL, 2, 12000000);
-        OK(rr == 0 && cc[0] == 4 && cc[1] == 2, "CNT repair under 12 MB: [4,2]");
-        int32_t lo[2] = {5, 2};
-        int32_t cc2[2] = {8, 3};
-        OK(sa_cnt_repair(cc2, cs, lo, NULL, 2, 12000000) == -1, "repair fails when minimums exceed the budget");
-    }
-
-    /* ---- children stay valid over many random draws ---- */
-    {
-        graph_profile *rg = random_profile(21, 60, "sgd");
-        sa_sched_scratch *ss = sa_sched_scratch_new(rg);
-        gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-        gsl_rng_set(rng, 5);
-        int32_t n = rg->n_ops;
-        int32_t *pa = sw_malloc((size_t)n * 4), *pb = sw_malloc((size_t)n * 4);
-        int32_t *ca = sw_malloc((size_t)n * 4), *cb = sw_malloc((size_t)n * 4);
-        uint8_t *mk = sw_malloc((size_t)n);
-        int topo = 0, mono = 0, fits = 0, draws = 300;
-        for (int i = 0; i < draws; i++) {
-            sa_schedule_mutate(rg, ss, rg->order, 1.0, rng, pa);
-            sa_schedule_mutate(rg, ss, rg->order, 1.0, rng, pb);
-            int32_t cr = 1 + (int32_t)gsl_rng_uniform_int(rng, (unsigned long)(n - 1));
-            sa_schedule_crossover(pa, pb, n, cr, ca, cb, mk);
-            sa_schedule_mutate(rg, ss, ca, 0.1, rng, pa);
-            topo += is_topological(rg, ca) && is_topological(rg, cb) && is_topological(rg, pa);
-            int32_t c1[12], c2[12], d1[12], d2[12];
-            c1[0] = c2[0] = 0;
-            for (int k = 1; k < 12; k++) {
-                c1[k] = c1[k - 1] + (gsl_rng_uniform(rng) < 0.5);
-                c2[k] = c2[k - 1] + (gsl_rng_uniform(rng) < 0.5);
-            }
-            sa_cls_crossover(c1, c2, 12, 1 + (int32_t)gsl_rng_uniform_int(rng, 11), d1, d2, 1);
-            sa_cls_mutate(d1, 12, 0.3, rng, 1);
-            int ok = d1[0] == 0 && d2[0] == 0;
-            for (int k = 1; k < 12; k++)
-                ok &= (d1[k] - d1[k - 1] == 0 || d1[k] - d1[k - 1] == 1) &&
-                      (d2[k] - d2[k - 1] == 0 || d2[k] - d2[k - 1] == 1);
-            mono += ok;
-            int32_t cnt[12];
-            int64_t csz[12];
-            int32_t nc = d1[11] + 1;
-            for (int k = 0; k < nc; k++) {
-                cnt[k] = (int32_t)gsl_rng_uniform_int(rng, 50);
-                csz[k] = 1 + (int64_t)gsl_rng_uniform_int(rng, 1000);
-            }
-            if (sa_cnt_repair(cnt, csz, NULL, NULL, nc, 5000) == 0) {
-                int64_t tot = 0;
-                for (int k = 0; k < nc; k++)
-                    tot += cnt[k] * csz[k];
-                fits += tot <= 5000;
-            }
+        sa_cls_crossover(c1, c2, 12, 1 + (int32_t)gsl_rng_uniform_int(rng, 11), d1, d2, 1);
+        sa_cls_mutate(d1, 12, 0.3, rng, 1);
+        int ok = d1[0] == 0 && d2[0] == 0;
+        for (int k = 1; k < 12; k++)
+            ok &= (d1[k] - d1[k - 1] == 0 || d1[k] - d1[k - 1] == 1) &&
+                  (d2[k] - d2[k - 1] == 0 || d2[k] - d2[k - 1] == 1);
+        mono += ok;
+        int32_t cnt[12];
+        int64_t csz[12];
+        int32_t nc = d1[11] + 1;
+        for (int k = 0; k < nc; k++) {
+            cnt[k] = (int32_t)gsl_rng_uniform_int(rng, 50);
+            csz[k] = 1 + (int64_t)gsl_rng_uniform_int(rng, 1000);
         }
-        IS_INT(topo, draws, "crossed and mutated schedules are always topological");
-        IS_INT(mono, draws, "crossed and mutated CLS are always monotone (steps 0 or 1)");
-        IS_INT(fits, draws, "repaired CNT always fits the budget");
-        sw_free(pa);
-        sw_free(pb);
-        sw_free(ca);
-        sw_free(cb);
-        sw_free(mk);
-        gsl_rng_free(rng);
-        sa_sched_scratch_free(ss);
-        graph_free(rg);
-    }
-
-    /* ---- the planner: determinism across threads, never worse than gen 0 ---- */
-    {
-        graph_profile *rg = random_profile(4, 40, "momentum");
-        int64_t peak;
-        planner_ideal_peak(rg, &peak, &e);
-        const planner *pl = planner_find("swapadvisor");
-        OK(pl != NULL, "swapadvisor is registered");
-        static const char *const muts[2] = {"schedule_mutation=dataflow",
-                                            "schedule_mutation=move_one"};
-        for (int mu = 0; mu < 2; mu++) {
-            sw_buf out[2];
-            double t[2] = {0, 0};
-            for (int th = 1; th <= 2; th++) {
-                planner_opts o;
-                planner_opts_init(&o, pl);
-                o.memory_budget = peak * 6 / 10;
-                o.threads = th;
-                o.seed = 9;
-                params_set_kv(&o.params, "generations=4", &e);
-                params_set_kv(&o.params, "population=8", &e);
-                params_set_kv(&o.params, muts[mu], &e);
-                plan *q = NULL;
-                rc = planner_run(pl, rg, &o, &q, &e);
-                OK(rc == 0, "swapadvisor %s plans with %d thread(s) (%s)", muts[mu], th,
-                   rc ? e.msg : "ok");
-                sw_buf_init(&out[th - 1]);
-                if (q) {
-                    OK(plan_verify(q, NULL, &e) == 0, "its plan is safe (%d threads)", th);
-                    plan_to_json(q, &out[th - 1]);
-                    sim_plan(q, NULL, NULL, &r, &e);
-                    t[th - 1] = r.iteration_time_s;
-                    if (th == 1) {
-                        /* notes: "... best of the first generation X s, best found Y s" */
-                        const char *f = q->notes ? strstr(q->notes, "first generation ") : NULL;
-                        double first = f ? atof(f + 17) : 0;
-                        OK(first > 0 && r.iteration_time_s <= first * (1 + 1e-9),
-                           "the GA's plan (%.6f s) is no worse than its first generation's "
-                           "best (%.6f s)",
-                           r.iteration_time_s, first);
-                    }
-                    plan_free(q);
-                }
-                planner_opts_free(&o);
-            }
-            OK(out[0].len > 0 && out[0].len == out[1].len &&
-                   !memcmp(out[0].data, out[1].data, out[0].len),
-               "identical plans for 1 and 2 threads with the same seed (%s)", muts[mu]);
-            IS_NUM(t[0], t[1], 0, "and identical simulated times");
-            sw_buf_free(&out[0]);
-            sw_buf_free(&out[1]);
+        if (sa_cnt_repair(cnt, csz, NULL, NULL, nc, 5000) == 0) {
+            int64_t tot = 0;
+            for (int k = 0; k < nc; k++)
+                tot += cnt[k] * csz[k];
+            fits += tot <= 5000;
         }
-        graph_free(rg);
     }
+    IS_INT(topo, draws, "crossed and mutated schedules are always topological");
+    IS_INT(mono, draws, "crossed and mutated CLS are always monotone (steps 0 or 1)");
+    IS_INT(fits, draws, "repaired CNT always fits the budget");
+    sw_free(pa);
+    sw_free(pb);
+    sw_free(ca);
+    sw_free(cb);
+    sw_free(mk);
+    gsl_rng_free(rng);
+    sa_sched_scratch_free(ss);
+    graph_free(rg);
+}
 
-    /* ---- search=allocation: the schedule not searched is the one asked for ---- */
-    {
-        graph_profile *rg = random_profile(5, 40, "momentum");
-        int64_t peak;
-        planner_ideal_peak(rg, &peak, &e);
-        const planner *pl = planner_find("swapadvisor");
-        int32_t *fw = swu_framework_order(rg);
-        const char *which[2] = {"unsearched=default", "unsearched=framework"};
-        const int32_t *want[2] = {rg->order, fw};
-        /* with seed_default=true too: the default individual must take the
-           fixed schedule, not the profile's order (with twice the peak its
-           allocation swaps nothing, so it or its children win) */
-        for (int kk = 0; kk < 4; kk++) {
-            int k = kk % 2;
-            const char *sd = kk < 2 ? "seed_default=false" : "seed_default=true";
+/* the planner: determinism across threads, never worse than gen 0 */
+static void planner_threads_and_generations(void)
+{
+    sw_err e;
+    int rc;
+    sim_result r;
+    graph_profile *rg = random_profile(4, 40, "momentum");
+    int64_t peak;
+    planner_ideal_peak(rg, &peak, &e);
+    const planner *pl = planner_find("swapadvisor");
+    OK(pl != NULL, "swapadvisor is registered");
+    static const char *const muts[2] = {"schedule_mutation=dataflow",
+                                        "schedule_mutation=move_one"};
+    for (int mu = 0; mu < 2; mu++) {
+        sw_buf out[2];
+        double t[2] = {0, 0};
+        for (int th = 1; th <= 2; th++) {
             planner_opts o;
             planner_opts_init(&o, pl);
-            o.memory_budget = kk < 2 ? peak * 7 / 10 : peak * 2;
-            o.seed = 3;
-            params_set_kv(&o.params, "generations=3", &e);
+            o.memory_budget = peak * 6 / 10;
+            o.threads = th;
+            o.seed = 9;
+            params_set_kv(&o.params, "generations=4", &e);
             params_set_kv(&o.params, "population=8", &e);
-            params_set_kv(&o.params, "search=allocation", &e);
-            params_set_kv(&o.params, sd, &e);
-            params_set_kv(&o.params, which[k], &e);
+            params_set_kv(&o.params, muts[mu], &e);
             plan *q = NULL;
             rc = planner_run(pl, rg, &o, &q, &e);
-            OK(rc == 0, "search=allocation %s %s plans (%s)", which[k], sd, rc ? e.msg : "ok");
-            int same = q != NULL && fw != NULL;
-            int32_t n = 0;
-            for (int32_t t = 0; q && t < q->n_tasks && same; t++)
-                if (q->tasks[t].kind == TASK_RUN)
-                    same = n < rg->n_ops && q->tasks[t].op == want[k][n++];
-            OK(same && n == rg->n_ops, "with %s %s the plan runs the ops in that order", which[k],
-               sd);
-            if (q)
-                OK(plan_verify(q, NULL, &e) == 0, "and is safe (%s)", which[k]);
-            plan_free(q);
+            OK(rc == 0, "swapadvisor %s plans with %d thread(s) (%s)", muts[mu], th,
+               rc ? e.msg : "ok");
+            sw_buf_init(&out[th - 1]);
+            if (q) {
+                OK(plan_verify(q, NULL, &e) == 0, "its plan is safe (%d threads)", th);
+                plan_to_json(q, &out[th - 1]);
+                sim_plan(q, NULL, NULL, &r, &e);
+                t[th - 1] = r.iteration_time_s;
+                if (th == 1) {
+                    /* notes: "... best of the first generation X s, best found Y s" */
+                    const char *f = q->notes ? strstr(q->notes, "first generation ") : NULL;
+                    double first = f ? atof(f + 17) : 0;
+                    OK(first > 0 && r.iteration_time_s <= first * (1 + 1e-9),
+                       "the GA's plan (%.6f s) is no worse than its first generation's "
+                       "best (%.6f s)",
+                       r.iteration_time_s, first);
+                }
+                plan_free(q);
+            }
             planner_opts_free(&o);
         }
-        OK(fw && memcmp(fw, rg->order, (size_t)rg->n_ops * sizeof *fw) != 0,
-           "the framework order of this graph differs from the profile's (the check above can fail)");
-        sw_free(fw);
-        graph_free(rg);
+        OK(out[0].len > 0 && out[0].len == out[1].len &&
+               !memcmp(out[0].data, out[1].data, out[0].len),
+           "identical plans for 1 and 2 threads with the same seed (%s)", muts[mu]);
+        IS_NUM(t[0], t[1], 0, "and identical simulated times");
+        sw_buf_free(&out[0]);
+        sw_buf_free(&out[1]);
     }
-    return tap_done();
+    graph_free(rg);
 }
+
+/* search=allocation: the schedule not searched is the one asked for */
+static void search_allocation_unsearched_order(void)
+{
+    sw_err e;
+    int rc;
+    graph_profile *rg = random_profile(5, 40, "momentum");
+    int64_t peak;
+    planner_ideal_peak(rg, &peak, &e);
+    const planner *pl = planner_find("swapadvisor");
+    int32_t *fw = swu_framework_order(rg);
+    const char *which[2] = {"unsearched=default", "unsearched=framework"};
+    const int32_t *want[2] = {rg->order, fw};
+    /* with seed_default=true too: the default individual must take the
+       fixed schedule, not the profile's order (with twice the peak its
+       allocation swaps nothing, so it or its children win) */
+    for (int kk = 0; kk < 4; kk++) {
+        int k = kk % 2;
+        const char *sd = kk < 2 ? "seed_default=false" : "seed_default=true";
+        planner_opts o;
+        planner_opts_init(&o, pl);
+        o.memory_budget = kk < 2 ? peak * 7 / 10 : peak * 2;
+        o.seed = 3;
+        params_set_kv(&o.params, "generations=3", &e);
+        params_set_kv(&o.params, "population=8", &e);
+        params_set_kv(&o.params, "search=allocation", &e);
+        params_set_kv(&o.params, sd, &e);
+        params_set_kv(&o.params, which[k], &e);
+        plan *q = NULL;
+        rc = planner_run(pl, rg, &o, &q, &e);
+        OK(rc == 0, "search=allocation %s %s plans (%s)", which[k], sd, rc ? e.msg : "ok");
+        int same = q != NULL && fw != NULL;
+        int32_t n = 0;
+        for (int32_t t = 0; q && t < q->n_tasks && same; t++)
+            if (q->tasks[t].kind == TASK_RUN)
+                same = n < rg->n_ops && q->tasks[t].op == want[k][n++];
+        OK(same && n == rg->n_ops, "with %s %s the plan runs the ops in that order", which[k],
+           sd);
+        if (q)
+            OK(plan_verify(q, NULL, &e) == 0, "and is safe (%s)", which[k]);
+        plan_free(q);
+        planner_opts_free(&o);
+    }
+    OK(fw && memcmp(fw, rg->order, (size_t)rg->n_ops * sizeof *fw) != 0,
+       "the framework order of this graph differs from the profile's (the check above can fail)");
+    sw_free(fw);
+    graph_free(rg);
+}
+
+static const tap_test tests[] = {
+    {"schedule_mutations", test_schedule_mutations},
+    {"figure3_pool_objects", figure3_pool_objects},
+    {"chain_one_overlapped_swap", chain_one_overlapped_swap},
+    {"branch_schedule_decides_overlap", branch_schedule_decides_overlap},
+    {"ga_operators_paper_examples", ga_operators_paper_examples},
+    {"children_stay_valid", children_stay_valid},
+    {"planner_threads_and_generations", planner_threads_and_generations},
+    {"search_allocation_unsearched_order", search_allocation_unsearched_order},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

@@ -2,7 +2,7 @@
    form written directly, no plan builder) against the builder path: on
    random profiles, schedules, allocations and thresholds, the same status,
    message and every sim_result field, bit for bit, and the same as
-   simulating the final plan the builder makes. */
+   simulating the final plan the builder makes. One named test (tap_run). */
 #include <gsl/gsl_rng.h>
 
 #include "../planners/swapadvisor.h"
@@ -87,7 +87,7 @@ static void one_case(tally *t, swapplan *fast, swapplan *slow,
     plan_free(p);
 }
 
-int main(void)
+static void fast_matches_builder(void)
 {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, 13);
@@ -143,5 +143,10 @@ int main(void)
     OK(n_fast >= t.ok * 9 / 10, "the fast path handles nearly all (%lld of %d)",
        (long long)n_fast, t.ok);
     gsl_rng_free(rng);
-    return tap_done();
 }
+
+static const tap_test tests[] = {
+    {"fast_matches_builder", fast_matches_builder},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

@@ -5,7 +5,7 @@
    really reads overwritten or stale memory), the timed pass without
    canaries and the separate canary pass, the replay device, the random
    planner, and the CUDA backend's loader (device tests skip without a
-   device). */
+   device). One named test each (tap_run). */
 #include "../sim/plan_io.h"
 #include "../sim/simulate.h"
 #include "../sim/verify.h"
@@ -526,14 +526,18 @@ static void test_cuda(void)
     IS_INT(val_backend_find("tpu", &e) == NULL, 1, "unknown backend");
 }
 
-int main(void)
+static const tap_test tests[] = {
+    {"canary", test_canary},
+    {"layout_events", test_layout_events},
+    {"broken_plans", test_broken_plans},
+    {"random_planner_and_replay", test_random_planner_and_replay},
+    {"passes", test_passes},
+    {"replay_device", test_replay_device},
+    {"cuda", test_cuda},
+};
+
+int main(int argc, char **argv)
 {
-    test_canary();
-    test_layout_events();
-    test_broken_plans();
-    test_random_planner_and_replay();
-    test_passes();
-    test_replay_device();
-    test_cuda();
-    return tap_done();
+    int rc = tap_run(tests, SW_ARRAY_LEN(tests), argc, argv);
+    return rc;
 }
