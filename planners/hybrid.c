@@ -76,6 +76,7 @@ typedef struct hy {
     int32_t *mut_off, *muts;  /* per storage: positions mutating it (CSR, ascending) */
     double *t_at;             /* compute time before position i (n_ops + 1) */
     uint8_t *rc_ok;           /* per storage: its producer could re-run it (static part) */
+    uint8_t *rc_ud;           /* per storage: ... at any position until its death */
     uint8_t *res, *hv, *dropped; /* per storage: resident; host copy current; dropped for
                                  re-running */
     int32_t *lock;            /* per storage: holds (an op or re-run needs it now) */
@@ -101,11 +102,19 @@ static double dmax(double a, double b) { return a > b ? a : b; }
 static void hy_free(hy *h)
 {
     void *p[] = {h->order, h->pos, h->death, h->dth_off, h->dth, h->use_off, h->use_pos,
-                 h->nxt, h->mut_off, h->muts, h->t_at, h->rc_ok, h->res, h->hv, h->dropped,
+                 h->nxt, h->mut_off, h->muts, h->t_at, h->rc_ok, h->rc_ud, h->res, h->hv, h->dropped,
                  h->lock, h->dep, h->rlist, h->ridx, h->ready};
     for (size_t i = 0; i < SW_ARRAY_LEN(p); i++)
         sw_free(p[i]);
     memset(h, 0, sizeof *h);
+}
+
+static int has_mutation_between(const hy *h, int32_t s, int32_t lo, int64_t hi)
+{
+    for (int32_t k = h->mut_off[s]; k < h->mut_off[s + 1]; k++)
+        if (h->muts[k] > lo && h->muts[k] < hi)
+            return 1;
+    return 0;
 }
 
 /* Set up for schedule order (NULL: the profile's). */
@@ -119,7 +128,7 @@ static int hy_init(hy *h, const graph_profile *g, const int32_t *order)
     if (!ALLOC(h->order, no) || !ALLOC(h->pos, no) || !ALLOC(h->death, nt) ||
         !ALLOC(h->dth_off, no + 1) || !ALLOC(h->dth, nt) || !ALLOC(h->use_off, nt + 1) ||
         !ALLOC(h->use_pos, nacc) || !ALLOC(h->nxt, nt) || !ALLOC(h->mut_off, nt + 1) ||
-        !ALLOC(h->t_at, no + 1) || !ALLOC(h->rc_ok, nt) || !ALLOC(h->res, nt) ||
+        !ALLOC(h->t_at, no + 1) || !ALLOC(h->rc_ok, nt) || !ALLOC(h->rc_ud, nt) || !ALLOC(h->res, nt) ||
         !ALLOC(h->hv, nt) || !ALLOC(h->dropped, nt) || !ALLOC(h->lock, nt) ||
         !ALLOC(h->dep, nt) || !ALLOC(h->rlist, nt) || !ALLOC(h->ridx, nt) ||
         !ALLOC(h->ready, nt))
@@ -180,6 +189,17 @@ static int hy_init(hy *h, const graph_profile *g, const int32_t *order)
                 ok = 0;
         }
         h->rc_ok[s] = (uint8_t)ok;
+        /* remakeable until its death: inputs and other outputs live as
+           long, inputs not mutated before then */
+        int32_t d = h->death[s];
+        for (int32_t k = g->acc_off[p]; k < g->acc_off[p + 1] && ok; k++) {
+            int32_t y = g->acc[k];
+            if (!g->tensors[y].persistent && h->death[y] < d)
+                ok = 0;
+            else if (!(g->acc_flag[k] & GA_CREATE) && has_mutation_between(h, y, h->pos[p], d))
+                ok = 0;
+        }
+        h->rc_ud[s] = (uint8_t)ok;
     }
     h->h2d_bw = g->device.h2d_bw;
     h->d2h_bw = g->device.d2h_bw;
@@ -233,36 +253,38 @@ static void clear_res(hy *h, int32_t s)
     h->ridx[last] = k;
 }
 
-static int has_mutation_between(const hy *h, int32_t s, int32_t lo, int64_t hi)
-{
-    for (int32_t k = h->mut_off[s]; k < h->mut_off[s + 1]; k++)
-        if (h->muts[k] > lo && h->muts[k] < hi)
-            return 1;
-    return 0;
-}
-
 /* Could s be dropped now and remade by re-running its producer before its
-   next use nu? */
-static int can_recompute(const hy *h, int32_t s, int64_t nu)
+   next use nu? *cost receives the re-runs' time (its producer's, and those
+   of dropped inputs it needs remade first). An input may itself be dropped
+   only if it can be remade at any time until its death (ud); a storage some
+   dropped one needs (dep) is dropped only under the same condition, so
+   every re-run the plan relies on stays possible. */
+static int can_recompute(const hy *h, int32_t s, int64_t nu, int depth, double *cost)
 {
-    if (!h->rc_ok[s] || h->dep[s] || nu >= h->no)
+    if (!h->rc_ok[s] || nu >= h->no || depth > 4 || (h->dep[s] && !h->rc_ud[s]))
         return 0;
     const graph_profile *g = h->g;
     int32_t p = g->tensors[s].producer;
+    double c = g->ops[p].time_s;
     for (int32_t k = g->acc_off[p]; k < g->acc_off[p + 1]; k++) {
         int32_t x = g->acc[k];
         if (g->acc_flag[k] & GA_CREATE) {
-            if (h->death[x] < nu || h->lock[x])
+            if (h->death[x] < nu)
                 return 0;
             continue;
         }
         if (!g->tensors[x].persistent && h->death[x] < nu)
             return 0;
-        if (!h->res[x] && (h->dropped[x] || !h->hv[x]))
-            return 0;
         if (has_mutation_between(h, x, h->pos[p], nu))
             return 0;
+        if (h->res[x] || h->hv[x])
+            continue;
+        double cx;
+        if (!h->dropped[x] || !h->rc_ud[x] || !can_recompute(h, x, nu, depth + 1, &cx))
+            return 0;
+        c += cx;
     }
+    *cost = c;
     return 1;
 }
 
@@ -274,7 +296,7 @@ static double evict_cost(hy *h, int32_t s, int32_t i, int64_t *nu_out, int *rec)
     *nu_out = nu;
     double b = (double)sz(h, s);
     double out_end, drop_end = dmax(h->now, h->d2h_t);
-    int dirty = !h->hv[s] && (nu != HY_NEVER || h->g->tensors[s].persistent);
+    int dirty = !h->hv[s] && (nu != HY_NEVER || h->g->tensors[s].persistent || h->dep[s]);
     if (dirty)
         out_end = dmax(h->d2h_t, h->ready[s]) + h->lat + b / h->d2h_bw;
     else
@@ -286,10 +308,10 @@ static double evict_cost(hy *h, int32_t s, int32_t i, int64_t *nu_out, int *rec)
         swap += dmax(0, in_end - t_nu);
     }
     *rec = 0;
-    if (h->mode == HY_SWAP || nu == HY_NEVER || !can_recompute(h, s, nu))
+    double rt;
+    if (h->mode == HY_SWAP || nu == HY_NEVER || !can_recompute(h, s, nu, 0, &rt))
         return swap;
-    double rc = dmax(0, drop_end - h->now) +
-                h->rw * h->g->ops[h->g->tensors[s].producer].time_s;
+    double rc = dmax(0, drop_end - h->now) + h->rw * rt;
     if (h->mode == HY_RECOMPUTE || rc < swap) {
         *rec = 1;
         return rc;
@@ -324,7 +346,7 @@ static void evict(hy *h, int32_t s, int rec, int64_t nu)
         h->n_drop++;
         if (h->b)
             pb_drop(h->b, s);
-    } else if (!h->hv[s] && (nu != HY_NEVER || g->tensors[s].persistent)) {
+    } else if (!h->hv[s] && (nu != HY_NEVER || g->tensors[s].persistent || h->dep[s])) {
         end = dmax(h->d2h_t, h->ready[s]) + h->lat + (double)sz(h, s) / h->d2h_bw;
         h->hv[s] = 1;
         h->n_out++;
@@ -434,7 +456,7 @@ static int ensure(hy *h, int32_t s, int32_t i)
     if (h->res[s])
         return 0;
     if (h->dropped[s]) {
-        if (++h->depth > 64)
+        if (++h->depth > 4096)
             return SW_ENOFIT;
         int rc = rerun(h, h->g->tensors[s].producer, i);
         h->depth--;
@@ -720,6 +742,7 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
         }
         fits = 1;
     }
+    rc = 0;
     if (!best) {
         rc = SW_ENOFIT;
         if (first_err.code)
