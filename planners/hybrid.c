@@ -44,11 +44,14 @@
 #include "swap_util.h"
 
 #define HY_NEVER INT32_MAX
+/* Eviction costs per byte within this fraction of each other tie; the
+   farthest next use then wins (Belady). */
+#define HY_TIE 0.05
 
 static const param_def hybrid_params[] = {
     {"search", PT_BOOL, "true", "plan every variant (both schedules; recompute weights 0.5, 1, "
-     "2; swapping alone), simulate each and keep the fastest (false: one plan with the options "
-     "below)", NULL, 1, 0},
+     "2; link weights 0 and 0.25; swapping alone), simulate each and keep the fastest (false: "
+     "one plan with the options below)", NULL, 1, 0},
     {"schedule", PT_CHOICE, "profile", "without search: the profile's operator order, or a "
      "dataflow engine's (ops issued as they become ready, FIFO)", "profile|framework", 1, 0},
     {"mode", PT_CHOICE, "hybrid", "without search: what eviction may choose: swap or recompute "
@@ -56,6 +59,16 @@ static const param_def hybrid_params[] = {
      "hybrid|swap|recompute", 1, 0},
     {"recompute_weight", PT_FLOAT, "1", "without search: factor on a re-run's time when it is "
      "compared with a swap's stall", NULL, 0, 1e6},
+    {"link_weight", PT_FLOAT, "0.25", "without search: fraction of a copy's time charged even "
+     "when it is hidden (the link it occupies)", NULL, 0, 1e6},
+    {"portfolio", PT_BOOL, "true", "with search, also try `sublinear` (mode=budget) and "
+     "`swapadvisor` (the GA over schedule and pool, with the time budget and the two options "
+     "below) and keep the fastest plan of all", NULL, 1, 0},
+    {"generations", PT_INT, "0", "portfolio: the GA's generations (0: only the time budget)",
+     NULL, 0, 1e9},
+    {"population", PT_INT, "32", "portfolio: the GA's individuals per generation", NULL, 2, 1e5},
+    {"time_budget", PT_SECONDS, "20s", "portfolio: the GA's search time when --time-budget is "
+     "not given", NULL, 1, 0},
     {"allocator", PT_CHOICE, "best-fit", "address allocator placing the plan",
      "first-fit|best-fit", 1, 0},
     {"alignment", PT_SIZE, "1", "placement alignment in bytes", NULL, 1, 1e9},
@@ -90,6 +103,9 @@ typedef struct hy {
     double horizon;           /* prefetch look-ahead: twice the longest copy in */
     int mode;
     double rw;                /* recompute weight */
+    double link;              /* a copy also costs this fraction of its time even when
+                                 hidden: the link it occupies delays the copies after it
+                                 (and per-copy latency makes tiny copies dear per byte) */
     int32_t n_in, n_out, n_drop, n_rerun; /* tasks recorded (or counted in a dry run) */
     int32_t depth;            /* nesting of ensure (a guard) */
 } hy;
@@ -302,10 +318,13 @@ static double evict_cost(hy *h, int32_t s, int32_t i, int64_t *nu_out, int *rec)
     else
         out_end = drop_end;
     double swap = dmax(0, out_end - h->now);
+    if (dirty)
+        swap += h->link * (h->lat + b / h->d2h_bw);
     if (nu != HY_NEVER) {
         double t_nu = h->now + t_of(h, nu) - t_of(h, i);
-        double in_end = dmax(out_end, h->h2d_t) + h->lat + b / h->h2d_bw;
-        swap += dmax(0, in_end - t_nu);
+        double in_t = h->lat + b / h->h2d_bw;
+        double in_end = dmax(out_end, h->h2d_t) + in_t;
+        swap += dmax(0, in_end - t_nu) + h->link * in_t;
     }
     *rec = 0;
     double rt;
@@ -377,10 +396,11 @@ static int make_room(hy *h, int64_t need, int32_t i)
             int rec;
             double c = evict_cost(h, s, i, &nu, &rec) / (double)sz(h, s);
             double t = nu == HY_NEVER ? INFINITY : t_of(h, nu);
-            /* least cost per byte; a tie within a picosecond per MB goes
-               to the farthest next use, then the lower id */
-            if (best < 0 || c < best_c - 1e-18 ||
-                (c <= best_c + 1e-18 && (t > best_t || (t == best_t && s < best)))) {
+            /* least cost per byte; a tie (HY_TIE) goes to the farthest
+               next use, then the lower id */
+            double tol = HY_TIE * dmax(c, best_c);
+            if (best < 0 || c < best_c - tol ||
+                (c <= best_c + tol && (t > best_t || (t == best_t && s < best)))) {
                 best = s;
                 best_c = c;
                 best_t = t;
@@ -585,7 +605,7 @@ static int iterate(hy *h, plan_builder *b, uint8_t *r, int64_t limit, int32_t *b
 
 /* One plan for schedule order and the options given. */
 static int plan_one(const graph_profile *g, const int32_t *order, int mode, double rw,
-                    mem_fit fit, int64_t align, int64_t budget, plan **out, char *note,
+                    double link, mem_fit fit, int64_t align, int64_t budget, plan **out, char *note,
                     size_t note_n, sw_err *err)
 {
     *out = NULL;
@@ -606,6 +626,7 @@ static int plan_one(const graph_profile *g, const int32_t *order, int mode, doub
     }
     h.mode = mode;
     h.rw = rw;
+    h.link = link;
     double margin = 1.0;
     int32_t bad = -1;
     for (int attempt = 0; attempt < 24; attempt++, margin -= 0.02) {
@@ -669,6 +690,31 @@ done:
 
 static const char *const mode_names[] = {"hybrid", "swap", "recompute"};
 
+/* Run planner pl for g with o's budget, seed, threads and time, and the
+   options kv (NULL-terminated "key=value"). */
+static int run_other(const planner *pl, const graph_profile *g, const planner_opts *o,
+                     const char *const *kv, plan **out, sw_err *err)
+{
+    planner_opts o2;
+    if (planner_opts_init(&o2, pl))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    o2.memory_budget = o->memory_budget;
+    o2.seed = o->seed;
+    o2.threads = o->threads;
+    o2.time_budget_s = o->time_budget_s > 0 ? o->time_budget_s
+                                            : params_seconds(&o->params, "time_budget");
+    o2.progress = 0;
+    int rc = 0;
+    for (; *kv && !rc; kv++)
+        rc = params_set_kv(&o2.params, *kv, err);
+    if (!rc)
+        rc = pl->plan(g, &o2, out, err);
+    planner_opts_free(&o2);
+    return rc;
+}
+
+enum { C_OWN, C_SUBLINEAR, C_SWAPADVISOR };
+
 static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out, sw_err *err)
 {
     const param_set *ps = &o->params;
@@ -682,37 +728,58 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
     int32_t *fw = swu_framework_order(g);
     if (!fw)
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    /* the variants, in the order they are tried */
-    struct { int sched, mode; double rw; } var[8];
+    /* the candidates, in the order they are tried (ties keep the first) */
+    struct { int src, sched, mode; double rw, link; } var[20];
     int nv = 0;
     if (params_bool(ps, "search")) {
+        const double w[][2] = {{1, 0.25}, {1, 0}, {0.5, 0.25}, {2, 0.25}};
         for (int sc = 0; sc < 2; sc++) {
-            const double w[] = {1, 0.5, 2};
-            for (int k = 0; k < 3; k++)
-                var[nv].sched = sc, var[nv].mode = HY_HYBRID, var[nv++].rw = w[k];
-            var[nv].sched = sc, var[nv].mode = HY_SWAP, var[nv++].rw = 1;
+            for (int k = 0; k < 4; k++) {
+                var[nv].src = C_OWN, var[nv].sched = sc, var[nv].mode = HY_HYBRID;
+                var[nv].rw = w[k][0], var[nv++].link = w[k][1];
+            }
+            for (int k = 0; k < 2; k++) {
+                var[nv].src = C_OWN, var[nv].sched = sc, var[nv].mode = HY_SWAP;
+                var[nv].rw = 1, var[nv++].link = k ? 0 : 0.25;
+            }
+        }
+        if (params_bool(ps, "portfolio")) {
+            var[nv++].src = C_SUBLINEAR;
+            var[nv++].src = C_SWAPADVISOR;
         }
     } else {
         const char *md = params_str(ps, "mode");
+        var[0].src = C_OWN;
         var[0].sched = !strcmp(params_str(ps, "schedule"), "framework");
         var[0].mode = !strcmp(md, "swap") ? HY_SWAP : !strcmp(md, "recompute") ? HY_RECOMPUTE
                                                                                 : HY_HYBRID;
         var[0].rw = params_float(ps, "recompute_weight");
+        var[0].link = params_float(ps, "link_weight");
         nv = 1;
     }
+    char gen[64], pop[64];
+    snprintf(gen, sizeof gen, "generations=%lld", (long long)params_int(ps, "generations"));
+    snprintf(pop, sizeof pop, "population=%lld", (long long)params_int(ps, "population"));
+    const char *const kv_sub[] = {"mode=budget", NULL};
+    const char *const kv_sa[] = {gen, pop, NULL};
     plan *best = NULL;
     double best_t = 0;
-    int best_v = -1, rc = 0, fits = 0;
+    int best_v = -1, rc = 0, n_fit = 0;
     char note[256], best_note[256] = "";
     sw_err first_err = {0};
     for (int v = 0; v < nv; v++) {
         plan *p = NULL;
-        sw_err e;
-        rc = plan_one(g, var[v].sched ? fw : NULL, var[v].mode, var[v].rw, fit, align,
-                      o->memory_budget, &p, note, sizeof note, &e);
-        if (rc == SW_ENOFIT) {
-            if (!fits && v == 0)
-                first_err = e;
+        sw_err e = {0};
+        note[0] = 0;
+        if (var[v].src == C_OWN)
+            rc = plan_one(g, var[v].sched ? fw : NULL, var[v].mode, var[v].rw, var[v].link, fit,
+                          align, o->memory_budget, &p, note, sizeof note, &e);
+        else
+            rc = run_other(var[v].src == C_SUBLINEAR ? &planner_sublinear : &planner_swapadvisor,
+                           g, o, var[v].src == C_SUBLINEAR ? kv_sub : kv_sa, &p, &e);
+        if (rc && (rc == SW_ENOFIT || var[v].src != C_OWN) && rc != SW_ENOMEM) {
+            if (!first_err.code && var[v].src == C_OWN)
+                first_err = e; /* the others may refuse for their own reasons */
             continue;
         }
         if (rc) {
@@ -730,7 +797,7 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
             if (!rc)
                 t = sr.iteration_time_s;
         }
-        rc = 0;
+        n_fit++;
         if (!best || t < best_t) {
             plan_free(best);
             best = p;
@@ -740,7 +807,6 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
         } else {
             plan_free(p);
         }
-        fits = 1;
     }
     rc = 0;
     if (!best) {
@@ -748,12 +814,19 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
         if (first_err.code)
             *err = first_err;
         else
-            sw_fail(err, SW_ENOFIT, "does not fit: no variant fits the budget");
+            sw_fail(err, SW_ENOFIT, "does not fit: no candidate fits the budget");
         goto done;
     }
-    snprintf(note, sizeof note, "hybrid (%s schedule, %s, recompute weight %g): %s",
-             var[best_v].sched ? "framework" : "profile", mode_names[var[best_v].mode],
-             var[best_v].rw, best_note);
+    if (var[best_v].src == C_OWN)
+        snprintf(note, sizeof note, "hybrid: candidate %d of %d (%d fit): own (%s schedule, %s, "
+                 "recompute weight %g, link weight %g): %s", best_v + 1, nv, n_fit,
+                 var[best_v].sched ? "framework" : "profile", mode_names[var[best_v].mode],
+                 var[best_v].rw, var[best_v].link, best_note);
+    else
+        snprintf(note, sizeof note, "hybrid: candidate %d of %d (%d fit): %s; %.240s",
+                 best_v + 1, nv, n_fit,
+                 var[best_v].src == C_SUBLINEAR ? "sublinear" : "swapadvisor",
+                 best->notes ? best->notes : "");
     if (plan_set_notes(best, note)) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
@@ -768,5 +841,6 @@ done:
 
 const planner planner_hybrid = {1, "hybrid", "swapping and recomputation combined: per storage, "
                                 "keep, swap or recompute by what each adds to the critical path "
-                                "(Belady eviction refined by cost); the fastest of a few variants",
+                                "(Belady eviction refined by cost); the fastest of its variants, "
+                                "Chen's checkpointing and SwapAdvisor's GA",
                                 hybrid_params, plan_hybrid, 0};
