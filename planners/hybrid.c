@@ -49,9 +49,9 @@
 #define HY_TIE 0.05
 
 static const param_def hybrid_params[] = {
-    {"search", PT_BOOL, "true", "plan every variant (both schedules; recompute weights 0.5, 1, "
-     "2; link weights 0 and 0.25; swapping alone), simulate each and keep the fastest (false: "
-     "one plan with the options below)", NULL, 1, 0},
+    {"search", PT_BOOL, "true", "plan every variant (both schedules; link weights 0.25 and 0; "
+     "swapping alone), simulate each and keep the fastest (false: one plan with the options "
+     "below)", NULL, 1, 0},
     {"schedule", PT_CHOICE, "profile", "without search: the profile's operator order, or a "
      "dataflow engine's (ops issued as they become ready, FIFO)", "profile|framework", 1, 0},
     {"mode", PT_CHOICE, "hybrid", "without search: what eviction may choose: swap or recompute "
@@ -627,9 +627,13 @@ static int plan_one(const graph_profile *g, const int32_t *order, int mode, doub
     h.mode = mode;
     h.rw = rw;
     h.link = link;
-    double margin = 1.0;
-    int32_t bad = -1;
-    for (int attempt = 0; attempt < 24; attempt++, margin -= 0.02) {
+    /* byte limits: down from the whole arena in steps of 8% until the
+       allocator places the plan, then two halvings of the step back up */
+    double margin = 1.0, ok_margin = 0, step = 0.08;
+    int refine = 0;
+    while (margin > 0.15 && refine <= 2) {
+        plan *p = NULL;
+        int32_t bad = -1;
         int64_t limit = (int64_t)((double)cap * margin);
         memset(r, 0, (size_t)g->n_tensors);
         int64_t used = 0;
@@ -643,7 +647,7 @@ static int plan_one(const graph_profile *g, const int32_t *order, int mode, doub
                 }
             }
         }
-        for (int k = 0; k < 8; k++) {
+        for (int k = 0; k < 6; k++) {
             memcpy(r2, r, (size_t)g->n_tensors);
             if ((rc = iterate(&h, NULL, r, limit, &bad)) != 0)
                 break;
@@ -653,6 +657,8 @@ static int plan_one(const graph_profile *g, const int32_t *order, int mode, doub
         if (!rc)
             rc = iterate(&h, b, r, limit, &bad);
         if (rc) {
+            if (*out)
+                break; /* a larger limit was placed: keep it */
             int64_t need = 0;
             for (int32_t k = g->acc_off[bad]; k < g->acc_off[bad + 1]; k++)
                 need += g->tensors[g->acc[k]].bytes;
@@ -665,20 +671,33 @@ static int plan_one(const graph_profile *g, const int32_t *order, int mode, doub
         }
         sw_err e2;
         pb_end_iteration(b);
-        rc = pb_finish(b, out, &e2);
-        if (rc == SW_ENOFIT)
-            continue; /* the allocator fragments: leave more room */
-        if (rc)
+        rc = pb_finish(b, &p, &e2);
+        if (rc && rc != SW_ENOFIT) {
             *err = e2;
-        break;
+            goto done;
+        }
+        if (!rc) {
+            plan_free(*out);
+            *out = p;
+            ok_margin = margin;
+            snprintf(note, note_n, "byte limit %.0f%% of the arena; %d swap-ins, %d swap-outs, "
+                     "%d drops, %d re-runs before the end-of-iteration restore", 100 * margin,
+                     h.n_in, h.n_out, h.n_drop, h.n_rerun);
+        }
+        if (!ok_margin) {
+            margin -= step; /* the allocator fragments: leave more room */
+            continue;
+        }
+        if (margin == 1.0)
+            break;
+        step /= 2;
+        margin = ok_margin + step;
+        refine++;
     }
-    if (rc == SW_ENOFIT)
+    rc = 0;
+    if (!*out)
         rc = sw_fail(err, SW_ENOFIT, "does not fit: the allocator cannot place the plan even "
-                     "at %.0f%% of the budget", 100 * (margin + 0.02));
-    if (!rc)
-        snprintf(note, note_n, "byte limit %.0f%% of the arena; %d swap-ins, %d swap-outs, %d "
-                 "drops, %d re-runs before the end-of-iteration restore", 100 * margin, h.n_in,
-                 h.n_out, h.n_drop, h.n_rerun);
+                     "at %.0f%% of the budget", 100 * (margin + step));
 done:
     pb_free(b);
     mem_destroy(m);
@@ -732,16 +751,14 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
     struct { int src, sched, mode; double rw, link; } var[20];
     int nv = 0;
     if (params_bool(ps, "search")) {
-        const double w[][2] = {{1, 0.25}, {1, 0}, {0.5, 0.25}, {2, 0.25}};
+        const double lw[] = {0.25, 0};
         for (int sc = 0; sc < 2; sc++) {
-            for (int k = 0; k < 4; k++) {
-                var[nv].src = C_OWN, var[nv].sched = sc, var[nv].mode = HY_HYBRID;
-                var[nv].rw = w[k][0], var[nv++].link = w[k][1];
-            }
             for (int k = 0; k < 2; k++) {
-                var[nv].src = C_OWN, var[nv].sched = sc, var[nv].mode = HY_SWAP;
-                var[nv].rw = 1, var[nv++].link = k ? 0 : 0.25;
+                var[nv].src = C_OWN, var[nv].sched = sc, var[nv].mode = HY_HYBRID;
+                var[nv].rw = 1, var[nv++].link = lw[k];
             }
+            var[nv].src = C_OWN, var[nv].sched = sc, var[nv].mode = HY_SWAP;
+            var[nv].rw = 1, var[nv++].link = 0;
         }
         if (params_bool(ps, "portfolio")) {
             var[nv++].src = C_SUBLINEAR;
