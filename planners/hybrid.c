@@ -492,7 +492,8 @@ static int ensure(hy *h, int32_t s, int32_t i)
 }
 
 /* Prefetch the copied-out inputs of the ops after position i, in order,
-   while they fit in free memory: each no earlier than its copy needs to
+   while they fit in free memory (leaving room for the next op's outputs):
+   each no earlier than its copy needs to
    be hidden (twice the copy time, plus the next op, ahead of its use), so
    that prefetched storages do not crowd out ones needed sooner. */
 static void prefetch(hy *h, int32_t i)
@@ -501,6 +502,13 @@ static void prefetch(hy *h, int32_t i)
     if (i + 1 >= h->no)
         return;
     double t0 = t_of(h, i + 1), slack = g->ops[h->order[i + 1]].time_s;
+    /* room the next op's outputs will need: a prefetch for a later op
+       that takes it would only be evicted again */
+    int64_t keep = 0;
+    int32_t nx = h->order[i + 1];
+    for (int32_t k = g->acc_off[nx]; k < g->acc_off[nx + 1]; k++)
+        if (g->acc_flag[k] & GA_CREATE)
+            keep += sz(h, g->acc[k]);
     for (int32_t j = i + 1; j < h->no; j++) {
         double gap = t_of(h, j) - t0;
         if (gap > h->horizon + slack)
@@ -513,7 +521,7 @@ static void prefetch(hy *h, int32_t i)
             double copy = h->lat + (double)sz(h, s) / h->h2d_bw;
             if (gap > 2 * copy + slack)
                 continue;
-            if (h->used + sz(h, s) > h->limit)
+            if (h->used + sz(h, s) + (j > i + 1 ? keep : 0) > h->limit)
                 return;
             rec_swap_in(h, s);
         }
