@@ -8,34 +8,22 @@
    into free memory. Eviction (Belady's rule, refined by cost) looks at
    every resident, unlocked storage and estimates, on running clocks of the
    compute stream and the two copy streams (op times from the profile,
-   copies at the device's one-way rates plus the per-copy latency):
-   * swap: the compute stall until the memory is free (a dirty storage is
-     copied out after the copies already queued; a clean one, or one never
-     needed again, is dropped, which also waits for the copy-out stream),
-     plus the part of the copy back in not hidden by the compute before its
-     next use;
-   * recompute (drop now, re-run its producer before the next use): the
-     drop's wait plus recompute_weight x the producer's time. Only where the
-     re-run remakes exactly what was dropped: a producer that mutates
-     nothing, outputs neither persistent, of kind input, nor mutated in the
-     iteration and all alive at the next use, inputs alive then, not mutated
-     between the producer's run and then, and each resident or with a
-     current host copy (so a re-run never needs another re-run: chains of
-     depth one; a storage some dropped one needs for its re-run is not
-     itself dropped).
-   The victim is the one with the least cost per byte; ties (typically
-   several free choices) go to the farthest next use (Belady).
+   copies at the device's one-way rates plus the per-copy latency), what
+   swapping it or dropping it for a re-run adds to the critical path
+   (docs/planners.md, "hybrid", has the rules). The victim is the one with
+   the least cost per byte; near ties go to the farthest next use.
 
    A keep is what eviction never chooses. Persistent storages start
    resident in order of first use while they fit half the arena; dry runs
    repeat the iteration until the set resident at its end repeats, and the
    steady state is recorded. Decisions count bytes; if the allocator cannot
-   place the plan (fragmentation) the byte limit is lowered step by step.
+   place the plan (fragmentation) the byte limit is lowered and refined.
 
-   search=true (the default) plans several variants (the profile's and the
-   framework's schedule; recompute weights 0.5, 1 and 2, and swapping
-   alone), simulates each and keeps the fastest: the same result for any
-   thread count, as the variants are tried in a fixed order. */
+   search=true (the default) plans a few variants (the profile's and the
+   framework's schedule; link weights 0.25 and 0; swapping alone) and, with
+   portfolio=true, also runs `sublinear` (mode=budget) and `swapadvisor`;
+   every candidate is simulated and the fastest kept, tried in a fixed
+   order, so the result does not depend on the thread count. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
