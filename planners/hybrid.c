@@ -778,7 +778,7 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
     plan *best = NULL;
     double best_t = 0;
     int best_v = -1, rc = 0, n_fit = 0;
-    char note[256], best_note[256] = "";
+    char note[512], best_note[256] = "";
     sw_err first_err = {0};
     for (int v = 0; v < nv; v++) {
         plan *p = NULL;
@@ -816,7 +816,7 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
             best = p;
             best_t = t;
             best_v = v;
-            memcpy(best_note, note, sizeof note);
+            snprintf(best_note, sizeof best_note, "%.250s", note);
         } else {
             plan_free(p);
         }
@@ -832,7 +832,7 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
     }
     if (var[best_v].src == C_OWN)
         snprintf(note, sizeof note, "hybrid: candidate %d of %d (%d fit): own (%s schedule, %s, "
-                 "recompute weight %g, link weight %g): %s", best_v + 1, nv, n_fit,
+                 "recompute weight %g, link weight %g): %.240s", best_v + 1, nv, n_fit,
                  var[best_v].sched ? "framework" : "profile", mode_names[var[best_v].mode],
                  var[best_v].rw, var[best_v].link, best_note);
     else
