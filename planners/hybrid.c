@@ -659,10 +659,18 @@ static int plan_one(const graph_profile *g, const int32_t *order, int mode, doub
             for (int32_t k = g->acc_off[bad]; k < g->acc_off[bad + 1]; k++)
                 need += g->tensors[g->acc[k]].bytes;
             char h1[32], h2[32];
-            rc = sw_fail(err, SW_ENOFIT, "does not fit: op %d '%s' alone needs %s (its inputs "
-                         "and outputs), the budget leaves %s for tensors", bad,
-                         g->ops[bad].name, sw_fmt_bytes(need, h1, sizeof h1),
-                         sw_fmt_bytes(limit, h2, sizeof h2));
+            if (margin < 1.0)
+                rc = sw_fail(err, SW_ENOFIT, "does not fit: the allocator cannot place the plan "
+                             "(it fragments memory) at byte limits down to %.0f%% of the "
+                             "budget, and at %.0f%% op %d '%s' alone needs %s (its inputs and "
+                             "outputs), more than the %s left", 100 * (margin + step),
+                             100 * margin, bad, g->ops[bad].name,
+                             sw_fmt_bytes(need, h1, sizeof h1), sw_fmt_bytes(limit, h2, sizeof h2));
+            else
+                rc = sw_fail(err, SW_ENOFIT, "does not fit: op %d '%s' alone needs %s (its "
+                             "inputs and outputs), the budget leaves %s for tensors", bad,
+                             g->ops[bad].name, sw_fmt_bytes(need, h1, sizeof h1),
+                             sw_fmt_bytes(limit, h2, sizeof h2));
             goto done;
         }
         sw_err e2;
