@@ -21,7 +21,8 @@
 
    search=true (the default) plans a few variants (the profile's and the
    framework's schedule; link weights 0.25 and 0; swapping alone) and, with
-   portfolio=true, also runs `sublinear` (mode=budget) and `swapadvisor`;
+   portfolio=true, also runs `sublinear` (mode=budget) and `swapadvisor`,
+   and the runtime again on the schedule the GA found;
    every candidate is simulated and the fastest kept, tried in a fixed
    order, so the result does not depend on the thread count. */
 #include <math.h>
@@ -51,7 +52,8 @@ static const param_def hybrid_params[] = {
      "when it is hidden (the link it occupies)", NULL, 0, 1e6},
     {"portfolio", PT_BOOL, "true", "with search, also try `sublinear` (mode=budget) and "
      "`swapadvisor` (the GA over schedule and pool, with the time budget and the two options "
-     "below) and keep the fastest plan of all", NULL, 1, 0},
+     "below), then the runtime on the GA's schedule, and keep the fastest plan of all", NULL,
+     1, 0},
     {"generations", PT_INT, "0", "portfolio: the GA's generations (0: only the time budget)",
      NULL, 0, 1e9},
     {"population", PT_INT, "32", "portfolio: the GA's individuals per generation", NULL, 2, 1e5},
@@ -749,8 +751,13 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
     mem_fit_parse(params_str(ps, "allocator"), &fit);
     int64_t align = params_size(ps, "alignment");
     int32_t *fw = swu_framework_order(g);
-    if (!fw)
+    int32_t *gas = sw_malloc(((size_t)g->n_ops + 1) * sizeof *gas);
+    int have_gas = 0; /* gas holds the GA's schedule */
+    if (!fw || !gas) {
+        sw_free(fw);
+        sw_free(gas);
         return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
     /* the candidates, in the order they are tried (ties keep the first) */
     struct { int src, sched, mode; double rw, link; } var[20];
     int nv = 0;
@@ -767,6 +774,11 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
         if (params_bool(ps, "portfolio")) {
             var[nv++].src = C_SUBLINEAR;
             var[nv++].src = C_SWAPADVISOR;
+            /* the runtime again on the GA's schedule (when it found one) */
+            for (int k = 0; k < 2; k++) {
+                var[nv].src = C_OWN, var[nv].sched = 2, var[nv].mode = HY_HYBRID;
+                var[nv].rw = 1, var[nv++].link = lw[k];
+            }
         }
     } else {
         const char *md = params_str(ps, "mode");
@@ -792,9 +804,12 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
         plan *p = NULL;
         sw_err e = {0};
         note[0] = 0;
+        if (var[v].src == C_OWN && var[v].sched == 2 && !have_gas)
+            continue;
         if (var[v].src == C_OWN)
-            rc = plan_one(g, var[v].sched ? fw : NULL, var[v].mode, var[v].rw, var[v].link, fit,
-                          align, o->memory_budget, &p, note, sizeof note, &e);
+            rc = plan_one(g, var[v].sched == 2 ? gas : var[v].sched ? fw : NULL, var[v].mode,
+                          var[v].rw, var[v].link, fit, align, o->memory_budget, &p, note,
+                          sizeof note, &e);
         else
             rc = run_other(var[v].src == C_SUBLINEAR ? &planner_sublinear : &planner_swapadvisor,
                            g, o, var[v].src == C_SUBLINEAR ? kv_sub : kv_sa, &p, &e);
@@ -806,6 +821,13 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
         if (rc) {
             *err = e;
             goto done;
+        }
+        if (var[v].src == C_SWAPADVISOR) { /* its compute stream runs the schedule */
+            int32_t n = 0;
+            for (int32_t k = 0; k < p->n_tasks && n < g->n_ops; k++)
+                if (p->tasks[k].kind == TASK_RUN)
+                    gas[n++] = p->tasks[k].op;
+            have_gas = n == g->n_ops;
         }
         sim_result sr;
         double t = INFINITY;
@@ -841,7 +863,8 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
     if (var[best_v].src == C_OWN)
         snprintf(note, sizeof note, "hybrid: candidate %d of %d (%d fit): own (%s schedule, %s, "
                  "recompute weight %g, link weight %g): %.240s", best_v + 1, nv, n_fit,
-                 var[best_v].sched ? "framework" : "profile", mode_names[var[best_v].mode],
+                 var[best_v].sched == 2 ? "the GA's" : var[best_v].sched ? "framework" : "profile",
+                 mode_names[var[best_v].mode],
                  var[best_v].rw, var[best_v].link, best_note);
     else
         snprintf(note, sizeof note, "hybrid: candidate %d of %d (%d fit): %s; %.240s",
@@ -857,6 +880,7 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
 done:
     plan_free(best);
     sw_free(fw);
+    sw_free(gas);
     return rc;
 }
 
