@@ -228,7 +228,7 @@ optimality: deps $(SWAPSIM)
 # cells already run with the same inputs and binary are reused.
 OUT ?= out
 EXPERIMENTS := table1 fig6 fig7 table2 fig9 fig10 ablation mutation planners planners-recorded dtr \
-               dtr-megengine
+               dtr-megengine hybrid hybrid-dtr
 
 # MPI=N: each experiment's cells spread over N ranks ($(MPIRUN) -np N
 # $(MPIRUN_FLAGS); under Slurm, see docs/cluster.md).

@@ -457,9 +457,12 @@ int table_render(const table_spec *t, sw_buf *b, sw_err *err)
    cell by cell (mean of repeated runs): in how many cells A is ahead by more
    than 1%, level within 1%, or behind, naming the level and behind cells,
    and the range of A's lead. Commentary that states a comparison is written
-   this way, so that it cannot contradict the table beside it. */
+   this way, so that it cannot contradict the table beside it. B may be
+   several columns, b=B1|B2 (up to 4): each cell compares A with the best
+   of them that ran. big=P (percent, > 0) adds in how many cells A leads
+   by P% or more, and in how many B ran and A did not. */
 static int compare_render(table_spec *t, const char *a, const char *bname, const char *na,
-                          const char *nb, sw_buf *out, sw_err *err)
+                          const char *nb, double big, sw_buf *out, sw_err *err)
 {
     t->format = TF_CSV;
     t->stat = TS_MEAN;
@@ -474,20 +477,34 @@ static int compare_render(table_spec *t, const char *a, const char *bname, const
     }
     /* header: row keys, then one column per pivot value */
     char *save = NULL, *line = strtok_r(tb.data, "\n", &save);
-    int ca = -1, cb = -1, nf = 0;
+    char bnames[256];
+    const char *bn[4];
+    int nbn = 0, cbs[4] = {-1, -1, -1, -1};
+    snprintf(bnames, sizeof bnames, "%s", bname);
+    for (char *q = bnames, *bar; q && nbn < 4; q = bar ? bar + 1 : NULL) {
+        bar = strchr(q, '|');
+        if (bar)
+            *bar = 0;
+        bn[nbn++] = q;
+    }
+    int ca = -1, nf = 0;
     for (char *f = line, *e; f; f = e ? e + 1 : NULL, nf++) {
         e = strchr(f, ',');
         size_t l = e ? (size_t)(e - f) : strlen(f);
         if (strlen(a) == l && !strncmp(f, a, l))
             ca = nf;
-        if (strlen(bname) == l && !strncmp(f, bname, l))
-            cb = nf;
+        for (int k = 0; k < nbn; k++)
+            if (strlen(bn[k]) == l && !strncmp(f, bn[k], l))
+                cbs[k] = nf;
     }
-    if (ca < 0 || cb < 0) {
-        sw_buf_free(&tb);
-        return sw_fail(err, SW_EINVAL, "%s: no column '%s' in the pivot", t->file,
-                       ca < 0 ? a : bname);
+    for (int k = 0; k <= nbn; k++) {
+        const char *miss = k == nbn ? (ca < 0 ? a : NULL) : (cbs[k] < 0 ? bn[k] : NULL);
+        if (miss) {
+            sw_buf_free(&tb);
+            return sw_fail(err, SW_EINVAL, "%s: no column '%s' in the pivot", t->file, miss);
+        }
     }
+    int n_big = 0, a_missing = 0;
     int ahead = 0, level = 0, behind = 0;
     double lo = 1e300, hi = -1e300;
     sw_buf lv, bh;
@@ -504,13 +521,20 @@ static int compare_render(table_spec *t, const char *a, const char *bname, const
                 snprintf(key + strlen(key), sizeof key - strlen(key), "%s%s", i ? " " : "", f);
             if (i == ca && *f)
                 va = strtod(f, NULL);
-            if (i == cb && *f)
-                vb = strtod(f, NULL);
+            for (int k = 0; k < nbn; k++)
+                if (i == cbs[k] && *f) {
+                    double x = strtod(f, NULL);
+                    if (!(vb == vb) || x > vb)
+                        vb = x;
+                }
             f = e ? e + 1 : NULL;
         }
+        if (!(va == va) && vb == vb && vb > 0)
+            a_missing++;
         if (!(va == va) || !(vb == vb) || vb <= 0)
             continue;
         double lead = va / vb - 1;
+        n_big += big > 0 && lead >= big / 100 - 1e-12;
         lo = SW_MIN(lo, lead);
         hi = SW_MAX(hi, lead);
         sw_buf *into = NULL;
@@ -538,7 +562,13 @@ static int compare_render(table_spec *t, const char *a, const char *bname, const
             sw_buf_printf(out, ", behind in %d (%s)", behind, bh.data);
         sw_buf_printf(out, "; %s's throughput relative to %s ranges from %+.0f%% to %+.0f%%", na,
                       nb, 100 * lo, 100 * hi);
+        if (big > 0)
+            sw_buf_printf(out, "; %s leads by %g%% or more in %d of the %d cells", na, big, n_big,
+                          n);
     }
+    if (big > 0 && a_missing)
+        sw_buf_printf(out, "; %s ran in %d cell%s where %s did not", nb, a_missing,
+                      a_missing > 1 ? "s" : "", na);
     sw_buf_free(&lv);
     sw_buf_free(&bh);
     sw_buf_free(&tb);
@@ -711,6 +741,7 @@ int report_expand(const char *template_path, const char *data_dir, sw_buf *out, 
             table_spec_init(&t);
             char *save = NULL, path[1200], names[256] = "";
             const char *ca = NULL, *cb = NULL;
+            double big = 0;
             for (char *w = strtok_r(args, " \t\n", &save); w && !rc;
                  w = strtok_r(NULL, " \t\n", &save)) {
                 if (!t.file) {
@@ -720,6 +751,8 @@ int report_expand(const char *template_path, const char *data_dir, sw_buf *out, 
                     ca = w + 2;
                 else if (!strncmp(w, "b=", 2))
                     cb = w + 2;
+                else if (!strncmp(w, "big=", 4))
+                    big = strtod(w + 4, NULL);
                 else if (!strncmp(w, "names=", 6))
                     snprintf(names, sizeof names, "%s", w + 6);
                 else
@@ -735,8 +768,8 @@ int report_expand(const char *template_path, const char *data_dir, sw_buf *out, 
             if (comma)
                 *comma = 0;
             sw_err e2;
-            if (compare_render(&t, ca, cb, names[0] ? names : ca, comma ? comma + 1 : cb, out,
-                               &e2))
+            if (compare_render(&t, ca, cb, names[0] ? names : ca, comma ? comma + 1 : cb, big,
+                               out, &e2))
                 sw_buf_printf(out, "*(comparison not available: %s)*", e2.msg);
             p = close + 2;
             continue;

@@ -70,6 +70,7 @@ extern const planner planner_odswap;
 extern const planner planner_tflms;
 extern const planner planner_vdnn;
 extern const planner planner_sublinear;
+extern const planner planner_hybrid;
 /* A test and validation planner: random legal swap decisions (random.c). */
 extern const planner planner_random;
 

@@ -323,6 +323,39 @@ static void report_compare(void)
     sw_free(o);
 }
 
+/* report: {{compare}} with b=X|Y (against the best of several that ran) and
+   big=10 (leads of 10% or more, and cells the others ran and A did not) */
+static void report_compare_best(void)
+{
+    char args[1024], path[512], *o = NULL;
+    /* by hand: W 0.92 vs the best 0.80, +15%; I level with sa, dt failed;
+       N 0.50 vs dt's 0.70, -29%; R: hy failed */
+    snprintf(path, sizeof path, "%s/best.csv", dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs("label,planner,normalized_throughput,status\n"
+              "W,hy,0.92,ok\nW,sa,0.80,ok\nW,dt,0.60,ok\nI,hy,1.00,ok\nI,sa,1.00,ok\n"
+              "I,dt,0.30,failed\nN,hy,0.50,ok\nN,sa,0.40,ok\nN,dt,0.70,ok\nR,hy,0.90,failed\n"
+              "R,sa,0.50,ok\nR,dt,0.40,ok\n", f);
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/best.in", dir);
+    f = fopen(path, "w");
+    if (f) {
+        fputs("{{compare best.csv rows=label cols=planner value=normalized_throughput "
+              "a=hy b=sa|dt big=10 names=HY,best}}.\n", f);
+        fclose(f);
+    }
+    snprintf(args, sizeof args, "report %s/best.in --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "report with {{compare}} against the best of two");
+    IS_STR_HAS(o, "HY is ahead of best (by more than 1%) in 1 of the 3 cells where both ran, "
+               "level within 1% in 1 (I), behind in 1 (N); HY's throughput relative to best "
+               "ranges from -29% to +15%; HY leads by 10% or more in 1 of the 3 cells; best ran "
+               "in 1 cell where HY did not.", "compare b=X|Y big=10: best of the two, big leads");
+    sw_free(o);
+}
+
 /* report: {{number}} picks one cell or the extreme ratio over rows (by hand
    from cmp.csv, which report_compare writes: sa/od is 0.97/0.64 = 1.516 at
    W 16, 1.00 at I 16, 0.80 at N 64; R 8's od failed and does not count) */
@@ -372,6 +405,7 @@ static const tap_test tests[] = {
     {"malformed_profile", malformed_profile},
     {"report_compare", report_compare},
     {"report_number", report_number},
+    {"report_compare_best", report_compare_best},
 };
 
 int main(int argc, char **argv)
