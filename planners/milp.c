@@ -69,6 +69,7 @@ static int grow(void **p, int *cap, int need, size_t sz)
     if (!q)
         return -1;
     *p = q;
+    *cap = c;
     return 0;
 }
 
@@ -289,7 +290,7 @@ int milp_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
             Cbc_setInteger(cbc, j);
     Cbc_setObjSense(cbc, 1);
     Cbc_setLogLevel(cbc, o && o->log ? 1 : 0);
-    Cbc_setParameter(cbc, "threads", "1"); /* one thread: repeatable */
+    Cbc_setParameter(cbc, "threads", "0"); /* no worker threads: sequential, repeatable */
     if (o && o->time_limit_s > 0) {
         Cbc_setParameter(cbc, "timeMode", "elapsed");
         Cbc_setMaximumSeconds(cbc, o->time_limit_s);

@@ -144,7 +144,29 @@ static void lp_writer(void)
     milp_free(m);
 }
 
+/* More variables, rows and nonzeros than the first allocation holds (64):
+   a minimum vertex cover of a path of 200 vertices (x_i + x_(i+1) >= 1),
+   by hand every other vertex: 100. */
+static void grows(void)
+{
+    milp *m = milp_new();
+    enum { N = 200 };
+    for (int i = 0; i < N; i++)
+        milp_var(m, 0, 1, 1, 1);
+    for (int i = 0; i + 1 < N; i++)
+        milp_row2(m, 1, MILP_INF, i, 1, i + 1, 1);
+    IS_INT(milp_vars(m), N, "200 variables");
+    IS_INT(milp_rows(m), N - 1, "199 rows");
+    milp_result r;
+    sw_err e = {0};
+    IS_INT(milp_solve(m, NULL, &r, &e), 0, "solves (%s)", e.msg);
+    IS_INT(r.status, MILP_OPTIMAL, "optimal");
+    IS_NUM(r.objective, 100, 1e-9, "every other vertex: 100");
+    milp_free(m);
+}
+
 static const tap_test tests[] = {
+    {"grows", grows},
     {"knapsack", knapsack},
     {"infeasible", infeasible},
     {"continuous_and_integer", continuous_and_integer},
