@@ -322,7 +322,9 @@ int milp_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
         r->x = m->x;
         r->objective = Cbc_getObjValue(cbc);
         r->status = Cbc_isProvenOptimal(cbc) ? MILP_OPTIMAL : MILP_FEASIBLE;
-        if (r->status == MILP_OPTIMAL && r->bound > r->objective)
+        /* proven optimal: the bound is the objective (CBC reports the root
+           LP's when preprocessing proves nothing beats a start's cutoff) */
+        if (r->status == MILP_OPTIMAL && (r->bound > r->objective || !(o && o->rel_gap > 0)))
             r->bound = r->objective;
         if (r->bound > r->objective)
             r->bound = r->objective;

@@ -581,6 +581,7 @@ static int orm_build(orc *c, orm *q, int with_start)
                     u -= fval[f] * (double)c->M[fc[f]] / q->unit;
                 }
             }
+            int rk = -1; /* the entry of R[t][k] in the row (one per variable) */
             for (int32_t a = c->acc_off[k]; a < c->acc_off[k + 1]; a++) {
                 if (!c->acc_mk[a])
                     continue;
@@ -598,8 +599,12 @@ static int orm_build(orc *c, orm *q, int with_start)
                     rval[nz++] = -mu;
                     newv += av * mu;
                 } else {
-                    ridx[nz] = Rv[k];
-                    rval[nz++] = -mu;
+                    if (rk < 0) {
+                        rk = nz;
+                        ridx[nz] = Rv[k];
+                        rval[nz++] = 0;
+                    }
+                    rval[rk] -= mu;
                     newv += (Rs ? Rs[k] : 0) * mu;
                 }
             }

@@ -165,7 +165,33 @@ static void grows(void)
     milp_free(m);
 }
 
+/* A start that is already optimal: CBC's preprocessing then proves that
+   nothing beats its cutoff and stops at the root LP; the result must still
+   be optimal with the bound equal to the objective. The knapsack above with
+   its optimum {b, c} (-20) as the start; its LP relaxation is lower (-22). */
+static void optimal_start(void)
+{
+    milp *m = milp_new();
+    int a = milp_var(m, 0, 1, -10, 1);
+    int b = milp_var(m, 0, 1, -13, 1);
+    int c = milp_var(m, 0, 1, -7, 1);
+    int idx[3] = {a, b, c};
+    double w[3] = {4, 6, 3};
+    milp_row(m, -MILP_INF, 9, 3, idx, w);
+    double start[3] = {0, 1, 1};
+    milp_start(m, start);
+    milp_result r;
+    sw_err e = {0};
+    IS_INT(milp_solve(m, NULL, &r, &e), 0, "solves (%s)", e.msg);
+    IS_INT(r.status, MILP_OPTIMAL, "optimal");
+    IS_NUM(r.objective, -20, 1e-9, "the start's -20");
+    IS_NUM(r.bound, -20, 1e-9, "bound = objective");
+    IS_NUM(r.gap, 0, 1e-12, "no gap");
+    milp_free(m);
+}
+
 static const tap_test tests[] = {
+    {"optimal_start", optimal_start},
     {"grows", grows},
     {"knapsack", knapsack},
     {"infeasible", infeasible},
