@@ -633,6 +633,7 @@ static int orm_build(orc *c, orm *q, int with_start)
         rc = SW_ENOMEM;
     else if (q->x0)
         milp_start(q->m, q->x0);
+
 done:
     sw_free(C), sw_free(phead), sw_free(ptail), sw_free(stamp), sw_free(pnext), sw_free(pidx);
     sw_free(pc), sw_free(touched), sw_free(fhead), sw_free(fnext), sw_free(fvar), sw_free(fval);
@@ -683,8 +684,10 @@ static int or_build(orc *c, const planner_opts *o, const char *fit_name, plan **
 /* A start from planner pl's plan at budget: 0 and *e filled if it reads
    as stages and fits the program's accounting (c->cap). */
 static int start_from(orc *c, const graph_profile *g, const planner_opts *o, int64_t budget,
-                      const planner *pl, const char *const *kv, int nkv, or_eval *e)
+                      const planner *pl, const char *const *kv, int nkv, or_eval *e,
+                      plan **keep)
 {
+    *keep = NULL;
     planner_opts po;
     if (planner_opts_init(&po, pl))
         return -1;
@@ -699,9 +702,12 @@ static int start_from(orc *c, const graph_profile *g, const planner_opts *o, int
     if (rc)
         return -1;
     rc = orc_from_plan(c, p);
-    plan_free(p);
-    if (rc || orc_settle(c) || orc_replay(c, NULL, e) || e->peak > c->cap)
+    int r1 = rc ? 0 : orc_settle(c), r2 = rc || r1 ? 0 : orc_replay(c, NULL, e);
+    if (rc || r1 || r2 || e->peak > c->cap) {
+        plan_free(p);
         return -1;
+    }
+    *keep = p;
     return 0;
 }
 
@@ -712,6 +718,8 @@ typedef struct or_solve_out {
     int solved;         /* 1: the solver ran (mr, vars, rows valid) */
     milp_result mr;     /* its result (x not kept) */
     int vars, rows;
+    plan *start;        /* the heuristic plan the start came from (owned), or NULL */
+    const char *start_name;
 } or_solve_out;
 
 static int or_solve(orc *c, const graph_profile *g, const planner_opts *o, double deadline,
@@ -756,14 +764,21 @@ static int or_solve(orc *c, const graph_profile *g, const planner_opts *o, doubl
         const char *const *kvs[2] = {NULL, sub_kv};
         int nkvs[2] = {0, 2};
         int64_t budget = c->cap + c->persist + g->max_workspace;
-        for (int i = 0; i < 2; i++)
-            if (!start_from(c, g, o, budget, cand[i], kvs[i], nkvs[i], &ev) &&
+        for (int i = 0; i < 2; i++) {
+            plan *hp = NULL;
+            if (!start_from(c, g, o, budget, cand[i], kvs[i], nkvs[i], &ev, &hp) &&
                 (!have || ev.recompute_s < so->best.recompute_s)) {
                 so->best = ev;
                 have = 1;
                 memcpy(bestR, c->R, (size_t)Tsq(c));
                 start_name = cand[i]->name;
+                plan_free(so->start);
+                so->start = hp;
+                so->start_name = start_name;
+            } else {
+                plan_free(hp);
             }
+        }
     }
     if (have) {
         memcpy(c->R, bestR, (size_t)Tsq(c));
@@ -854,6 +869,9 @@ static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, pla
                        "workspace (%lld bytes)", (long long)g->max_workspace);
     orc c;
     memset(&c, 0, sizeof c);
+    or_solve_out so, first; /* the last solve, the first */
+    memset(&so, 0, sizeof so);
+    memset(&first, 0, sizeof first);
     char h1[32], h2[32];
     int rc = orc_setup(&c, g, !strcmp(params_str(ps, "recompute"), "forward"), err);
     if (rc)
@@ -883,19 +901,28 @@ static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, pla
     }
     /* solve; where the allocator cannot place the plan though its bytes fit,
        solve again for a smaller byte cap (the first solve's bound stays the
-       bound: it holds for the budget) */
-    or_solve_out so, first;
-    memset(&first, 0, sizeof first);
+       bound: it holds for the budget); failing that, the heuristic plan the
+       first start came from, as its planner placed it */
     const char *alloc = params_str(ps, "allocator");
     sw_err e2;
     e2.msg[0] = 0;
-    int attempt;
+    int attempt, fallback = 0;
     for (attempt = 0; attempt < OR_ATTEMPTS; attempt++) {
-        rc = or_solve(&c, g, o, deadline, &so, err);
+        sw_err e4;
+        rc = or_solve(&c, g, o, deadline, &so, attempt ? &e4 : err);
+        if (rc && attempt) { /* a smaller cap has no plan: the first one fragments */
+            rc = SW_ENOFIT;
+            break;
+        }
         if (rc)
             goto done;
-        if (!attempt)
+        if (!attempt) {
             first = so;
+            so.start = NULL; /* first owns it */
+        } else {
+            plan_free(so.start);
+            so.start = NULL;
+        }
         rc = or_build(&c, o, alloc, out, &e2);
         if (rc == SW_ENOFIT) {
             const char *other = strcmp(alloc, "first-fit") ? "first-fit" : "best-fit";
@@ -913,7 +940,23 @@ static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, pla
         if (c.cap <= 0 || sw_now() > deadline)
             break;
     }
-    if (rc == SW_ENOFIT) {
+    if (rc == SW_ENOFIT && first.start) {
+        *out = first.start;
+        first.start = NULL;
+        fallback = 1;
+        plan_free(so.start);
+        so = first;
+        so.start = NULL;
+        so.how = first.start_name;
+        so.best.reruns = 0;
+        so.best.recompute_s = 0;
+        for (int32_t t = 0; t < (*out)->n_tasks; t++)
+            if ((*out)->tasks[t].kind == TASK_RERUN) {
+                so.best.reruns++;
+                so.best.recompute_s += g->ops[(*out)->tasks[t].op].time_s;
+            }
+        rc = 0;
+    } else if (rc == SW_ENOFIT) {
         const char *why = e2.msg;
         if (!strncmp(why, "does not fit: ", 14))
             why += 14;
@@ -941,11 +984,13 @@ static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, pla
         status = so.mr.status == MILP_NOSOLUTION ? "stopped by the limit before the solver's "
                                                    "first plan (the start stands)"
                                                  : "stopped by the limit";
+    else if (fallback)
+        status = "the allocator fragments the solver's plans: the start's own plan";
     else if (attempt > 0)
         status = "optimal for a smaller byte cap (fragmentation)";
     sw_buf b;
     sw_buf_init(&b);
-    sw_buf_printf(&b, "optimal-remat: %s, objective %.9f s, bound %.9f s, gap %.4f%%; "
+    sw_buf_printf(&b, "optimal-remat: %s, objective %.12g s, bound %.12g s, gap %.4f%%; "
                   "recompute %.6f s in %d reruns; peak %lld bytes of tensors",
                   status, obj, bound, 100 * gap, so.best.recompute_s, so.best.reruns,
                   (long long)(so.best.peak + c.persist));
@@ -954,7 +999,9 @@ static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, pla
                       so.mr.solver, so.vars, so.rows, so.mr.nodes, so.how);
     else
         sw_buf_printf(&b, "; no solve needed (%s fits)", so.how);
-    if (attempt > 0)
+    if (fallback)
+        sw_buf_printf(&b, " (placed by %s itself)", first.start_name);
+    else if (attempt > 0)
         sw_buf_printf(&b, "; the allocator fragmented %d plan%s: solved again for %lld bytes of "
                       "tensors", attempt, attempt > 1 ? "s" : "", (long long)(c.cap + c.persist));
     if (!strcmp(params_str(ps, "recompute"), "forward"))
@@ -966,6 +1013,8 @@ static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, pla
     }
     sw_buf_free(&b);
 done:
+    plan_free(first.start);
+    plan_free(so.start);
     orc_free(&c);
     return rc;
 }
