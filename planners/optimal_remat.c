@@ -20,14 +20,16 @@
 #include <string.h>
 
 #include "../sim/builder.h"
+#include "bound.h"
 #include "milp.h"
 #include "planner.h"
 
 static const param_def optimal_remat_params[] = {
     {"max_ops", PT_INT, "1000", "profiles with more ops that need recomputation are refused "
      "(SW_EUNSUPPORTED): the program has about T^2 variables", NULL, 1, 1e6},
-    {"max_vars", PT_INT, "3000000", "refuse when the program would have more R and S "
-     "variables than this", NULL, 1, 1e9},
+    {"max_vars", PT_INT, "40000", "above this many R and S variables the program is not "
+     "solved (CBC would not finish its first relaxation in minutes): the plan is the start's, "
+     "with the gap to the lower bound of docs/bounds.md", NULL, 1, 1e9},
     {"recompute", PT_CHOICE, "all", "ops that may be re-run: all (Checkmate's program), or "
      "forward ops only (a smaller program; its optimum is optimal only among such plans)",
      "all|forward", 1, 0},
@@ -718,6 +720,7 @@ typedef struct or_solve_out {
     int solved;         /* 1: the solver ran (mr, vars, rows valid) */
     milp_result mr;     /* its result (x not kept) */
     int vars, rows;
+    int64_t size;       /* R and S variables (0: no program needed) */
     plan *start;        /* the heuristic plan the start came from (owned), or NULL */
     const char *start_name;
 } or_solve_out;
@@ -744,10 +747,7 @@ static int or_solve(orc *c, const graph_profile *g, const planner_opts *o, doubl
                        "grows as the square of the ops)", c->T,
                        (long long)params_int(ps, "max_ops"));
     int64_t size = orm_size(c);
-    if (size > params_int(ps, "max_vars"))
-        return sw_fail(err, SW_EUNSUPPORTED, "optimal-remat: the integer program would have "
-                       "%lld R and S variables, more than max_vars=%lld", (long long)size,
-                       (long long)params_int(ps, "max_vars"));
+    so->size = size;
     uint8_t *bestR = NULL;
     orm q;
     memset(&q, 0, sizeof q);
@@ -783,6 +783,16 @@ static int or_solve(orc *c, const graph_profile *g, const planner_opts *o, doubl
     if (have) {
         memcpy(c->R, bestR, (size_t)Tsq(c));
         orc_settle(c);
+    }
+    if (size > params_int(ps, "max_vars")) {
+        if (have)
+            so->how = start_name;
+        else
+            rc = sw_fail(err, SW_EUNSUPPORTED, "optimal-remat: the integer program would have "
+                         "%lld R and S variables, more than max_vars=%lld, and neither dtr nor "
+                         "sublinear has a plan to start from", (long long)size,
+                         (long long)params_int(ps, "max_vars"));
+        goto done;
     }
     /* memory in units of about cap / 10^4 bytes: the solver's tolerances
        (1e-7 absolute) stay below a byte */
@@ -972,15 +982,22 @@ static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, pla
     double total = g->total_compute_s, obj = total + so.best.recompute_s;
     double bound = obj, gap = 0;
     const char *status = "optimal";
-    if (first.solved) {
-        double lb = total + SW_MAX(first.mr.bound, 0.0) / OR_US;
+    if (first.size > 0) {
+        /* the solver's bound, or docs/bounds.md's (any plan at this budget) */
+        double lb = first.solved ? total + SW_MAX(first.mr.bound, 0.0) / OR_US : total;
+        bound_result br;
+        sw_err e5;
+        if (!bound_compute(g, o->memory_budget, g->order, &br, &e5))
+            lb = SW_MAX(lb, bound_for(&br, 1, 1));
         bound = SW_MIN(lb, obj);
         gap = obj > 0 ? (obj - bound) / obj : 0;
     } else if (attempt > 0) {
         bound = total; /* the first plan re-ran nothing: the bound is the compute */
         gap = obj > 0 ? (obj - bound) / obj : 0;
     }
-    if (so.solved && so.mr.status != MILP_OPTIMAL)
+    if (first.size > 0 && !first.solved)
+        status = "not solved (the program is larger than max_vars): the start's plan";
+    else if (so.solved && so.mr.status != MILP_OPTIMAL)
         status = so.mr.status == MILP_NOSOLUTION ? "stopped by the limit before the solver's "
                                                    "first plan (the start stands)"
                                                  : "stopped by the limit";
@@ -997,12 +1014,15 @@ static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, pla
     if (so.solved)
         sw_buf_printf(&b, "; %s: %d variables, %d rows, %ld nodes; plan from %s",
                       so.mr.solver, so.vars, so.rows, so.mr.nodes, so.how);
+    else if (first.size > 0)
+        sw_buf_printf(&b, "; %lld R and S variables, max_vars=%lld; plan from %s",
+                      (long long)first.size, (long long)params_int(ps, "max_vars"), so.how);
     else
         sw_buf_printf(&b, "; no solve needed (%s fits)", so.how);
     if (fallback)
         sw_buf_printf(&b, " (placed by %s itself)", first.start_name);
     else if (attempt > 0)
-        sw_buf_printf(&b, "; the allocator fragmented %d plan%s: solved again for %lld bytes of "
+        sw_buf_printf(&b, "; the allocator fragmented %d plan%s: planned again for %lld bytes of "
                       "tensors", attempt, attempt > 1 ? "s" : "", (long long)(c.cap + c.persist));
     if (!strcmp(params_str(ps, "recompute"), "forward"))
         sw_buf_printf(&b, "; forward ops only (recompute=forward)");
