@@ -316,6 +316,10 @@ int milp_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
     if (o && o->time_limit_s > 0) {
         Cbc_setParameter(cbc, "timeMode", "elapsed");
         Cbc_setMaximumSeconds(cbc, o->time_limit_s);
+        /* CBC 2.10's preprocessing crashes in CglPreProcess::postProcess when
+           the time limit strikes before it is undone (seen on the optimal
+           planners' programs): off where a limit may strike */
+        Cbc_setParameter(cbc, "preprocess", "off");
     }
     if (o && o->max_nodes > 0)
         Cbc_setMaximumNodes(cbc, o->max_nodes > 2000000000L ? 2000000000 : (int)o->max_nodes);
