@@ -165,10 +165,12 @@ static void grows(void)
     milp_free(m);
 }
 
-/* A start that is already optimal: CBC's preprocessing then proves that
-   nothing beats its cutoff and stops at the root LP; the result must still
-   be optimal with the bound equal to the objective. The knapsack above with
-   its optimum {b, c} (-20) as the start; its LP relaxation is lower (-22). */
+/* A start that is already optimal: the result is optimal with the bound
+   equal to the objective. The knapsack above with its optimum {b, c} (-20)
+   as the start; its LP relaxation is lower (-22). (On optimal-remat's
+   programs CBC stopped at the root with such a start and reported the root
+   LP's bound, or no solution at all: tests/test_optimal_remat's random
+   graphs are the case that failed.) */
 static void optimal_start(void)
 {
     milp *m = milp_new();
