@@ -69,6 +69,7 @@ static int grow(void **p, int *cap, int need, size_t sz)
     if (!q)
         return -1;
     *p = q;
+    *cap = c;
     return 0;
 }
 
@@ -226,6 +227,28 @@ int milp_write_lp(const milp *m, const char *path, sw_err *err)
 
 /* ---- the CBC backend ---- */
 
+/* Is the start within the bounds, integral where asked, and within every
+   row (absolute tolerance 1e-6)? */
+static int start_feasible(const milp *m)
+{
+    const double tol = 1e-6;
+    const double *x = m->start;
+    for (int j = 0; j < m->nvar; j++) {
+        if (x[j] < m->lb[j] - tol || x[j] > m->ub[j] + tol)
+            return 0;
+        if (m->integer[j] && fabs(x[j] - round(x[j])) > tol)
+            return 0;
+    }
+    for (int r = 0; r < m->nrow; r++) {
+        double v = 0;
+        for (int k = m->rstart[r]; k < m->rstart[r + 1]; k++)
+            v += m->rval[k] * x[m->ridx[k]];
+        if (v < m->rlo[r] - tol || v > m->rhi[r] + tol)
+            return 0;
+    }
+    return 1;
+}
+
 /* CBC's infinity is DBL_MAX. */
 static double cbc_inf(double v) { return v >= MILP_INF ? DBL_MAX : v <= -MILP_INF ? -DBL_MAX : v; }
 
@@ -289,10 +312,14 @@ int milp_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
             Cbc_setInteger(cbc, j);
     Cbc_setObjSense(cbc, 1);
     Cbc_setLogLevel(cbc, o && o->log ? 1 : 0);
-    Cbc_setParameter(cbc, "threads", "1"); /* one thread: repeatable */
+    Cbc_setParameter(cbc, "threads", "0"); /* no worker threads: sequential, repeatable */
     if (o && o->time_limit_s > 0) {
         Cbc_setParameter(cbc, "timeMode", "elapsed");
         Cbc_setMaximumSeconds(cbc, o->time_limit_s);
+        /* CBC 2.10's preprocessing crashes in CglPreProcess::postProcess when
+           the time limit strikes before it is undone (seen on the optimal
+           planners' programs): off where a limit may strike */
+        Cbc_setParameter(cbc, "preprocess", "off");
     }
     if (o && o->max_nodes > 0)
         Cbc_setMaximumNodes(cbc, o->max_nodes > 2000000000L ? 2000000000 : (int)o->max_nodes);
@@ -312,6 +339,13 @@ int milp_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
     if (!best && Cbc_getNumIntegers(cbc) == 0 && Cbc_isProvenOptimal(cbc))
         best = Cbc_getColSolution(cbc); /* a pure LP has no "integer solution" */
     r->bound = Cbc_getBestPossibleObjValue(cbc);
+    int from_start = 0;
+    if (!best && m->start && start_feasible(m)) {
+        /* CBC keeps a start it accepted as the cutoff but may not return it:
+           when the search finds nothing better it says "infeasible" */
+        best = m->start;
+        from_start = 1;
+    }
     if (Cbc_isProvenInfeasible(cbc) && !best) {
         r->status = MILP_INFEASIBLE;
     } else if (!best) {
@@ -321,7 +355,17 @@ int milp_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
         r->x = m->x;
         r->objective = Cbc_getObjValue(cbc);
         r->status = Cbc_isProvenOptimal(cbc) ? MILP_OPTIMAL : MILP_FEASIBLE;
-        if (r->status == MILP_OPTIMAL && r->bound > r->objective)
+        if (from_start) {
+            r->objective = 0;
+            for (int j = 0; j < n; j++)
+                r->objective += m->cost[j] * best[j];
+            /* nothing better than the start exists: it is optimal */
+            r->status = Cbc_isProvenInfeasible(cbc) || Cbc_isProvenOptimal(cbc) ? MILP_OPTIMAL
+                                                                                : MILP_FEASIBLE;
+        }
+        /* proven optimal: the bound is the objective (CBC reports the root
+           LP's when preprocessing proves nothing beats a start's cutoff) */
+        if (r->status == MILP_OPTIMAL && (r->bound > r->objective || !(o && o->rel_gap > 0)))
             r->bound = r->objective;
         if (r->bound > r->objective)
             r->bound = r->objective;

@@ -17,6 +17,7 @@ static const planner *const registry[] = {
     &planner_vdnn,
     &planner_sublinear,
     &planner_hybrid,
+    &planner_optimal_remat,
     &planner_random, /* test and validation only */
 };
 

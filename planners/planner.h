@@ -71,6 +71,8 @@ extern const planner planner_tflms;
 extern const planner planner_vdnn;
 extern const planner planner_sublinear;
 extern const planner planner_hybrid;
+/* Checkmate's integer program for rematerialisation (optimal_remat.c). */
+extern const planner planner_optimal_remat;
 /* A test and validation planner: random legal swap decisions (random.c). */
 extern const planner planner_random;
 

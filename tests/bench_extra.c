@@ -6,6 +6,10 @@
 #include "../experiments/colocate.h"
 #include "../experiments/serve.h"
 #include "../planners/bound.h"
+#include "../planners/planner.h"
+#include "../profiles/importers.h"
+#include <dirent.h>
+#include <string.h>
 #include "tap.h"
 
 static graph_profile *gen(const char *model, const char *const *kv, int n)
@@ -32,8 +36,66 @@ static double bound_time(const graph_profile *g)
     return best;
 }
 
+/* optimal-remat on the DTR log of ResNet-32 at 0.4x of its ideal peak:
+   the planning's wall time under a 60 s limit, and the gap where the plan
+   is not proven optimal. 0 if the log is absent (skipped), -1 on error. */
+static int bench_optimal_remat(void)
+{
+    char dir[1024], path[1300] = "";
+    snprintf(dir, sizeof dir, "%s/dtr-logs", sw_data_dir());
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL)
+        if (!strncmp(de->d_name, "resnet32-", 9))
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    if (d)
+        closedir(d);
+    if (!path[0]) {
+        printf("# optimal-remat on ResNet-32: skipped (no %s/resnet32-*.log)\n", dir);
+        return 0;
+    }
+    const importer *im = importer_find("dtr");
+    param_set ps;
+    params_init(&ps, im->params);
+    graph_profile *g = NULL;
+    sw_err e;
+    const char *files[1] = {path};
+    int rc = im->import(files, 1, &ps, dev_find("titanv"), &g, &e);
+    params_free(&ps);
+    planner_opts o;
+    plan *p = NULL;
+    if (!rc)
+        rc = planner_opts_init(&o, &planner_optimal_remat);
+    if (!rc) {
+        o.time_budget_s = 60;
+        rc = planner_resolve_budget(g, "0.4x", &o.memory_budget, &e);
+        double t0 = sw_now();
+        if (!rc)
+            rc = planner_run(&planner_optimal_remat, g, &o, &p, &e);
+        double dt = sw_now() - t0;
+        planner_opts_free(&o);
+        if (!rc) {
+            printf("# optimal-remat on ResNet-32 (DTR log, %d ops) at 0.4x, --time-budget 60: %s\n",
+                   g->n_ops, p->notes);
+            printf("bench: optimal_remat_resnet32_0.4x_solve_s %.2f s\n", dt);
+            const char *gp = strstr(p->notes, "gap ");
+            double gap = 0;
+            if (gp && sscanf(gp + 4, "%lf", &gap) == 1 &&
+                !strstr(p->notes, "optimal-remat: optimal,"))
+                printf("bench: optimal_remat_resnet32_0.4x_gap_pct %.2f %%\n", gap);
+            plan_free(p);
+        }
+    }
+    graph_free(g);
+    if (rc)
+        fprintf(stderr, "bench_extra: optimal-remat: %s\n", e.msg);
+    return rc ? -1 : 0;
+}
+
 int main(void)
 {
+    if (bench_optimal_remat())
+        return 1;
     const char *rnn[] = {"layers=8", "hidden=8192", "batch=256"};
     const char *nas[] = {"repeat=25", "batch=64"};
     graph_profile *g = gen("rnn", rnn, 3);

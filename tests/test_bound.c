@@ -195,6 +195,7 @@ static void registry(const graph_profile *g, int64_t budget, check *c)
             sw_err ig;
             params_set(&o.params, "generations", "3", &ig);
             params_set(&o.params, "population", "8", &ig);
+            params_set(&o.params, "max_ops", "24", &ig); /* exact solvers: small graphs only */
             plan *p = NULL;
             int rc = planner_run(pl, g, &o, &p, &e);
             planner_opts_free(&o);

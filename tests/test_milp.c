@@ -144,7 +144,57 @@ static void lp_writer(void)
     milp_free(m);
 }
 
+/* More variables, rows and nonzeros than the first allocation holds (64):
+   a minimum vertex cover of a path of 200 vertices (x_i + x_(i+1) >= 1),
+   by hand every other vertex: 100. */
+static void grows(void)
+{
+    milp *m = milp_new();
+    enum { N = 200 };
+    for (int i = 0; i < N; i++)
+        milp_var(m, 0, 1, 1, 1);
+    for (int i = 0; i + 1 < N; i++)
+        milp_row2(m, 1, MILP_INF, i, 1, i + 1, 1);
+    IS_INT(milp_vars(m), N, "200 variables");
+    IS_INT(milp_rows(m), N - 1, "199 rows");
+    milp_result r;
+    sw_err e = {0};
+    IS_INT(milp_solve(m, NULL, &r, &e), 0, "solves (%s)", e.msg);
+    IS_INT(r.status, MILP_OPTIMAL, "optimal");
+    IS_NUM(r.objective, 100, 1e-9, "every other vertex: 100");
+    milp_free(m);
+}
+
+/* A start that is already optimal: the result is optimal with the bound
+   equal to the objective. The knapsack above with its optimum {b, c} (-20)
+   as the start; its LP relaxation is lower (-22). (On optimal-remat's
+   programs CBC stopped at the root with such a start and reported the root
+   LP's bound, or no solution at all: tests/test_optimal_remat's random
+   graphs are the case that failed.) */
+static void optimal_start(void)
+{
+    milp *m = milp_new();
+    int a = milp_var(m, 0, 1, -10, 1);
+    int b = milp_var(m, 0, 1, -13, 1);
+    int c = milp_var(m, 0, 1, -7, 1);
+    int idx[3] = {a, b, c};
+    double w[3] = {4, 6, 3};
+    milp_row(m, -MILP_INF, 9, 3, idx, w);
+    double start[3] = {0, 1, 1};
+    milp_start(m, start);
+    milp_result r;
+    sw_err e = {0};
+    IS_INT(milp_solve(m, NULL, &r, &e), 0, "solves (%s)", e.msg);
+    IS_INT(r.status, MILP_OPTIMAL, "optimal");
+    IS_NUM(r.objective, -20, 1e-9, "the start's -20");
+    IS_NUM(r.bound, -20, 1e-9, "bound = objective");
+    IS_NUM(r.gap, 0, 1e-12, "no gap");
+    milp_free(m);
+}
+
 static const tap_test tests[] = {
+    {"optimal_start", optimal_start},
+    {"grows", grows},
     {"knapsack", knapsack},
     {"infeasible", infeasible},
     {"continuous_and_integer", continuous_and_integer},
