@@ -13,13 +13,6 @@ typedef struct sp_ev {
     int32_t x;
 } sp_ev;
 
-/* A resident storage as the eviction scan sees it, kept contiguous per
-   class so the Belady scan walks memory linearly. */
-typedef struct sp_ent {
-    double last_t; /* when its last use ended */
-    int32_t s;     /* storage */
-    int32_t nu;    /* next use position */
-} sp_ent;
 
 /* The fast evaluation path's state (see fast_eval), kept across calls. */
 typedef struct sp_fast {
@@ -95,7 +88,7 @@ struct swapplan {
     int32_t *cnt_eff;          /* per class: objects used (at most the class's storages) */
     uint8_t *heaped;           /* per class: its list is a heap (kept lazily: only once an
                                   eviction needs it; until then an unordered list) */
-    sp_ent *class_list;        /* flat resident lists */
+    uint64_t *class_list;      /* flat resident lists (heap keys, see ent_key) */
     int32_t *list_idx;         /* per storage: position in its class list */
     int32_t n_classes_cap;
     sp_ev *ev;
@@ -168,7 +161,7 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->persist = sw_calloc(nt, 1);
     sp->pin = sw_calloc(nt, sizeof(uint32_t));
     sp->cls_of = sw_malloc(nt * sizeof(int32_t));
-    sp->class_list = sw_malloc(nt * sizeof(sp_ent));
+    sp->class_list = sw_malloc(nt * sizeof(uint64_t));
     sp->list_idx = sw_malloc(nt * sizeof(int32_t));
     sp->rset = sw_malloc(nt * sizeof(int32_t));
     sp->fast = 1;
@@ -384,26 +377,35 @@ static inline int push_ev(swapplan *sp, int kind, int32_t x)
 }
 
 /* Each class's resident storages form a max-heap on (next use, then lowest
-   id): Belady's victim is at the top, unless the threshold excludes it. */
-static int ent_before(const sp_ent *x, const sp_ent *y)
-{
-    return x->nu > y->nu || (x->nu == y->nu && x->s < y->s);
-}
+   id): Belady's victim is at the top, unless the threshold excludes it.
+   An entry is one 64-bit key, next use in the high half and the
+   complement of the storage in the low half, so the order is one unsigned
+   comparison (a larger key comes first) and the storage is in the key;
+   its last use is last_use_t[s]. */
+typedef uint64_t sp_key;
 
-static void heap_put(swapplan *sp, int32_t at, sp_ent e)
+static inline sp_key ent_key(int32_t s, int32_t nu)
+{
+    return ((sp_key)(uint32_t)nu << 32) | (sp_key)(UINT32_MAX - (uint32_t)s);
+}
+static inline int32_t key_s(sp_key k) { return (int32_t)(UINT32_MAX - (uint32_t)k); }
+static inline int32_t key_nu(sp_key k) { return (int32_t)(k >> 32); }
+
+static inline void heap_put(swapplan *sp, int32_t at, sp_key e)
 {
     sp->class_list[at] = e;
-    sp->list_idx[e.s] = at;
+    sp->list_idx[key_s(e)] = at;
 }
 
 static void heap_up(swapplan *sp, int32_t base, int32_t i)
 {
-    sp_ent e = sp->class_list[base + i];
+    sp_key *h = sp->class_list + base;
+    sp_key e = h[i];
     while (i > 0) {
         int32_t p = (i - 1) / 2;
-        if (!ent_before(&e, &sp->class_list[base + p]))
+        if (e <= h[p])
             break;
-        heap_put(sp, base + i, sp->class_list[base + p]);
+        heap_put(sp, base + i, h[p]);
         i = p;
     }
     heap_put(sp, base + i, e);
@@ -411,31 +413,31 @@ static void heap_up(swapplan *sp, int32_t base, int32_t i)
 
 static void heap_down(swapplan *sp, int32_t base, int32_t n, int32_t i)
 {
-    sp_ent e = sp->class_list[base + i];
+    sp_key *h = sp->class_list + base;
+    sp_key e = h[i];
     for (;;) {
-        int32_t l = 2 * i + 1, m = -1;
+        int32_t l = 2 * i + 1, m;
         if (l >= n)
             break;
         m = l;
-        if (l + 1 < n && ent_before(&sp->class_list[base + l + 1], &sp->class_list[base + l]))
+        if (l + 1 < n && h[l + 1] > h[l])
             m = l + 1;
-        if (!ent_before(&sp->class_list[base + m], &e))
+        if (h[m] <= e)
             break;
-        heap_put(sp, base + i, sp->class_list[base + m]);
+        heap_put(sp, base + i, h[m]);
         i = m;
     }
     heap_put(sp, base + i, e);
 }
 
-/* change the key of resident s */
-static void ent_update(swapplan *sp, int32_t s, int32_t nu, double last_t)
+/* change the key of resident s (its last use is last_use_t[s]) */
+static void ent_update(swapplan *sp, int32_t s, int32_t nu)
 {
     int32_t c = sp->cls_of[s], base = sp->class_off[c];
     int32_t i = sp->list_idx[s] - base;
-    sp_ent *e = &sp->class_list[base + i];
-    int up = nu > e->nu;
-    e->nu = nu;
-    e->last_t = last_t;
+    sp_key *e = &sp->class_list[base + i];
+    int up = nu > key_nu(*e);
+    *e = ent_key(s, nu);
     if (!sp->heaped[c])
         return;
     if (up)
@@ -448,8 +450,7 @@ static void list_add(swapplan *sp, int32_t s, int32_t nu)
 {
     int32_t c = sp->cls_of[s], base = sp->class_off[c];
     int32_t i = sp->class_n[c]++;
-    sp_ent e = {sp->last_use_t[s], s, nu};
-    heap_put(sp, base + i, e);
+    heap_put(sp, base + i, ent_key(s, nu));
     if (sp->heaped[c])
         heap_up(sp, base, i);
 }
@@ -507,7 +508,7 @@ static int need(swapplan *sp, int32_t s, int32_t pos, double now, double thresho
        walk the heap in key order (best-first over a small frontier) until an
        entry old enough appears. Pinned entries sort last. */
     int32_t base = sp->class_off[c], n = sp->class_n[c];
-    const sp_ent *h = sp->class_list + base;
+    const sp_key *h = sp->class_list + base;
     /* walk the heap in key order (best-first over a small frontier): the
        first entry not used by the current op and old enough is the victim;
        failing that, the first not used by the current op */
@@ -518,15 +519,16 @@ static int need(swapplan *sp, int32_t s, int32_t pos, double now, double thresho
     for (int steps = 0; nf > 0 && steps < 8192; steps++) {
         int32_t bi = 0;
         for (int32_t k = 1; k < nf; k++)
-            if (ent_before(&h[fr[k]], &h[fr[bi]]))
+            if (h[fr[k]] > h[fr[bi]])
                 bi = k;
         int32_t i = fr[bi];
         fr[bi] = fr[--nf];
-        if (sp->pin[h[i].s] != sp->epoch) {
+        int32_t hs = key_s(h[i]);
+        if (sp->pin[hs] != sp->epoch) {
             if (any < 0)
-                any = h[i].s;
-            if (h[i].last_t <= limit) {
-                best = h[i].s;
+                any = hs;
+            if (sp->last_use_t[hs] <= limit) {
+                best = hs;
                 break;
             }
         }
@@ -640,7 +642,7 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
                     sp->class_free[sp->cls_of[s]]++;
                 }
             } else if (sp->resident[s] && sp->cls_of[s] >= 0) {
-                ent_update(sp, s, next_use(sp, s), end);
+                ent_update(sp, s, next_use(sp, s));
             }
         }
         for (int32_t k = sp->hf_off[i]; k < sp->hf_off[i + 1]; k++) {
