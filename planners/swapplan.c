@@ -70,6 +70,9 @@ struct swapplan {
     sp_sizes sz;
     int32_t nt, no;
     double h2d_bw;
+    double *lim;               /* per storage: threshold x bytes / h2d_bw, how long ago a
+                                  victim must have been used (s), for threshold lim_thr */
+    double lim_thr;            /* the threshold lim holds (NAN: none yet) */
     /* per call */
     int32_t *pos_of_op;
     double *t_at;              /* compute time before position i (n + 1) */
@@ -142,6 +145,7 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->nt = g->n_tensors;
     sp->no = g->n_ops;
     sp->h2d_bw = g->device.h2d_bw;
+    sp->lim_thr = NAN;
     size_t nt = (size_t)sp->nt + 1, no = (size_t)sp->no + 1;
     sp->sz.size = sw_malloc(nt * sizeof *sp->sz.size);
     sp->sz.of = sw_malloc(nt * sizeof *sp->sz.of);
@@ -168,7 +172,8 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->tflag = sw_malloc(nt);
     sp->held = sw_malloc(nt * sizeof(int32_t));
     sp->op_time = sw_malloc(no * sizeof(double));
-    if (!sp->tflag || !sp->held || !sp->op_time) {
+    sp->lim = sw_malloc(nt * sizeof(double));
+    if (!sp->tflag || !sp->held || !sp->op_time || !sp->lim) {
         swapplan_free(sp);
         return NULL;
     }
@@ -280,6 +285,7 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->tflag);
     sw_free(sp->held);
     sw_free(sp->op_time);
+    sw_free(sp->lim);
     sp_fast *f = &sp->f;
     sw_free(f->bres);
     sw_free(f->bhv);
@@ -490,8 +496,7 @@ static int32_t next_use(const swapplan *sp, int32_t s)
 }
 
 /* Make room for s in its class: evict by Belady. Returns 0, or SW_ENOFIT. */
-static int need(swapplan *sp, int32_t s, int32_t pos, double now, double threshold, int record,
-                int pass2)
+static int need(swapplan *sp, int32_t s, int32_t pos, double now, int record, int pass2)
 {
     int32_t c = sp->cls_of[s];
     if (c < 0)
@@ -503,7 +508,7 @@ static int need(swapplan *sp, int32_t s, int32_t pos, double now, double thresho
     }
     if (!sp->heaped[c])
         heapify(sp, c);
-    double limit = now - threshold * (double)sp->g->bytes[s] / sp->h2d_bw;
+    double limit = now - sp->lim[s]; /* now - threshold * bytes / h2d_bw */
     /* the top is Belady's choice; if it was used too recently, look deeper:
        walk the heap in key order (best-first over a small frontier) until an
        entry old enough appears. Pinned entries sort last. */
@@ -563,7 +568,7 @@ static int need(swapplan *sp, int32_t s, int32_t pos, double now, double thresho
 }
 
 /* One pass over the schedule. pass2: R (in_r) is resident at start. */
-static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double threshold, int pass2)
+static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, int pass2)
 {
     const graph_profile *g = sp->g;
     int32_t nt = sp->nt;
@@ -608,7 +613,7 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
             int32_t s = g->acc[k];
             if ((g->acc_flag[k] & GA_CREATE) || sp->resident[s])
                 continue;
-            rc = need(sp, s, i, now, threshold, pass2, pass2);
+            rc = need(sp, s, i, now, pass2, pass2);
             if (!rc && pass2)
                 rc = push_ev(sp, TASK_SWAP_IN, s);
             sp->resident[s] = 1;
@@ -617,7 +622,7 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
             int32_t s = g->acc[k];
             if (!(g->acc_flag[k] & GA_CREATE))
                 continue;
-            rc = need(sp, s, i, now, threshold, pass2, pass2);
+            rc = need(sp, s, i, now, pass2, pass2);
             sp->resident[s] = 1;
             sp->host_valid[s] = 0;
         }
@@ -819,31 +824,37 @@ static inline void fast_join(int32_t *dst, const int32_t *src)
             dst[s] = src[s];
 }
 
-/* the builder's choose(): at most two candidates not implied by vc */
+/* the builder's choose(): at most two candidates not implied by vc.
+   cand[s] is on stream s (fast_cand files it there). */
 static inline void fast_choose(const sp_fast *f, int32_t *vc, const int64_t *cand, int32_t *out)
 {
-    int64_t c[3], keep[3];
-    int nc = 0, nk = 0;
-    for (int s = 0; s < STREAM__COUNT; s++)
-        if (cand[s] >= 0)
-            c[nc++] = cand[s];
-    for (int i = 0; i < nc; i++) {
-        int32_t ce = fref_ev(c[i]);
-        if (vc[f->ev_st[ce]] < fast_pos(f, fref_pass(c[i]), ce))
-            keep[nk++] = c[i];
+    int64_t keep[3];
+    int32_t kpos[3];
+    int ks[3], nk = 0;
+    for (int s = 0; s < STREAM__COUNT; s++) {
+        if (cand[s] < 0)
+            continue;
+        int32_t ce = fref_ev(cand[s]);
+        int32_t pos = fref_pass(cand[s]) * f->n_s[s] + f->stream_idx[ce];
+        if (vc[s] < pos) {
+            keep[nk] = cand[s];
+            kpos[nk] = pos;
+            ks[nk++] = s;
+        }
     }
+    out[0] = out[1] = -1;
+    if (nk == 0)
+        return;
     if (nk == 2) {
         const int32_t *v0 = fast_vc(f, fref_pass(keep[0]), fref_ev(keep[0]));
         const int32_t *v1 = fast_vc(f, fref_pass(keep[1]), fref_ev(keep[1]));
-        int32_t e0 = fref_ev(keep[0]), e1 = fref_ev(keep[1]);
-        if (v0[f->ev_st[e1]] >= fast_pos(f, fref_pass(keep[1]), e1))
+        if (v0[ks[1]] >= kpos[1])
             nk = 1;
-        else if (v1[f->ev_st[e0]] >= fast_pos(f, fref_pass(keep[0]), e0)) {
+        else if (v1[ks[0]] >= kpos[0]) {
             keep[0] = keep[1];
             nk = 1;
         }
     }
-    out[0] = out[1] = -1;
     for (int i = 0; i < nk; i++) {
         fast_join(vc, fast_vc(f, fref_pass(keep[i]), fref_ev(keep[i])));
         out[i] = fref_ev(keep[i]);
@@ -1479,11 +1490,17 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         return sw_fail(err, SW_ENOFIT, "does not fit: the pool needs %lld bytes, %lld available",
                        (long long)pool, (long long)sp->pool_bytes);
     }
+    /* the eviction threshold per storage, kept while the threshold is the same */
+    if (memcmp(&threshold, &sp->lim_thr, sizeof threshold)) {
+        for (int32_t s = 0; s < nt; s++)
+            sp->lim[s] = threshold * (double)g->bytes[s] / sp->h2d_bw;
+        sp->lim_thr = threshold;
+    }
     /* pass 1: nothing resident at start; the parameters resident at its end
        are the initially resident set */
     sp->n_ev = 0;
     memset(sp->in_r, 0, (size_t)nt);
-    int rc = walk(sp, schedule, al, threshold, 0);
+    int rc = walk(sp, schedule, al, 0);
     if (rc) {
         return rc == SW_ENOFIT ? sw_fail(err, SW_ENOFIT, "does not fit: %s", sp->why)
                                : sw_fail(err, rc, "out of memory");
@@ -1492,7 +1509,7 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         sp->in_r[s] = (sp->tflag[s] & (TF_ROOT | TF_PERSIST)) == (TF_ROOT | TF_PERSIST) &&
                       sp->resident[s];
     /* pass 2: that set resident at start; pressure it causes drops members */
-    rc = walk(sp, schedule, al, threshold, 1);
+    rc = walk(sp, schedule, al, 1);
     if (rc) {
         return rc == SW_ENOFIT ? sw_fail(err, SW_ENOFIT, "does not fit: %s", sp->why)
                                : sw_fail(err, rc, "out of memory");

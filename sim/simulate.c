@@ -440,7 +440,7 @@ static inline void start_compute(run_state *rs, const sim_qt *q, int k, double g
 
 /* Start copy (or drop) task t of iteration k on stream st; a zero-time task
    (a drop) completes at once, and then 1 is returned. */
-static inline int start_copy(run_state *rs, int st, const sim_qt *q, int k)
+static inline int start_copy(run_state *rs, int st, const sim_qt *q, int k, int tr)
 {
     copy_state *c = &rs->cp[st - 1];
     int32_t t = q->t;
@@ -457,7 +457,7 @@ static inline int start_copy(run_state *rs, int st, const sim_qt *q, int k)
         c->phase = 0;
         *fin_at(rs, k, t) = rs->now;
         rs->mem -= c->freeb;
-        if (rs->trace && k >= rs->tr_from && k <= rs->tr_to)
+        if (tr && k >= rs->tr_from && k <= rs->tr_to)
             rs->trace(rs->trace_ud, k, t, st, rs->now, rs->now, rs->mem);
         advance_head(rs, st);
         return 1;
@@ -472,7 +472,7 @@ static inline int start_copy(run_state *rs, int st, const sim_qt *q, int k)
    stream's iteration and no other stream's state, so a round after it
    would start nothing (every stream that started is busy, and every other
    one is blocked as before). */
-static inline void start_ready_tasks(run_state *rs)
+static inline void start_ready_tasks(run_state *rs, int tr)
 {
     const sim_prog *s = rs->s;
     int again;
@@ -506,13 +506,13 @@ static inline void start_ready_tasks(run_state *rs)
             rs->mem += q->alloc;
             if (rs->mem > rs->peak)
                 rs->peak = rs->mem;
-            if (rs->trace && q->alloc && k >= rs->tr_from && k <= rs->tr_to)
+            if (tr && q->alloc && k >= rs->tr_from && k <= rs->tr_to)
                 /* the memory level only */
                 rs->trace(rs->trace_ud, k, -1, st, rs->now, rs->now, rs->mem);
             if (st == STREAM_COMPUTE)
                 start_compute(rs, q, k, gate, gate_task);
             else
-                again |= start_copy(rs, st, q, k);
+                again |= start_copy(rs, st, q, k, tr);
         }
     } while (again);
 }
@@ -578,7 +578,7 @@ static inline void detect_steady_state(run_state *rs, int k)
    look for the steady state. Returns 1 when the simulation is over
    (steady, or max_iters iterations done): the compute stream stops there
    and the other streams finish nothing more. */
-static inline int complete_compute(run_state *rs)
+static inline int complete_compute(run_state *rs, int tr)
 {
     const sim_prog *s = rs->s;
     if (!rs->comp_busy || rs->comp_end > rs->now)
@@ -587,7 +587,7 @@ static inline int complete_compute(run_state *rs)
     *fin_at(rs, rs->comp_iter, rs->comp_task) = rs->now;
     rs->mem -= rs->comp_freeb;
     rs->idle_since = rs->now;
-    if (rs->trace && rs->comp_iter >= rs->tr_from && rs->comp_iter <= rs->tr_to)
+    if (tr && rs->comp_iter >= rs->tr_from && rs->comp_iter <= rs->tr_to)
         rs->trace(rs->trace_ud, rs->comp_iter, rs->comp_task, STREAM_COMPUTE, rs->comp_start,
                   rs->now, rs->mem);
     advance_head(rs, STREAM_COMPUTE);
@@ -604,7 +604,7 @@ static inline int complete_compute(run_state *rs)
 
 /* Copies whose latency phase ends now enter the transfer phase; copies
    whose transfer ends now complete (h2d, then d2h). */
-static inline void complete_copies(run_state *rs)
+static inline void complete_copies(run_state *rs, int tr)
 {
     for (int c = 0; c < 2; c++) {
         copy_state *x = &rs->cp[c];
@@ -621,7 +621,7 @@ static inline void complete_copies(run_state *rs)
             rs->mem -= x->freeb;
             if (x->iter < rs->max_iters)
                 rs->busy[(size_t)x->iter * 2 + (size_t)c] += rs->now - x->start;
-            if (rs->trace && x->iter >= rs->tr_from && x->iter <= rs->tr_to)
+            if (tr && x->iter >= rs->tr_from && x->iter <= rs->tr_to)
                 rs->trace(rs->trace_ud, x->iter, x->task, st, x->start, rs->now, rs->mem);
             advance_head(rs, st);
         }
@@ -673,6 +673,28 @@ static void fill_result(run_state *rs, sim_result *r)
     r->steady = rs->converged;
     r->period = period;
     r->tasks_simulated = rs->tasks;
+}
+
+/* The simulation proper. Each step: start what can start, then move to
+   the next completion (ties: completions before starts, compute before h2d
+   before d2h). tr: a trace is written (a constant in each of the two
+   copies the compiler makes, so the untraced loop has no trace checks). */
+static inline int run_loop(run_state *rs, int tr, sw_err *err)
+{
+    for (;;) {
+        start_ready_tasks(rs, tr);
+        update_rates(rs);
+        if (!rs->comp_busy && !rs->cp[0].phase && !rs->cp[1].phase) {
+            if (!rs->converged && rs->it[STREAM_COMPUTE] < rs->max_iters)
+                return report_deadlock(rs, err);
+            return 0;
+        }
+        advance_time(rs);
+        if (complete_compute(rs, tr))
+            return 0;
+        complete_copies(rs, tr);
+        update_rates(rs);
+    }
 }
 
 struct sim_ws {
@@ -744,7 +766,6 @@ int sim_run_ws(const sim_prog *s, const sim_opts *o, sim_ws *w, sim_result *r, s
     rs.busy = w->busy;
     memset(rs.stall, 0, iters * 3 * sizeof *rs.stall);
     memset(rs.busy, 0, iters * 2 * sizeof *rs.busy);
-    int rc = 0;
     rs.trace = o ? o->trace : NULL;
     rs.trace_ud = o ? o->trace_ud : NULL;
     rs.tr_from = o ? o->trace_from : 0;
@@ -756,22 +777,7 @@ int sim_run_ws(const sim_prog *s, const sim_opts *o, sim_ws *w, sim_result *r, s
     for (int st = 0; st < STREAM__COUNT; st++)
         if (s->n_sq[st] == 0)
             rs.it[st] = rs.max_iters + LEAD + 1; /* never runs */
-    /* each step: start what can start, then move to the next completion
-       (ties: completions before starts, compute before h2d before d2h) */
-    for (;;) {
-        start_ready_tasks(&rs);
-        update_rates(&rs);
-        if (!rs.comp_busy && !rs.cp[0].phase && !rs.cp[1].phase) {
-            if (!rs.converged && rs.it[STREAM_COMPUTE] < rs.max_iters)
-                rc = report_deadlock(&rs, err);
-            break;
-        }
-        advance_time(&rs);
-        if (complete_compute(&rs))
-            break;
-        complete_copies(&rs);
-        update_rates(&rs);
-    }
+    int rc = rs.trace ? run_loop(&rs, 1, err) : run_loop(&rs, 0, err);
     if (!rc)
         fill_result(&rs, r);
     return rc;
