@@ -790,19 +790,19 @@ static inline void fpool_append(sp_fast *f, int32_t c, int32_t obj)
     f->qn[c]++;
 }
 
-static inline void fast_cand(const sp_fast *f, int64_t *intra, int64_t *carried, int p, int st,
-                             int64_t ref)
+/* A candidate edge from ref to an event on stream st, filed per stream in
+   cand: pass 0 files its own events (the intra-iteration edges), pass 1
+   only pass 0's (the edges from the previous iteration; its own events'
+   edges are pass 0's). */
+static inline void fast_cand(const sp_fast *f, int64_t *cand, int p, int st, int64_t ref)
 {
-    if (ref < 0)
+    if (ref < 0 || (p == 1 && fref_pass(ref) == 1))
         return;
-    int rp = fref_pass(ref);
     int32_t re = fref_ev(ref);
     int s = f->ev_st[re];
     if (s == st)
         return; /* implied by stream order */
-    int64_t *slot = rp == p ? &intra[s] : rp == p - 1 ? &carried[s] : NULL;
-    if (!slot)
-        return;
+    int64_t *slot = &cand[s];
     if (*slot < 0 || f->stream_idx[fref_ev(*slot)] < f->stream_idx[re])
         *slot = ref;
 }
@@ -878,7 +878,7 @@ static inline void fast_release(sp_fast *f, const swapplan *sp, int p, int32_t s
 /* The builder's process_pass from event e0 on: pass 0 places and picks
    the intra-iteration edges, pass 1 the edges from the previous iteration.
    last_in_stream (per stream, the last event processed, -1) is updated. */
-static int fast_pass(swapplan *sp, int p, int32_t e0, int32_t *last_in_stream)
+static inline int fast_pass(swapplan *sp, const int p, int32_t e0, int32_t *last_in_stream)
 {
     sp_fast *f = &sp->f;
     const graph_profile *g = sp->g;
@@ -887,8 +887,7 @@ static int fast_pass(swapplan *sp, int p, int32_t e0, int32_t *last_in_stream)
         int kind = sp->ev[e].kind;
         int32_t x = sp->ev[e].x;
         int st = f->ev_st[e];
-        int64_t intra[STREAM__COUNT] = {FREF_NONE, FREF_NONE, FREF_NONE};
-        int64_t carried[STREAM__COUNT] = {FREF_NONE, FREF_NONE, FREF_NONE};
+        int64_t cand[STREAM__COUNT] = {FREF_NONE, FREF_NONE, FREF_NONE};
         int64_t me = fref(p, e);
         for (int32_t k = f->place_off[e]; k < f->place_off[e + 1]; k++) {
             int32_t r = f->place_res[k], s = f->res_s[r];
@@ -922,7 +921,7 @@ static int fast_pass(swapplan *sp, int p, int32_t e0, int32_t *last_in_stream)
                 int64_t *tag = &f->obj_tag[f->obj_base[c] + f->res_obj[r]];
                 if (*tag == FREF_LIVE)
                     return FAST_DECLINE;
-                fast_cand(f, intra, carried, p, st, *tag);
+                fast_cand(f, cand, p, st, *tag);
                 *tag = FREF_LIVE;
             }
             f->cur_res[s] = r;
@@ -931,9 +930,9 @@ static int fast_pass(swapplan *sp, int p, int32_t e0, int32_t *last_in_stream)
             if (kind == TASK_SWAP_IN) {
                 int64_t co = f->copyout_ref[s];
                 if (co >= 0 && fref_pass(co) == p)
-                    fast_cand(f, intra, carried, p, st, co);
+                    fast_cand(f, cand, p, st, co);
                 else if (sp->tflag[s] & TF_PERSIST)
-                    fast_cand(f, intra, carried, p, st, co);
+                    fast_cand(f, cand, p, st, co);
                 else if (!(sp->tflag[s] & TF_EXTERNAL))
                     return FAST_DECLINE;
             }
@@ -943,14 +942,14 @@ static int fast_pass(swapplan *sp, int p, int32_t e0, int32_t *last_in_stream)
                 if (g->acc_flag[k] & GA_CREATE)
                     continue;
                 int32_t s = g->acc[k];
-                fast_cand(f, intra, carried, p, st, f->place_ref[s]);
+                fast_cand(f, cand, p, st, f->place_ref[s]);
                 f->user_ref[s] = me;
             }
         } else if (kind == TASK_SWAP_OUT || kind == TASK_DROP) {
             if (f->cur_res[x] < 0)
                 return FAST_DECLINE;
-            fast_cand(f, intra, carried, p, st, f->user_ref[x]);
-            fast_cand(f, intra, carried, p, st, f->place_ref[x]);
+            fast_cand(f, cand, p, st, f->user_ref[x]);
+            fast_cand(f, cand, p, st, f->place_ref[x]);
             fast_release(f, sp, p, x, me);
             if (kind == TASK_SWAP_OUT)
                 f->copyout_ref[x] = me;
@@ -966,18 +965,22 @@ static int fast_pass(swapplan *sp, int p, int32_t e0, int32_t *last_in_stream)
         else
             vc[0] = vc[1] = vc[2] = -1;
         if (p == 0) {
-            fast_choose(f, vc, intra, f->dep + 2 * (size_t)e);
+            fast_choose(f, vc, cand, f->dep + 2 * (size_t)e);
         } else {
             for (size_t i = 0; i < 2; i++)
                 if (f->dep[2 * (size_t)e + i] >= 0)
                     fast_join(vc, fast_vc(f, 1, f->dep[2 * (size_t)e + i]));
-            fast_choose(f, vc, carried, f->pdep + 2 * (size_t)e);
+            fast_choose(f, vc, cand, f->pdep + 2 * (size_t)e);
         }
         vc[st] = fast_pos(f, p, e);
         last_in_stream[st] = e;
     }
     return 0;
 }
+
+/* fast_pass for each pass, so each is compiled for its constant p */
+static int fast_pass0(swapplan *sp, int32_t e0, int32_t *lis) { return fast_pass(sp, 0, e0, lis); }
+static int fast_pass1(swapplan *sp, int32_t *lis) { return fast_pass(sp, 1, 0, lis); }
 
 /* The builder's recording checks and pb_end_iteration, replayed on the
    planner's tasks: appends the end-of-iteration tasks to sp->ev. */
@@ -1202,7 +1205,7 @@ static int fast_attempt(swapplan *sp, const sp_alloc *al)
     }
     for (int st = 0; st < STREAM__COUNT; st++)
         f->lis[st] = -1;
-    return fast_pass(sp, 0, 0, f->lis);
+    return fast_pass0(sp, 0, f->lis);
 }
 
 /* Save (save = 1) or restore the state pass 0 leaves after the first
@@ -1291,7 +1294,7 @@ static int fast_resume(swapplan *sp, int32_t n_orig)
         if (f->final_res[f->rset[i]] < 0)
             return FAST_DECLINE;
     fast_snapshot(sp, 0);
-    return fast_pass(sp, 0, n_orig, f->lis);
+    return fast_pass0(sp, n_orig, f->lis);
 }
 
 /* Evaluate: the builder's plan, compiled and simulated, without the plan.
@@ -1336,7 +1339,7 @@ static int fast_eval(swapplan *sp, sim_result *r, sw_err *err, const sp_alloc *a
         rc = FAST_DECLINE;
     if (!rc) {
         int32_t lis[STREAM__COUNT] = {-1, -1, -1};
-        rc = fast_pass(sp, 1, 0, lis);
+        rc = fast_pass1(sp, lis);
     }
     if (rc) {
         sp->n_ev = n_ev0;
