@@ -437,7 +437,7 @@ static void heap_down(swapplan *sp, int32_t base, int32_t n, int32_t i)
 }
 
 /* change the key of resident s (its last use is last_use_t[s]) */
-static void ent_update(swapplan *sp, int32_t s, int32_t nu)
+static inline void ent_update(swapplan *sp, int32_t s, int32_t nu)
 {
     int32_t c = sp->cls_of[s], base = sp->class_off[c];
     int32_t i = sp->list_idx[s] - base;
@@ -452,7 +452,7 @@ static void ent_update(swapplan *sp, int32_t s, int32_t nu)
         heap_down(sp, base, sp->class_n[c], i);
 }
 
-static void list_add(swapplan *sp, int32_t s, int32_t nu)
+static inline void list_add(swapplan *sp, int32_t s, int32_t nu)
 {
     int32_t c = sp->cls_of[s], base = sp->class_off[c];
     int32_t i = sp->class_n[c]++;
@@ -461,7 +461,7 @@ static void list_add(swapplan *sp, int32_t s, int32_t nu)
         heap_up(sp, base, i);
 }
 
-static void list_remove(swapplan *sp, int32_t s)
+static inline void list_remove(swapplan *sp, int32_t s)
 {
     int32_t c = sp->cls_of[s], base = sp->class_off[c];
     int32_t i = sp->list_idx[s] - base, last = --sp->class_n[c];
@@ -485,7 +485,7 @@ static void heapify(swapplan *sp, int32_t c)
 
 /* next use position of s after the current one (persistent: wraps into the
    next iteration; none: INT32_MAX) */
-static int32_t next_use(const swapplan *sp, int32_t s)
+static inline int32_t next_use(const swapplan *sp, int32_t s)
 {
     int32_t k = sp->use_off[s] + sp->next_idx[s];
     if (k < sp->use_off[s + 1])
