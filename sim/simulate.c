@@ -322,7 +322,7 @@ static inline void rerate(const sim_prog *s, copy_state *cp, int *rated_both, do
    below are static inline: the loop they form is the GA's inner loop. */
 typedef struct run_state {
     const sim_prog *s;
-    size_t n;                   /* s->n, the length of a fin row */
+    double *row[RING];          /* the rows of fin: row[k % RING] for iteration k */
     sim_trace_fn trace;         /* NULL: no trace */
     void *trace_ud;
     int tr_from, tr_to;         /* iterations traced (inclusive) */
@@ -358,7 +358,7 @@ typedef struct run_state {
 /* The finish time of task t in iteration k >= 0 (a slot of the ring). */
 static inline double *fin_at(const run_state *rs, int k, int32_t t)
 {
-    return &rs->fin[((size_t)k % RING) * rs->n + (size_t)t];
+    return rs->row[(unsigned)k % RING] + t;
 }
 
 /* Stream st's head task finished (or started, for a zero-time one): the
@@ -452,7 +452,11 @@ static inline int start_copy(run_state *rs, int st, const sim_qt *q, int k, int 
     c->lat_end = rs->now + q->dur;
     c->phase = q->dur > 0 ? 1 : 2;
     c->fresh = c->phase == 2;
-    rs->phases_changed = 1;
+    /* a copy entering its latency phase changes no transfer rate (the
+       rates were brought up to date before this start): rerate would do
+       nothing */
+    if (c->phase == 2)
+        rs->phases_changed = 1;
     if (c->phase == 2 && c->rem <= 0) {
         c->phase = 0;
         *fin_at(rs, k, t) = rs->now;
@@ -753,7 +757,6 @@ int sim_run_ws(const sim_prog *s, const sim_opts *o, sim_ws *w, sim_result *r, s
     run_state rs;
     memset(&rs, 0, sizeof rs);
     rs.s = s;
-    rs.n = (size_t)s->n;
     rs.max_iters = o && o->max_iters > 0 ? o->max_iters : 64;
     if (rs.max_iters > MAX_TRACK)
         rs.max_iters = MAX_TRACK;
@@ -761,6 +764,8 @@ int sim_run_ws(const sim_prog *s, const sim_opts *o, sim_ws *w, sim_result *r, s
     if (ws_reserve(w, (size_t)RING * ((size_t)s->n + 1), iters))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     rs.fin = w->fin;
+    for (int i = 0; i < RING; i++)
+        rs.row[i] = rs.fin + (size_t)i * (size_t)s->n;
     rs.C = w->C;
     rs.stall = w->stall;
     rs.busy = w->busy;
