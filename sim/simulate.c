@@ -681,8 +681,8 @@ static void fill_result(run_state *rs, sim_result *r)
 
 /* The simulation proper. Each step: start what can start, then move to
    the next completion (ties: completions before starts, compute before h2d
-   before d2h). tr: a trace is written (a constant in each of the two
-   copies the compiler makes, so the untraced loop has no trace checks). */
+   before d2h). tr: a trace is written (a flag the loop's checks test
+   instead of loading the callback each time). */
 static inline int run_loop(run_state *rs, int tr, sw_err *err)
 {
     for (;;) {
