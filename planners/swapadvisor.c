@@ -43,7 +43,7 @@ void sa_schedule_crossover(const int32_t *s1, const int32_t *s2, int32_t n, int3
 struct sa_sched_scratch {
     int32_t n;
     int32_t *indeg, *pos;   /* in-degree; position in the input schedule */
-    int32_t *heap, *at;     /* ready nodes, min-heap by pos; at[node] = heap index */
+    int32_t *heap;          /* ready nodes' positions in the input schedule, a min-heap */
     int32_t hn;
 };
 
@@ -57,8 +57,7 @@ sa_sched_scratch *sa_sched_scratch_new(const graph_profile *g)
     s->indeg = sw_malloc(n * sizeof(int32_t));
     s->pos = sw_malloc(n * sizeof(int32_t));
     s->heap = sw_malloc(n * sizeof(int32_t));
-    s->at = sw_malloc(n * sizeof(int32_t));
-    if (!s->indeg || !s->pos || !s->heap || !s->at) {
+    if (!s->indeg || !s->pos || !s->heap) {
         sa_sched_scratch_free(s);
         return NULL;
     }
@@ -72,63 +71,62 @@ void sa_sched_scratch_free(sa_sched_scratch *s)
     sw_free(s->indeg);
     sw_free(s->pos);
     sw_free(s->heap);
-    sw_free(s->at);
     sw_free(s);
 }
 
-static void hswap(sa_sched_scratch *s, int32_t i, int32_t j)
-{
-    int32_t a = s->heap[i], b = s->heap[j];
-    s->heap[i] = b;
-    s->heap[j] = a;
-    s->at[b] = i;
-    s->at[a] = j;
-}
-
+/* The ready set is a min-heap of positions in the input schedule (unique,
+   so no ties); the node at position q is in[q]. */
 static void hup(sa_sched_scratch *s, int32_t i)
 {
+    int32_t *h = s->heap, x = h[i];
     while (i > 0) {
         int32_t p = (i - 1) / 2;
-        if (s->pos[s->heap[p]] <= s->pos[s->heap[i]])
+        if (h[p] <= x)
             break;
-        hswap(s, i, p);
+        h[i] = h[p];
         i = p;
     }
+    h[i] = x;
 }
 
 static void hdown(sa_sched_scratch *s, int32_t i)
 {
+    int32_t *h = s->heap, x = h[i];
     for (;;) {
         int32_t l = 2 * i + 1, m = i;
-        if (l < s->hn && s->pos[s->heap[l]] < s->pos[s->heap[m]])
+        int32_t hm = x;
+        if (l < s->hn && h[l] < hm) {
             m = l;
-        if (l + 1 < s->hn && s->pos[s->heap[l + 1]] < s->pos[s->heap[m]])
+            hm = h[l];
+        }
+        if (l + 1 < s->hn && h[l + 1] < hm)
             m = l + 1;
         if (m == i)
             break;
-        hswap(s, i, m);
+        h[i] = h[m];
         i = m;
     }
+    h[i] = x;
 }
 
-static void hpush(sa_sched_scratch *s, int32_t v)
+static void hpush(sa_sched_scratch *s, int32_t q)
 {
-    s->heap[s->hn] = v;
-    s->at[v] = s->hn;
+    s->heap[s->hn] = q;
     s->hn++;
     hup(s, s->hn - 1);
 }
 
+/* remove the heap's element i; returns its position */
 static int32_t hremove(sa_sched_scratch *s, int32_t i)
 {
-    int32_t v = s->heap[i];
+    int32_t q = s->heap[i];
     s->hn--;
     if (i != s->hn) {
-        hswap(s, i, s->hn);
+        s->heap[i] = s->heap[s->hn];
         hdown(s, i);
         hup(s, i);
     }
-    return v;
+    return q;
 }
 
 void sa_schedule_mutate(const graph_profile *g, sa_sched_scratch *s, const int32_t *in, double p,
@@ -141,17 +139,17 @@ void sa_schedule_mutate(const graph_profile *g, sa_sched_scratch *s, const int32
     for (int32_t o = 0; o < n; o++) {
         s->indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
         if (!s->indeg[o])
-            hpush(s, o);
+            hpush(s, s->pos[o]);
     }
     for (int32_t k = 0; k < n; k++) {
         int32_t pick = 0; /* the ready node earliest in the input schedule */
         if (p > 0 && s->hn > 1 && gsl_rng_uniform(r) < p)
             pick = (int32_t)gsl_rng_uniform_int(r, (unsigned long)s->hn);
-        int32_t v = hremove(s, pick);
+        int32_t v = in[hremove(s, pick)];
         out[k] = v;
         for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
             if (--s->indeg[g->succ[e]] == 0)
-                hpush(s, g->succ[e]);
+                hpush(s, s->pos[g->succ[e]]);
     }
 }
 

@@ -13,13 +13,6 @@ typedef struct sp_ev {
     int32_t x;
 } sp_ev;
 
-/* A resident storage as the eviction scan sees it, kept contiguous per
-   class so the Belady scan walks memory linearly. */
-typedef struct sp_ent {
-    double last_t; /* when its last use ended */
-    int32_t s;     /* storage */
-    int32_t nu;    /* next use position */
-} sp_ent;
 
 /* The fast evaluation path's state (see fast_eval), kept across calls. */
 typedef struct sp_fast {
@@ -77,6 +70,9 @@ struct swapplan {
     sp_sizes sz;
     int32_t nt, no;
     double h2d_bw;
+    double *lim;               /* per storage: threshold x bytes / h2d_bw, how long ago a
+                                  victim must have been used (s), for threshold lim_thr */
+    double lim_thr;            /* the threshold lim holds (NAN: none yet) */
     /* per call */
     int32_t *pos_of_op;
     double *t_at;              /* compute time before position i (n + 1) */
@@ -95,7 +91,7 @@ struct swapplan {
     int32_t *cnt_eff;          /* per class: objects used (at most the class's storages) */
     uint8_t *heaped;           /* per class: its list is a heap (kept lazily: only once an
                                   eviction needs it; until then an unordered list) */
-    sp_ent *class_list;        /* flat resident lists */
+    uint64_t *class_list;      /* flat resident lists (heap keys, see ent_key) */
     int32_t *list_idx;         /* per storage: position in its class list */
     int32_t n_classes_cap;
     sp_ev *ev;
@@ -149,6 +145,7 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->nt = g->n_tensors;
     sp->no = g->n_ops;
     sp->h2d_bw = g->device.h2d_bw;
+    sp->lim_thr = NAN;
     size_t nt = (size_t)sp->nt + 1, no = (size_t)sp->no + 1;
     sp->sz.size = sw_malloc(nt * sizeof *sp->sz.size);
     sp->sz.of = sw_malloc(nt * sizeof *sp->sz.of);
@@ -168,14 +165,15 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->persist = sw_calloc(nt, 1);
     sp->pin = sw_calloc(nt, sizeof(uint32_t));
     sp->cls_of = sw_malloc(nt * sizeof(int32_t));
-    sp->class_list = sw_malloc(nt * sizeof(sp_ent));
+    sp->class_list = sw_malloc(nt * sizeof(uint64_t));
     sp->list_idx = sw_malloc(nt * sizeof(int32_t));
     sp->rset = sw_malloc(nt * sizeof(int32_t));
     sp->fast = 1;
     sp->tflag = sw_malloc(nt);
     sp->held = sw_malloc(nt * sizeof(int32_t));
     sp->op_time = sw_malloc(no * sizeof(double));
-    if (!sp->tflag || !sp->held || !sp->op_time) {
+    sp->lim = sw_malloc(nt * sizeof(double));
+    if (!sp->tflag || !sp->held || !sp->op_time || !sp->lim) {
         swapplan_free(sp);
         return NULL;
     }
@@ -287,6 +285,7 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->tflag);
     sw_free(sp->held);
     sw_free(sp->op_time);
+    sw_free(sp->lim);
     sp_fast *f = &sp->f;
     sw_free(f->bres);
     sw_free(f->bhv);
@@ -384,26 +383,35 @@ static inline int push_ev(swapplan *sp, int kind, int32_t x)
 }
 
 /* Each class's resident storages form a max-heap on (next use, then lowest
-   id): Belady's victim is at the top, unless the threshold excludes it. */
-static int ent_before(const sp_ent *x, const sp_ent *y)
-{
-    return x->nu > y->nu || (x->nu == y->nu && x->s < y->s);
-}
+   id): Belady's victim is at the top, unless the threshold excludes it.
+   An entry is one 64-bit key, next use in the high half and the
+   complement of the storage in the low half, so the order is one unsigned
+   comparison (a larger key comes first) and the storage is in the key;
+   its last use is last_use_t[s]. */
+typedef uint64_t sp_key;
 
-static void heap_put(swapplan *sp, int32_t at, sp_ent e)
+static inline sp_key ent_key(int32_t s, int32_t nu)
+{
+    return ((sp_key)(uint32_t)nu << 32) | (sp_key)(UINT32_MAX - (uint32_t)s);
+}
+static inline int32_t key_s(sp_key k) { return (int32_t)(UINT32_MAX - (uint32_t)k); }
+static inline int32_t key_nu(sp_key k) { return (int32_t)(k >> 32); }
+
+static inline void heap_put(swapplan *sp, int32_t at, sp_key e)
 {
     sp->class_list[at] = e;
-    sp->list_idx[e.s] = at;
+    sp->list_idx[key_s(e)] = at;
 }
 
 static void heap_up(swapplan *sp, int32_t base, int32_t i)
 {
-    sp_ent e = sp->class_list[base + i];
+    sp_key *h = sp->class_list + base;
+    sp_key e = h[i];
     while (i > 0) {
         int32_t p = (i - 1) / 2;
-        if (!ent_before(&e, &sp->class_list[base + p]))
+        if (e <= h[p])
             break;
-        heap_put(sp, base + i, sp->class_list[base + p]);
+        heap_put(sp, base + i, h[p]);
         i = p;
     }
     heap_put(sp, base + i, e);
@@ -411,31 +419,31 @@ static void heap_up(swapplan *sp, int32_t base, int32_t i)
 
 static void heap_down(swapplan *sp, int32_t base, int32_t n, int32_t i)
 {
-    sp_ent e = sp->class_list[base + i];
+    sp_key *h = sp->class_list + base;
+    sp_key e = h[i];
     for (;;) {
-        int32_t l = 2 * i + 1, m = -1;
+        int32_t l = 2 * i + 1, m;
         if (l >= n)
             break;
         m = l;
-        if (l + 1 < n && ent_before(&sp->class_list[base + l + 1], &sp->class_list[base + l]))
+        if (l + 1 < n && h[l + 1] > h[l])
             m = l + 1;
-        if (!ent_before(&sp->class_list[base + m], &e))
+        if (h[m] <= e)
             break;
-        heap_put(sp, base + i, sp->class_list[base + m]);
+        heap_put(sp, base + i, h[m]);
         i = m;
     }
     heap_put(sp, base + i, e);
 }
 
-/* change the key of resident s */
-static void ent_update(swapplan *sp, int32_t s, int32_t nu, double last_t)
+/* change the key of resident s (its last use is last_use_t[s]) */
+static inline void ent_update(swapplan *sp, int32_t s, int32_t nu)
 {
     int32_t c = sp->cls_of[s], base = sp->class_off[c];
     int32_t i = sp->list_idx[s] - base;
-    sp_ent *e = &sp->class_list[base + i];
-    int up = nu > e->nu;
-    e->nu = nu;
-    e->last_t = last_t;
+    sp_key *e = &sp->class_list[base + i];
+    int up = nu > key_nu(*e);
+    *e = ent_key(s, nu);
     if (!sp->heaped[c])
         return;
     if (up)
@@ -444,17 +452,16 @@ static void ent_update(swapplan *sp, int32_t s, int32_t nu, double last_t)
         heap_down(sp, base, sp->class_n[c], i);
 }
 
-static void list_add(swapplan *sp, int32_t s, int32_t nu)
+static inline void list_add(swapplan *sp, int32_t s, int32_t nu)
 {
     int32_t c = sp->cls_of[s], base = sp->class_off[c];
     int32_t i = sp->class_n[c]++;
-    sp_ent e = {sp->last_use_t[s], s, nu};
-    heap_put(sp, base + i, e);
+    heap_put(sp, base + i, ent_key(s, nu));
     if (sp->heaped[c])
         heap_up(sp, base, i);
 }
 
-static void list_remove(swapplan *sp, int32_t s)
+static inline void list_remove(swapplan *sp, int32_t s)
 {
     int32_t c = sp->cls_of[s], base = sp->class_off[c];
     int32_t i = sp->list_idx[s] - base, last = --sp->class_n[c];
@@ -478,7 +485,7 @@ static void heapify(swapplan *sp, int32_t c)
 
 /* next use position of s after the current one (persistent: wraps into the
    next iteration; none: INT32_MAX) */
-static int32_t next_use(const swapplan *sp, int32_t s)
+static inline int32_t next_use(const swapplan *sp, int32_t s)
 {
     int32_t k = sp->use_off[s] + sp->next_idx[s];
     if (k < sp->use_off[s + 1])
@@ -489,8 +496,7 @@ static int32_t next_use(const swapplan *sp, int32_t s)
 }
 
 /* Make room for s in its class: evict by Belady. Returns 0, or SW_ENOFIT. */
-static int need(swapplan *sp, int32_t s, int32_t pos, double now, double threshold, int record,
-                int pass2)
+static int need(swapplan *sp, int32_t s, int32_t pos, double now, int record, int pass2)
 {
     int32_t c = sp->cls_of[s];
     if (c < 0)
@@ -502,12 +508,12 @@ static int need(swapplan *sp, int32_t s, int32_t pos, double now, double thresho
     }
     if (!sp->heaped[c])
         heapify(sp, c);
-    double limit = now - threshold * (double)sp->g->bytes[s] / sp->h2d_bw;
+    double limit = now - sp->lim[s]; /* now - threshold * bytes / h2d_bw */
     /* the top is Belady's choice; if it was used too recently, look deeper:
        walk the heap in key order (best-first over a small frontier) until an
        entry old enough appears. Pinned entries sort last. */
     int32_t base = sp->class_off[c], n = sp->class_n[c];
-    const sp_ent *h = sp->class_list + base;
+    const sp_key *h = sp->class_list + base;
     /* walk the heap in key order (best-first over a small frontier): the
        first entry not used by the current op and old enough is the victim;
        failing that, the first not used by the current op */
@@ -518,15 +524,16 @@ static int need(swapplan *sp, int32_t s, int32_t pos, double now, double thresho
     for (int steps = 0; nf > 0 && steps < 8192; steps++) {
         int32_t bi = 0;
         for (int32_t k = 1; k < nf; k++)
-            if (ent_before(&h[fr[k]], &h[fr[bi]]))
+            if (h[fr[k]] > h[fr[bi]])
                 bi = k;
         int32_t i = fr[bi];
         fr[bi] = fr[--nf];
-        if (sp->pin[h[i].s] != sp->epoch) {
+        int32_t hs = key_s(h[i]);
+        if (sp->pin[hs] != sp->epoch) {
             if (any < 0)
-                any = h[i].s;
-            if (h[i].last_t <= limit) {
-                best = h[i].s;
+                any = hs;
+            if (sp->last_use_t[hs] <= limit) {
+                best = hs;
                 break;
             }
         }
@@ -561,7 +568,7 @@ static int need(swapplan *sp, int32_t s, int32_t pos, double now, double thresho
 }
 
 /* One pass over the schedule. pass2: R (in_r) is resident at start. */
-static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double threshold, int pass2)
+static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, int pass2)
 {
     const graph_profile *g = sp->g;
     int32_t nt = sp->nt;
@@ -606,7 +613,7 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
             int32_t s = g->acc[k];
             if ((g->acc_flag[k] & GA_CREATE) || sp->resident[s])
                 continue;
-            rc = need(sp, s, i, now, threshold, pass2, pass2);
+            rc = need(sp, s, i, now, pass2, pass2);
             if (!rc && pass2)
                 rc = push_ev(sp, TASK_SWAP_IN, s);
             sp->resident[s] = 1;
@@ -615,7 +622,7 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
             int32_t s = g->acc[k];
             if (!(g->acc_flag[k] & GA_CREATE))
                 continue;
-            rc = need(sp, s, i, now, threshold, pass2, pass2);
+            rc = need(sp, s, i, now, pass2, pass2);
             sp->resident[s] = 1;
             sp->host_valid[s] = 0;
         }
@@ -640,7 +647,7 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, double t
                     sp->class_free[sp->cls_of[s]]++;
                 }
             } else if (sp->resident[s] && sp->cls_of[s] >= 0) {
-                ent_update(sp, s, next_use(sp, s), end);
+                ent_update(sp, s, next_use(sp, s));
             }
         }
         for (int32_t k = sp->hf_off[i]; k < sp->hf_off[i + 1]; k++) {
@@ -783,19 +790,19 @@ static inline void fpool_append(sp_fast *f, int32_t c, int32_t obj)
     f->qn[c]++;
 }
 
-static inline void fast_cand(const sp_fast *f, int64_t *intra, int64_t *carried, int p, int st,
-                             int64_t ref)
+/* A candidate edge from ref to an event on stream st, filed per stream in
+   cand: pass 0 files its own events (the intra-iteration edges), pass 1
+   only pass 0's (the edges from the previous iteration; its own events'
+   edges are pass 0's). */
+static inline void fast_cand(const sp_fast *f, int64_t *cand, int p, int st, int64_t ref)
 {
-    if (ref < 0)
+    if (ref < 0 || (p == 1 && fref_pass(ref) == 1))
         return;
-    int rp = fref_pass(ref);
     int32_t re = fref_ev(ref);
     int s = f->ev_st[re];
     if (s == st)
         return; /* implied by stream order */
-    int64_t *slot = rp == p ? &intra[s] : rp == p - 1 ? &carried[s] : NULL;
-    if (!slot)
-        return;
+    int64_t *slot = &cand[s];
     if (*slot < 0 || f->stream_idx[fref_ev(*slot)] < f->stream_idx[re])
         *slot = ref;
 }
@@ -817,31 +824,37 @@ static inline void fast_join(int32_t *dst, const int32_t *src)
             dst[s] = src[s];
 }
 
-/* the builder's choose(): at most two candidates not implied by vc */
+/* the builder's choose(): at most two candidates not implied by vc.
+   cand[s] is on stream s (fast_cand files it there). */
 static inline void fast_choose(const sp_fast *f, int32_t *vc, const int64_t *cand, int32_t *out)
 {
-    int64_t c[3], keep[3];
-    int nc = 0, nk = 0;
-    for (int s = 0; s < STREAM__COUNT; s++)
-        if (cand[s] >= 0)
-            c[nc++] = cand[s];
-    for (int i = 0; i < nc; i++) {
-        int32_t ce = fref_ev(c[i]);
-        if (vc[f->ev_st[ce]] < fast_pos(f, fref_pass(c[i]), ce))
-            keep[nk++] = c[i];
+    int64_t keep[3];
+    int32_t kpos[3];
+    int ks[3], nk = 0;
+    for (int s = 0; s < STREAM__COUNT; s++) {
+        if (cand[s] < 0)
+            continue;
+        int32_t ce = fref_ev(cand[s]);
+        int32_t pos = fref_pass(cand[s]) * f->n_s[s] + f->stream_idx[ce];
+        if (vc[s] < pos) {
+            keep[nk] = cand[s];
+            kpos[nk] = pos;
+            ks[nk++] = s;
+        }
     }
+    out[0] = out[1] = -1;
+    if (nk == 0)
+        return;
     if (nk == 2) {
         const int32_t *v0 = fast_vc(f, fref_pass(keep[0]), fref_ev(keep[0]));
         const int32_t *v1 = fast_vc(f, fref_pass(keep[1]), fref_ev(keep[1]));
-        int32_t e0 = fref_ev(keep[0]), e1 = fref_ev(keep[1]);
-        if (v0[f->ev_st[e1]] >= fast_pos(f, fref_pass(keep[1]), e1))
+        if (v0[ks[1]] >= kpos[1])
             nk = 1;
-        else if (v1[f->ev_st[e0]] >= fast_pos(f, fref_pass(keep[0]), e0)) {
+        else if (v1[ks[0]] >= kpos[0]) {
             keep[0] = keep[1];
             nk = 1;
         }
     }
-    out[0] = out[1] = -1;
     for (int i = 0; i < nk; i++) {
         fast_join(vc, fast_vc(f, fref_pass(keep[i]), fref_ev(keep[i])));
         out[i] = fref_ev(keep[i]);
@@ -865,7 +878,7 @@ static inline void fast_release(sp_fast *f, const swapplan *sp, int p, int32_t s
 /* The builder's process_pass from event e0 on: pass 0 places and picks
    the intra-iteration edges, pass 1 the edges from the previous iteration.
    last_in_stream (per stream, the last event processed, -1) is updated. */
-static int fast_pass(swapplan *sp, int p, int32_t e0, int32_t *last_in_stream)
+static inline int fast_pass(swapplan *sp, const int p, int32_t e0, int32_t *last_in_stream)
 {
     sp_fast *f = &sp->f;
     const graph_profile *g = sp->g;
@@ -874,8 +887,7 @@ static int fast_pass(swapplan *sp, int p, int32_t e0, int32_t *last_in_stream)
         int kind = sp->ev[e].kind;
         int32_t x = sp->ev[e].x;
         int st = f->ev_st[e];
-        int64_t intra[STREAM__COUNT] = {FREF_NONE, FREF_NONE, FREF_NONE};
-        int64_t carried[STREAM__COUNT] = {FREF_NONE, FREF_NONE, FREF_NONE};
+        int64_t cand[STREAM__COUNT] = {FREF_NONE, FREF_NONE, FREF_NONE};
         int64_t me = fref(p, e);
         for (int32_t k = f->place_off[e]; k < f->place_off[e + 1]; k++) {
             int32_t r = f->place_res[k], s = f->res_s[r];
@@ -909,7 +921,7 @@ static int fast_pass(swapplan *sp, int p, int32_t e0, int32_t *last_in_stream)
                 int64_t *tag = &f->obj_tag[f->obj_base[c] + f->res_obj[r]];
                 if (*tag == FREF_LIVE)
                     return FAST_DECLINE;
-                fast_cand(f, intra, carried, p, st, *tag);
+                fast_cand(f, cand, p, st, *tag);
                 *tag = FREF_LIVE;
             }
             f->cur_res[s] = r;
@@ -918,9 +930,9 @@ static int fast_pass(swapplan *sp, int p, int32_t e0, int32_t *last_in_stream)
             if (kind == TASK_SWAP_IN) {
                 int64_t co = f->copyout_ref[s];
                 if (co >= 0 && fref_pass(co) == p)
-                    fast_cand(f, intra, carried, p, st, co);
+                    fast_cand(f, cand, p, st, co);
                 else if (sp->tflag[s] & TF_PERSIST)
-                    fast_cand(f, intra, carried, p, st, co);
+                    fast_cand(f, cand, p, st, co);
                 else if (!(sp->tflag[s] & TF_EXTERNAL))
                     return FAST_DECLINE;
             }
@@ -930,14 +942,14 @@ static int fast_pass(swapplan *sp, int p, int32_t e0, int32_t *last_in_stream)
                 if (g->acc_flag[k] & GA_CREATE)
                     continue;
                 int32_t s = g->acc[k];
-                fast_cand(f, intra, carried, p, st, f->place_ref[s]);
+                fast_cand(f, cand, p, st, f->place_ref[s]);
                 f->user_ref[s] = me;
             }
         } else if (kind == TASK_SWAP_OUT || kind == TASK_DROP) {
             if (f->cur_res[x] < 0)
                 return FAST_DECLINE;
-            fast_cand(f, intra, carried, p, st, f->user_ref[x]);
-            fast_cand(f, intra, carried, p, st, f->place_ref[x]);
+            fast_cand(f, cand, p, st, f->user_ref[x]);
+            fast_cand(f, cand, p, st, f->place_ref[x]);
             fast_release(f, sp, p, x, me);
             if (kind == TASK_SWAP_OUT)
                 f->copyout_ref[x] = me;
@@ -953,18 +965,22 @@ static int fast_pass(swapplan *sp, int p, int32_t e0, int32_t *last_in_stream)
         else
             vc[0] = vc[1] = vc[2] = -1;
         if (p == 0) {
-            fast_choose(f, vc, intra, f->dep + 2 * (size_t)e);
+            fast_choose(f, vc, cand, f->dep + 2 * (size_t)e);
         } else {
             for (size_t i = 0; i < 2; i++)
                 if (f->dep[2 * (size_t)e + i] >= 0)
                     fast_join(vc, fast_vc(f, 1, f->dep[2 * (size_t)e + i]));
-            fast_choose(f, vc, carried, f->pdep + 2 * (size_t)e);
+            fast_choose(f, vc, cand, f->pdep + 2 * (size_t)e);
         }
         vc[st] = fast_pos(f, p, e);
         last_in_stream[st] = e;
     }
     return 0;
 }
+
+/* fast_pass for each pass, so each is compiled for its constant p */
+static int fast_pass0(swapplan *sp, int32_t e0, int32_t *lis) { return fast_pass(sp, 0, e0, lis); }
+static int fast_pass1(swapplan *sp, int32_t *lis) { return fast_pass(sp, 1, 0, lis); }
 
 /* The builder's recording checks and pb_end_iteration, replayed on the
    planner's tasks: appends the end-of-iteration tasks to sp->ev. */
@@ -1189,7 +1205,7 @@ static int fast_attempt(swapplan *sp, const sp_alloc *al)
     }
     for (int st = 0; st < STREAM__COUNT; st++)
         f->lis[st] = -1;
-    return fast_pass(sp, 0, 0, f->lis);
+    return fast_pass0(sp, 0, f->lis);
 }
 
 /* Save (save = 1) or restore the state pass 0 leaves after the first
@@ -1278,7 +1294,7 @@ static int fast_resume(swapplan *sp, int32_t n_orig)
         if (f->final_res[f->rset[i]] < 0)
             return FAST_DECLINE;
     fast_snapshot(sp, 0);
-    return fast_pass(sp, 0, n_orig, f->lis);
+    return fast_pass0(sp, n_orig, f->lis);
 }
 
 /* Evaluate: the builder's plan, compiled and simulated, without the plan.
@@ -1323,7 +1339,7 @@ static int fast_eval(swapplan *sp, sim_result *r, sw_err *err, const sp_alloc *a
         rc = FAST_DECLINE;
     if (!rc) {
         int32_t lis[STREAM__COUNT] = {-1, -1, -1};
-        rc = fast_pass(sp, 1, 0, lis);
+        rc = fast_pass1(sp, lis);
     }
     if (rc) {
         sp->n_ev = n_ev0;
@@ -1477,11 +1493,17 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         return sw_fail(err, SW_ENOFIT, "does not fit: the pool needs %lld bytes, %lld available",
                        (long long)pool, (long long)sp->pool_bytes);
     }
+    /* the eviction threshold per storage, kept while the threshold is the same */
+    if (memcmp(&threshold, &sp->lim_thr, sizeof threshold)) {
+        for (int32_t s = 0; s < nt; s++)
+            sp->lim[s] = threshold * (double)g->bytes[s] / sp->h2d_bw;
+        sp->lim_thr = threshold;
+    }
     /* pass 1: nothing resident at start; the parameters resident at its end
        are the initially resident set */
     sp->n_ev = 0;
     memset(sp->in_r, 0, (size_t)nt);
-    int rc = walk(sp, schedule, al, threshold, 0);
+    int rc = walk(sp, schedule, al, 0);
     if (rc) {
         return rc == SW_ENOFIT ? sw_fail(err, SW_ENOFIT, "does not fit: %s", sp->why)
                                : sw_fail(err, rc, "out of memory");
@@ -1490,7 +1512,7 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         sp->in_r[s] = (sp->tflag[s] & (TF_ROOT | TF_PERSIST)) == (TF_ROOT | TF_PERSIST) &&
                       sp->resident[s];
     /* pass 2: that set resident at start; pressure it causes drops members */
-    rc = walk(sp, schedule, al, threshold, 1);
+    rc = walk(sp, schedule, al, 1);
     if (rc) {
         return rc == SW_ENOFIT ? sw_fail(err, SW_ENOFIT, "does not fit: %s", sp->why)
                                : sw_fail(err, rc, "out of memory");

@@ -18,18 +18,27 @@
 #define LEAD 2   /* a stream may run at most this many iterations ahead */
 #define MAX_TRACK 4096
 
+/* A task as its stream's head sees it: the stream's tasks are packed in
+   issue order, with their dependency lists in per-stream arrays, so the
+   run walks each stream's data front to back. */
+typedef struct sim_qt {
+    double dur;            /* compute time, or copy latency (s) */
+    double bytes;          /* copy bytes (0 for compute and drops) */
+    int64_t alloc;         /* bytes placed when it starts */
+    int64_t freeb;         /* bytes freed when it finishes */
+    int32_t t;             /* the task */
+    int32_t d0, d1;        /* its tasks of the same iteration: qdep[stream][d0..d1) */
+    int32_t p0, p1;        /* of the previous iteration: qpdep[stream][p0..p1) */
+} sim_qt;
+
 struct sim_prog {
     int32_t n;             /* tasks per iteration (the plan's) */
     uint8_t *kind;         /* per task: its TASK_* kind */
-    uint8_t *stream;       /* per task: its STREAM_* */
-    double *dur;           /* per task: compute time, or copy latency (s) */
-    double *bytes;         /* per task: copy bytes (0 for compute and drops) */
-    int64_t *alloc;        /* per task: bytes placed when it starts */
-    int64_t *freeb;        /* per task: bytes freed when it finishes */
-    int32_t *dep_off, *dep;   /* CSR over tasks: tasks of the same iteration it waits for */
-    int32_t *pdep_off, *pdep; /* CSR over tasks: tasks of the previous iteration it waits for */
-    int32_t *sq[STREAM__COUNT]; /* per stream: its task ids in issue order */
-    int32_t n_sq[STREAM__COUNT];/* per stream: how many */
+    sim_qt *q[STREAM__COUNT];   /* per stream: its tasks in issue order */
+    int32_t *qdep[STREAM__COUNT], *qpdep[STREAM__COUNT]; /* per stream: the dependency
+                              lists of its tasks, in issue order (task ids) */
+    int32_t n_sq[STREAM__COUNT];/* per stream: how many tasks */
+    int32_t n_qdep[STREAM__COUNT], n_qpdep[STREAM__COUNT]; /* per stream: list lengths */
     int32_t last_compute;  /* the iteration's last compute task: its end ends the iteration */
     double rate_alone[2], rate_both[2]; /* copy rates (bytes/s), one direction alone or both
                                            at once: [0] h2d, [1] d2h */
@@ -47,7 +56,8 @@ struct sim_prog {
     const double *op_time; /* per op: its compute time (borrowed), or NULL: the profile's */
     double copy_latency;   /* the device's per-copy latency (s) */
     int32_t n_added;       /* tasks added so far */
-    size_t cap_n, cap_dep, cap_pdep; /* capacities: per-task arrays, dep, pdep */
+    size_t cap_n;          /* capacity of kind and of each stream's q */
+    size_t cap_qdep[STREAM__COUNT], cap_qpdep[STREAM__COUNT]; /* capacities of the lists */
 };
 
 void sim_prog_free(sim_prog *s)
@@ -55,17 +65,11 @@ void sim_prog_free(sim_prog *s)
     if (!s)
         return;
     sw_free(s->kind);
-    sw_free(s->stream);
-    sw_free(s->dur);
-    sw_free(s->bytes);
-    sw_free(s->alloc);
-    sw_free(s->freeb);
-    sw_free(s->dep_off);
-    sw_free(s->dep);
-    sw_free(s->pdep_off);
-    sw_free(s->pdep);
-    for (int i = 0; i < STREAM__COUNT; i++)
-        sw_free(s->sq[i]);
+    for (int i = 0; i < STREAM__COUNT; i++) {
+        sw_free(s->q[i]);
+        sw_free(s->qdep[i]);
+        sw_free(s->qpdep[i]);
+    }
     sw_free(s);
 }
 
@@ -81,26 +85,13 @@ static int prog_reserve_tasks(sim_prog *s, size_t n)
     size_t c = s->cap_n ? s->cap_n : 64;
     while (c < n)
         c *= 2;
-    uint8_t *k = sw_realloc(s->kind, c), *st = sw_realloc(s->stream, c);
+    uint8_t *k = sw_realloc(s->kind, c);
     s->kind = k ? k : s->kind;
-    s->stream = st ? st : s->stream;
-    double *d = sw_realloc(s->dur, c * sizeof *d);
-    s->dur = d ? d : s->dur;
-    double *by = sw_realloc(s->bytes, c * sizeof *by);
-    s->bytes = by ? by : s->bytes;
-    int64_t *al = sw_realloc(s->alloc, c * sizeof *al);
-    s->alloc = al ? al : s->alloc;
-    int64_t *fb = sw_realloc(s->freeb, c * sizeof *fb);
-    s->freeb = fb ? fb : s->freeb;
-    int32_t *o1 = sw_realloc(s->dep_off, (c + 1) * sizeof *o1);
-    s->dep_off = o1 ? o1 : s->dep_off;
-    int32_t *o2 = sw_realloc(s->pdep_off, (c + 1) * sizeof *o2);
-    s->pdep_off = o2 ? o2 : s->pdep_off;
-    int ok = k && st && d && by && al && fb && o1 && o2;
+    int ok = k != NULL;
     for (int i = 0; i < STREAM__COUNT; i++) {
-        int32_t *q = sw_realloc(s->sq[i], c * sizeof *q);
+        sim_qt *q = sw_realloc(s->q[i], c * sizeof *q);
         if (q)
-            s->sq[i] = q;
+            s->q[i] = q;
         ok = ok && q;
     }
     if (!ok)
@@ -132,8 +123,7 @@ int sim_prog_begin(sim_prog *s, const graph_profile *g, const dev_spec *dev, int
     int rc = dev_validate(dev, err);
     if (rc)
         return rc;
-    if (n < 0 || prog_reserve_tasks(s, (size_t)n + 1) || grow_ids(&s->dep, &s->cap_dep, 1) ||
-        grow_ids(&s->pdep, &s->cap_pdep, 1))
+    if (n < 0 || prog_reserve_tasks(s, (size_t)n + 1))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     s->g = g;
     s->op_time = op_time;
@@ -148,11 +138,10 @@ int sim_prog_begin(sim_prog *s, const graph_profile *g, const dev_spec *dev, int
     s->rate_both[1] = d2h_b;
     s->last_compute = -1;
     for (int i = 0; i < STREAM__COUNT; i++)
-        s->n_sq[i] = 0;
+        s->n_sq[i] = s->n_qdep[i] = s->n_qpdep[i] = 0;
     s->swap_in_bytes = s->swap_out_bytes = 0;
     s->swap_ins = s->swap_outs = s->drops = s->reruns = 0;
     s->recompute = 0;
-    s->dep_off[0] = s->pdep_off[0] = 0;
     return 0;
 }
 
@@ -163,65 +152,69 @@ int sim_prog_add(sim_prog *s, int kind, int32_t x, int64_t alloc, int64_t freeb,
     int32_t t = s->n_added, n = s->n;
     if (t >= n)
         return sw_fail(err, SW_EINVAL, "more tasks than announced (%d)", n);
-    size_t nd = (size_t)s->dep_off[t], npd = (size_t)s->pdep_off[t];
-    if ((nd + (size_t)n_dep >= s->cap_dep &&
-         grow_ids(&s->dep, &s->cap_dep, nd + (size_t)n_dep + 1)) ||
-        (npd + (size_t)n_pdep >= s->cap_pdep &&
-         grow_ids(&s->pdep, &s->cap_pdep, npd + (size_t)n_pdep + 1)))
-        return sw_fail(err, SW_ENOMEM, "out of memory");
     int st = plan_task_stream(kind);
+    size_t nd = (size_t)s->n_qdep[st], npd = (size_t)s->n_qpdep[st];
+    if ((nd + (size_t)n_dep > s->cap_qdep[st] &&
+         grow_ids(&s->qdep[st], &s->cap_qdep[st], nd + (size_t)n_dep)) ||
+        (npd + (size_t)n_pdep > s->cap_qpdep[st] &&
+         grow_ids(&s->qpdep[st], &s->cap_qpdep[st], npd + (size_t)n_pdep)))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
     s->kind[t] = (uint8_t)kind;
-    s->stream[t] = (uint8_t)st;
-    s->sq[st][s->n_sq[st]++] = t;
-    s->alloc[t] = alloc;
-    s->freeb[t] = freeb;
+    sim_qt *q = &s->q[st][s->n_sq[st]++];
+    q->t = t;
+    q->alloc = alloc;
+    q->freeb = freeb;
     switch (kind) {
     case TASK_RUN:
-        s->dur[t] = s->op_time ? s->op_time[x] : g->ops[x].time_s;
-        s->bytes[t] = 0;
+        q->dur = s->op_time ? s->op_time[x] : g->ops[x].time_s;
+        q->bytes = 0;
         s->last_compute = t;
         break;
     case TASK_RERUN:
-        s->dur[t] = s->op_time ? s->op_time[x] : g->ops[x].time_s;
-        s->bytes[t] = 0;
+        q->dur = s->op_time ? s->op_time[x] : g->ops[x].time_s;
+        q->bytes = 0;
         s->reruns++;
-        s->recompute += s->dur[t];
+        s->recompute += q->dur;
         s->last_compute = t;
         break;
     case TASK_SWAP_IN:
-        s->dur[t] = s->copy_latency;
-        s->bytes[t] = (double)g->bytes[x];
+        q->dur = s->copy_latency;
+        q->bytes = (double)g->bytes[x];
         s->swap_ins++;
         s->swap_in_bytes += g->bytes[x];
         break;
     case TASK_SWAP_OUT:
-        s->dur[t] = s->copy_latency;
-        s->bytes[t] = (double)g->bytes[x];
-        s->freeb[t] += g->bytes[x];
+        q->dur = s->copy_latency;
+        q->bytes = (double)g->bytes[x];
+        q->freeb += g->bytes[x];
         s->swap_outs++;
         s->swap_out_bytes += g->bytes[x];
         break;
     default: /* drop */
-        s->dur[t] = 0;
-        s->bytes[t] = 0;
-        s->freeb[t] += g->bytes[x];
+        q->dur = 0;
+        q->bytes = 0;
+        q->freeb += g->bytes[x];
         s->drops++;
         break;
     }
+    q->d0 = (int32_t)nd;
+    q->p0 = (int32_t)npd;
     for (int k = 0; k < n_dep; k++) {
         if (d[k] < 0 || d[k] >= n)
             return sw_fail(err, SW_EINVAL, "task %d depends on task %d, which does not exist",
                            t, d[k]);
-        s->dep[nd++] = d[k];
+        s->qdep[st][nd++] = d[k];
     }
     for (int k = 0; k < n_pdep; k++) {
         if (pd[k] < 0 || pd[k] >= n)
             return sw_fail(err, SW_EINVAL, "task %d depends on task %d of the previous "
                            "iteration, which does not exist", t, pd[k]);
-        s->pdep[npd++] = pd[k];
+        s->qpdep[st][npd++] = pd[k];
     }
-    s->dep_off[t + 1] = (int32_t)nd;
-    s->pdep_off[t + 1] = (int32_t)npd;
+    q->d1 = (int32_t)nd;
+    q->p1 = (int32_t)npd;
+    s->n_qdep[st] = (int32_t)nd;
+    s->n_qpdep[st] = (int32_t)npd;
     s->n_added = t + 1;
     return 0;
 }
@@ -297,6 +290,7 @@ typedef struct copy_state {
     double rem;     /* bytes to transfer (read once, when the transfer phase starts) */
     double start;   /* when the task started (s) */
     double end;     /* transfer phase: when it ends at the current rates (s) */
+    int64_t freeb;  /* bytes it frees when it finishes */
     int32_t task;   /* the task on this copy engine */
     int iter;       /* its iteration */
 } copy_state;
@@ -305,7 +299,7 @@ typedef struct copy_state {
    left their latency phase at time now: a copy whose rate changed (the
    other direction started or stopped transferring) keeps its remaining
    bytes; divisions happen only here, not per event. */
-static void rerate(const sim_prog *s, copy_state *cp, int *rated_both, double now)
+static inline void rerate(const sim_prog *s, copy_state *cp, int *rated_both, double now)
 {
     int both = cp[0].phase == 2 && cp[1].phase == 2;
     for (int c = 0; c < 2; c++) {
@@ -328,6 +322,7 @@ static void rerate(const sim_prog *s, copy_state *cp, int *rated_both, double no
    below are static inline: the loop they form is the GA's inner loop. */
 typedef struct run_state {
     const sim_prog *s;
+    double *row[RING];          /* the rows of fin: row[k % RING] for iteration k */
     sim_trace_fn trace;         /* NULL: no trace */
     void *trace_ud;
     int tr_from, tr_to;         /* iterations traced (inclusive) */
@@ -349,6 +344,7 @@ typedef struct run_state {
     double idle_since;          /* when the compute stream last went idle (s) */
     int comp_busy, comp_iter;   /* a compute task runs; its iteration */
     int32_t comp_task;          /* the running compute task, -1 before the first */
+    int64_t comp_freeb;         /* bytes it frees when it finishes */
     copy_state cp[2];           /* the copy engines: [0] h2d, [1] d2h */
     int rated_both;             /* the transfer ends were computed at the duplex rates */
     int phases_changed;         /* a copy changed phase: rerate before time advances */
@@ -362,7 +358,7 @@ typedef struct run_state {
 /* The finish time of task t in iteration k >= 0 (a slot of the ring). */
 static inline double *fin_at(const run_state *rs, int k, int32_t t)
 {
-    return &rs->fin[((size_t)k % RING) * (size_t)rs->s->n + (size_t)t];
+    return rs->row[(unsigned)k % RING] + t;
 }
 
 /* Stream st's head task finished (or started, for a zero-time one): the
@@ -388,37 +384,41 @@ static inline void update_rates(run_state *rs)
    and the previous one's) finished by now; then *gate is the latest of
    their finish times and *gate_task its task. Else blk[st] is set to the
    finish time that blocks it. */
-static inline int deps_finished(run_state *rs, int st, int32_t t, int k, double *gate,
+static inline int deps_finished(run_state *rs, int st, const sim_qt *q, int k, double *gate,
                                 int32_t *gate_task)
 {
     const sim_prog *s = rs->s;
-    for (int32_t d = s->dep_off[t]; d < s->dep_off[t + 1]; d++) {
-        double f = *fin_at(rs, k, s->dep[d]);
+    const int32_t *dep = s->qdep[st];
+    for (int32_t d = q->d0; d < q->d1; d++) {
+        double f = *fin_at(rs, k, dep[d]);
         if (f > rs->now) {
-            rs->blk[st] = fin_at(rs, k, s->dep[d]);
+            rs->blk[st] = fin_at(rs, k, dep[d]);
             return 0;
         } else if (f > *gate) {
             *gate = f;
-            *gate_task = s->dep[d];
+            *gate_task = dep[d];
         }
     }
-    if (k > 0)
-        for (int32_t d = s->pdep_off[t]; d < s->pdep_off[t + 1]; d++) {
-            double f = *fin_at(rs, k - 1, s->pdep[d]);
+    if (k > 0) {
+        const int32_t *pdep = s->qpdep[st];
+        for (int32_t d = q->p0; d < q->p1; d++) {
+            double f = *fin_at(rs, k - 1, pdep[d]);
             if (f > rs->now) {
-                rs->blk[st] = fin_at(rs, k - 1, s->pdep[d]);
+                rs->blk[st] = fin_at(rs, k - 1, pdep[d]);
                 return 0;
             } else if (f > *gate) {
                 *gate = f;
-                *gate_task = s->pdep[d];
+                *gate_task = pdep[d];
             }
         }
+    }
     return 1;
 }
 
 /* Start compute task t of iteration k, charging the idle time since the
    last one to the cause of the dependency that gated it. */
-static inline void start_compute(run_state *rs, int32_t t, int k, double gate, int32_t gate_task)
+static inline void start_compute(run_state *rs, const sim_qt *q, int k, double gate,
+                                 int32_t gate_task)
 {
     const sim_prog *s = rs->s;
     if (rs->now > rs->idle_since && k < rs->max_iters) {
@@ -431,31 +431,37 @@ static inline void start_compute(run_state *rs, int32_t t, int k, double gate, i
         rs->stall[(size_t)k * 3 + (size_t)cause] += w;
     }
     rs->comp_busy = 1;
-    rs->comp_task = t;
+    rs->comp_task = q->t;
+    rs->comp_freeb = q->freeb;
     rs->comp_iter = k;
     rs->comp_start = rs->now;
-    rs->comp_end = rs->now + s->dur[t];
+    rs->comp_end = rs->now + q->dur;
 }
 
 /* Start copy (or drop) task t of iteration k on stream st; a zero-time task
    (a drop) completes at once, and then 1 is returned. */
-static inline int start_copy(run_state *rs, int st, int32_t t, int k)
+static inline int start_copy(run_state *rs, int st, const sim_qt *q, int k, int tr)
 {
-    const sim_prog *s = rs->s;
     copy_state *c = &rs->cp[st - 1];
+    int32_t t = q->t;
     c->task = t;
     c->iter = k;
     c->start = rs->now;
-    c->rem = s->bytes[t];
-    c->lat_end = rs->now + s->dur[t];
-    c->phase = s->dur[t] > 0 ? 1 : 2;
+    c->rem = q->bytes;
+    c->freeb = q->freeb;
+    c->lat_end = rs->now + q->dur;
+    c->phase = q->dur > 0 ? 1 : 2;
     c->fresh = c->phase == 2;
-    rs->phases_changed = 1;
+    /* a copy entering its latency phase changes no transfer rate (the
+       rates were brought up to date before this start): rerate would do
+       nothing */
+    if (c->phase == 2)
+        rs->phases_changed = 1;
     if (c->phase == 2 && c->rem <= 0) {
         c->phase = 0;
         *fin_at(rs, k, t) = rs->now;
-        rs->mem -= s->freeb[t];
-        if (rs->trace && k >= rs->tr_from && k <= rs->tr_to)
+        rs->mem -= c->freeb;
+        if (tr && k >= rs->tr_from && k <= rs->tr_to)
             rs->trace(rs->trace_ud, k, t, st, rs->now, rs->now, rs->mem);
         advance_head(rs, st);
         return 1;
@@ -470,7 +476,7 @@ static inline int start_copy(run_state *rs, int st, int32_t t, int k)
    stream's iteration and no other stream's state, so a round after it
    would start nothing (every stream that started is busy, and every other
    one is blocked as before). */
-static inline void start_ready_tasks(run_state *rs)
+static inline void start_ready_tasks(run_state *rs, int tr)
 {
     const sim_prog *s = rs->s;
     int again;
@@ -495,22 +501,22 @@ static inline void start_ready_tasks(run_state *rs)
             if (rs->blk[st] && *rs->blk[st] > rs->now)
                 continue;
             rs->blk[st] = NULL;
-            int32_t t = s->sq[st][rs->nx[st]];
+            const sim_qt *q = &s->q[st][rs->nx[st]];
             double gate = -1;
             int32_t gate_task = -1;
-            if (!deps_finished(rs, st, t, k, &gate, &gate_task))
+            if (!deps_finished(rs, st, q, k, &gate, &gate_task))
                 continue;
             rs->tasks++;
-            rs->mem += s->alloc[t];
+            rs->mem += q->alloc;
             if (rs->mem > rs->peak)
                 rs->peak = rs->mem;
-            if (rs->trace && s->alloc[t] && k >= rs->tr_from && k <= rs->tr_to)
+            if (tr && q->alloc && k >= rs->tr_from && k <= rs->tr_to)
                 /* the memory level only */
                 rs->trace(rs->trace_ud, k, -1, st, rs->now, rs->now, rs->mem);
             if (st == STREAM_COMPUTE)
-                start_compute(rs, t, k, gate, gate_task);
+                start_compute(rs, q, k, gate, gate_task);
             else
-                again |= start_copy(rs, st, t, k);
+                again |= start_copy(rs, st, q, k, tr);
         }
     } while (again);
 }
@@ -524,7 +530,7 @@ static int report_deadlock(const run_state *rs, sw_err *err)
         if (s->n_sq[st] == 0 || rs->it[st] >= rs->max_iters + LEAD)
             snprintf(l[st], sizeof l[st], "idle");
         else
-            snprintf(l[st], sizeof l[st], "task %d of iteration %d", s->sq[st][rs->nx[st]],
+            snprintf(l[st], sizeof l[st], "task %d of iteration %d", s->q[st][rs->nx[st]].t,
                      rs->it[st]);
     }
     return sw_fail(err, SW_EDEADLOCK, "the plan deadlocks at t=%.9g s: compute waits at "
@@ -576,16 +582,16 @@ static inline void detect_steady_state(run_state *rs, int k)
    look for the steady state. Returns 1 when the simulation is over
    (steady, or max_iters iterations done): the compute stream stops there
    and the other streams finish nothing more. */
-static inline int complete_compute(run_state *rs)
+static inline int complete_compute(run_state *rs, int tr)
 {
     const sim_prog *s = rs->s;
     if (!rs->comp_busy || rs->comp_end > rs->now)
         return 0;
     rs->comp_busy = 0;
     *fin_at(rs, rs->comp_iter, rs->comp_task) = rs->now;
-    rs->mem -= s->freeb[rs->comp_task];
+    rs->mem -= rs->comp_freeb;
     rs->idle_since = rs->now;
-    if (rs->trace && rs->comp_iter >= rs->tr_from && rs->comp_iter <= rs->tr_to)
+    if (tr && rs->comp_iter >= rs->tr_from && rs->comp_iter <= rs->tr_to)
         rs->trace(rs->trace_ud, rs->comp_iter, rs->comp_task, STREAM_COMPUTE, rs->comp_start,
                   rs->now, rs->mem);
     advance_head(rs, STREAM_COMPUTE);
@@ -602,9 +608,8 @@ static inline int complete_compute(run_state *rs)
 
 /* Copies whose latency phase ends now enter the transfer phase; copies
    whose transfer ends now complete (h2d, then d2h). */
-static inline void complete_copies(run_state *rs)
+static inline void complete_copies(run_state *rs, int tr)
 {
-    const sim_prog *s = rs->s;
     for (int c = 0; c < 2; c++) {
         copy_state *x = &rs->cp[c];
         if (x->phase == 1 && x->lat_end <= rs->now) {
@@ -617,10 +622,10 @@ static inline void complete_copies(run_state *rs)
             x->phase = 0;
             rs->phases_changed = 1;
             *fin_at(rs, x->iter, x->task) = rs->now;
-            rs->mem -= s->freeb[x->task];
+            rs->mem -= x->freeb;
             if (x->iter < rs->max_iters)
                 rs->busy[(size_t)x->iter * 2 + (size_t)c] += rs->now - x->start;
-            if (rs->trace && x->iter >= rs->tr_from && x->iter <= rs->tr_to)
+            if (tr && x->iter >= rs->tr_from && x->iter <= rs->tr_to)
                 rs->trace(rs->trace_ud, x->iter, x->task, st, x->start, rs->now, rs->mem);
             advance_head(rs, st);
         }
@@ -672,6 +677,28 @@ static void fill_result(run_state *rs, sim_result *r)
     r->steady = rs->converged;
     r->period = period;
     r->tasks_simulated = rs->tasks;
+}
+
+/* The simulation proper. Each step: start what can start, then move to
+   the next completion (ties: completions before starts, compute before h2d
+   before d2h). tr: a trace is written (a flag the loop's checks test
+   instead of loading the callback each time). */
+static inline int run_loop(run_state *rs, int tr, sw_err *err)
+{
+    for (;;) {
+        start_ready_tasks(rs, tr);
+        update_rates(rs);
+        if (!rs->comp_busy && !rs->cp[0].phase && !rs->cp[1].phase) {
+            if (!rs->converged && rs->it[STREAM_COMPUTE] < rs->max_iters)
+                return report_deadlock(rs, err);
+            return 0;
+        }
+        advance_time(rs);
+        if (complete_compute(rs, tr))
+            return 0;
+        complete_copies(rs, tr);
+        update_rates(rs);
+    }
 }
 
 struct sim_ws {
@@ -737,12 +764,13 @@ int sim_run_ws(const sim_prog *s, const sim_opts *o, sim_ws *w, sim_result *r, s
     if (ws_reserve(w, (size_t)RING * ((size_t)s->n + 1), iters))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     rs.fin = w->fin;
+    for (int i = 0; i < RING; i++)
+        rs.row[i] = rs.fin + (size_t)i * (size_t)s->n;
     rs.C = w->C;
     rs.stall = w->stall;
     rs.busy = w->busy;
     memset(rs.stall, 0, iters * 3 * sizeof *rs.stall);
     memset(rs.busy, 0, iters * 2 * sizeof *rs.busy);
-    int rc = 0;
     rs.trace = o ? o->trace : NULL;
     rs.trace_ud = o ? o->trace_ud : NULL;
     rs.tr_from = o ? o->trace_from : 0;
@@ -754,22 +782,7 @@ int sim_run_ws(const sim_prog *s, const sim_opts *o, sim_ws *w, sim_result *r, s
     for (int st = 0; st < STREAM__COUNT; st++)
         if (s->n_sq[st] == 0)
             rs.it[st] = rs.max_iters + LEAD + 1; /* never runs */
-    /* each step: start what can start, then move to the next completion
-       (ties: completions before starts, compute before h2d before d2h) */
-    for (;;) {
-        start_ready_tasks(&rs);
-        update_rates(&rs);
-        if (!rs.comp_busy && !rs.cp[0].phase && !rs.cp[1].phase) {
-            if (!rs.converged && rs.it[STREAM_COMPUTE] < rs.max_iters)
-                rc = report_deadlock(&rs, err);
-            break;
-        }
-        advance_time(&rs);
-        if (complete_compute(&rs))
-            break;
-        complete_copies(&rs);
-        update_rates(&rs);
-    }
+    int rc = rs.trace ? run_loop(&rs, 1, err) : run_loop(&rs, 0, err);
     if (!rc)
         fill_result(&rs, r);
     return rc;

@@ -2,7 +2,7 @@
    form written directly, no plan builder) against the builder path: on
    random profiles, schedules, allocations and thresholds, the same status,
    message and every sim_result field, bit for bit, and the same as
-   simulating the final plan the builder makes. One named test (tap_run). */
+   simulating the final plan the builder makes. Named tests (tap_run). */
 #include <gsl/gsl_rng.h>
 
 #include "../planners/swapadvisor.h"
@@ -87,6 +87,68 @@ static void one_case(tally *t, swapplan *fast, swapplan *slow,
     plan_free(p);
 }
 
+/* The planner keeps the eviction limits of the last threshold it was
+   given: a planner that has planned with other thresholds gives, for each
+   threshold, what a new planner gives (thresholds that change the plan
+   included, so a stale limit would show). */
+static void threshold_change(void)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 17);
+    static const double thr[] = {0, 2, 0.5, 2, 1, 0, 4, 0.25};
+    int compared = 0, same = 0, differ_by_thr = 0;
+    for (int seed = 21; seed <= 26; seed++) {
+        graph_profile *g = random_profile(seed, 120, "sgd");
+        if (!g)
+            continue;
+        int64_t budget = (int64_t)((double)graph_peak_memory(g, g->order) * 0.4) + g->max_workspace;
+        swapplan *reused = swapplan_new(g, budget);
+        const sp_sizes *z = reused ? swapplan_sizes(reused) : NULL;
+        int32_t cls[4096], cnt[4096], need[4096];
+        int64_t csize[4096];
+        if (!z || z->n <= 0 || z->n > 4096) {
+            swapplan_free(reused);
+            graph_free(g);
+            continue;
+        }
+        /* one class per size, counts a little above the minimum */
+        for (int32_t i = 0; i < z->n; i++)
+            cls[i] = i;
+        swapplan_min_counts(reused, cls, z->n, need);
+        for (int32_t c = 0; c < z->n; c++)
+            cnt[c] = need[c] + (int32_t)gsl_rng_uniform_int(rng, 3);
+        sa_class_sizes(cls, z->size, z->n, z->n, csize);
+        sa_cnt_repair(cnt, csize, need, NULL, z->n, swapplan_pool_bytes(reused));
+        sp_alloc al = {cls, cnt, z->n};
+        double t0 = NAN;
+        for (size_t i = 0; i < sizeof thr / sizeof thr[0]; i++) {
+            swapplan *fresh = swapplan_new(g, budget);
+            sim_result ra, rb;
+            sw_err ea, eb;
+            int ca = swapplan_make(reused, g->order, &al, thr[i], NULL, &ra, &ea);
+            int cb = fresh ? swapplan_make(fresh, g->order, &al, thr[i], NULL, &rb, &eb) : -1;
+            char why[256] = "";
+            compared++;
+            if (ca == cb && (ca || same_result(&ra, &rb, why, sizeof why)))
+                same++;
+            else if (same + 1 == compared)
+                printf("#   profile %d, threshold %g: rc %d vs %d %s\n", seed, thr[i], ca, cb, why);
+            if (!ca && i == 0)
+                t0 = ra.iteration_time_s;
+            else if (!ca && ra.iteration_time_s != t0)
+                differ_by_thr++;
+            swapplan_free(fresh);
+        }
+        swapplan_free(reused);
+        graph_free(g);
+    }
+    IS_INT(same, compared, "a reused planner gives what a new one gives, whatever thresholds "
+           "it saw before (%d plans)", compared);
+    OK(differ_by_thr > 0, "the thresholds change some plans' times (%d), so the comparison "
+       "can fail", differ_by_thr);
+    gsl_rng_free(rng);
+}
+
 static void fast_matches_builder(void)
 {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -147,6 +209,7 @@ static void fast_matches_builder(void)
 
 static const tap_test tests[] = {
     {"fast_matches_builder", fast_matches_builder},
+    {"threshold_change", threshold_change},
 };
 
 int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }
