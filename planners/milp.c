@@ -69,6 +69,7 @@ static int grow(void **p, int *cap, int need, size_t sz)
     if (!q)
         return -1;
     *p = q;
+    *cap = c;
     return 0;
 }
 

@@ -16,6 +16,7 @@ static const planner *const registry[] = {
     &planner_tflms,
     &planner_vdnn,
     &planner_sublinear,
+    &planner_optimal_swap,
     &planner_random, /* test and validation only */
 };
 

@@ -144,7 +144,32 @@ static void lp_writer(void)
     milp_free(m);
 }
 
+/* More variables and rows than the first allocation (64): 300 binaries
+   x_i, each row x_i + x_{i+1} >= 1, minimise the sum. By hand: every
+   other variable set, x_1, x_3, ..., x_299 (150 of them), covers every
+   pair, and no cover is smaller (the 150 disjoint pairs (x_0,x_1),
+   (x_2,x_3), ... each need one): 150. (The model's arrays once did not
+   grow past their first allocation.) */
+static void many_variables(void)
+{
+    milp *m = milp_new();
+    enum { N = 300 };
+    for (int i = 0; i < N; i++)
+        IS_INT(milp_var(m, 0, 1, 1, 1), i, "variable %d", i);
+    for (int i = 0; i + 1 < N; i++)
+        milp_row2(m, 1, MILP_INF, i, 1, i + 1, 1);
+    IS_INT(milp_vars(m), N, "300 variables");
+    IS_INT(milp_rows(m), N - 1, "299 rows");
+    milp_result r;
+    sw_err e = {0};
+    IS_INT(milp_solve(m, NULL, &r, &e), 0, "solves (%s)", e.msg);
+    IS_INT(r.status, MILP_OPTIMAL, "proven optimal");
+    IS_NUM(r.objective, 150, 1e-9, "every other variable: 150");
+    milp_free(m);
+}
+
 static const tap_test tests[] = {
+    {"many_variables", many_variables},
     {"knapsack", knapsack},
     {"infeasible", infeasible},
     {"continuous_and_integer", continuous_and_integer},
