@@ -71,7 +71,8 @@ typedef struct osw_item {
 
 typedef struct osw {
     const graph_profile *g;
-    int32_t n;             /* ops = stages */
+    int32_t n;             /* stages: 2 per op (copies alone, then the op with copies) */
+    int32_t n_ops;         /* ops */
     int32_t *order, *pos;  /* the schedule, each op's position */
     int32_t *uoff, *upos;  /* per storage: its distinct access positions (CSR) */
     uint8_t *udirty;       /* per access: creates or mutates the storage */
@@ -109,6 +110,10 @@ static void osw_free(osw *x)
 
 static int is_storage(const graph_profile *g, int32_t s) { return g->tensors[s].storage == s; }
 
+/* The op running in stage st, or -1 in a copy-only stage (the even ones:
+   stage 2i precedes op i of the schedule, stage 2i + 1 runs it). */
+static int32_t stage_op(const osw *x, int32_t st) { return st % 2 ? x->order[st / 2] : -1; }
+
 /* A persistent storage the iteration accesses: live throughout. */
 static int osw_persistent(const osw *x, int32_t s)
 {
@@ -120,7 +125,7 @@ static int osw_persistent(const osw *x, int32_t s)
 static int osw_accesses(osw *x, sw_err *err)
 {
     const graph_profile *g = x->g;
-    int32_t nt = g->n_tensors, n = x->n;
+    int32_t nt = g->n_tensors, n = x->n_ops;
     size_t na = (size_t)g->acc_off[g->n_ops];
     x->uoff = sw_calloc((size_t)nt + 2, sizeof *x->uoff);
     x->upos = sw_malloc((na + 1) * sizeof *x->upos);
@@ -130,6 +135,8 @@ static int osw_accesses(osw *x, sw_err *err)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     if (graph_lifetimes(g, x->order, x->pos, x->death, NULL, NULL, NULL))
         return sw_fail(err, SW_EINVAL, "the profile's order is not a permutation of its ops");
+    for (int32_t s = 0; s < nt; s++) /* positions to stages */
+        x->death[s] = x->death[s] >= 0 ? 2 * x->death[s] + 1 : -1;
     for (int32_t i = 0; i < n; i++) {
         int32_t o = x->order[i];
         for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
@@ -146,11 +153,11 @@ static int osw_accesses(osw *x, sw_err *err)
             int32_t s = g->acc[k];
             int32_t at = x->uoff[s] + fill[s];
             uint8_t d = (g->acc_flag[k] & (GA_CREATE | GA_MUTATE)) != 0;
-            if (fill[s] > 0 && x->upos[at - 1] == i) { /* the same op again */
+            if (fill[s] > 0 && x->upos[at - 1] == 2 * i + 1) { /* the same op again */
                 x->udirty[at - 1] |= d;
                 continue;
             }
-            x->upos[at] = i;
+            x->upos[at] = 2 * i + 1; /* the op's stage */
             x->udirty[at] = d;
             fill[s]++;
         }
@@ -346,7 +353,8 @@ static int osw_build(osw *x, milp *m, int64_t cap, sw_err *err)
     }
     /* stage lengths: the objective */
     for (int32_t j = 0; j < n; j++)
-        milp_var(m, g->ops[x->order[j]].time_s / x->tau, MILP_INF, 1, 0);
+        milp_var(m, stage_op(x, j) >= 0 ? g->ops[stage_op(x, j)].time_s / x->tau : 0, MILP_INF,
+                 1, 0);
     /* live bytes per stage */
     for (int32_t s = 0; s < nt; s++) {
         if (!is_storage(g, s) || x->uoff[s + 1] == x->uoff[s])
@@ -466,16 +474,18 @@ static int osw_build(osw *x, milp *m, int64_t cap, sw_err *err)
         if (live[j] > 1 + 1e-12) {
             if (!mm[j].n) {
                 char h1[32], h2[32];
-                rc = sw_fail(err, SW_ENOFIT, "does not fit: at op %d '%s' (position %d of the "
+                int32_t op = x->order[j / 2];
+                rc = sw_fail(err, SW_ENOFIT, "does not fit: %s op %d '%s' (position %d of the "
                              "schedule) %s are live and none can leave the GPU; the arena "
-                             "holds %s", x->order[j], g->ops[x->order[j]].name, j,
+                             "holds %s", j % 2 ? "at" : "before", op, g->ops[op].name, j / 2,
                              sw_fmt_bytes((int64_t)(live[j] * (double)cap), h1, sizeof h1),
                              sw_fmt_bytes(cap, h2, sizeof h2));
                 goto done;
             }
-            /* a hair below the arena, so that the solver's feasibility
-               tolerance cannot take a stage a few bytes over it */
-            milp_row(m, -MILP_INF, 1 - 1e-6 - live[j], (int)mm[j].n, mm[j].idx, mm[j].val);
+            /* (the solver's feasibility tolerance may leave a stage a few
+               bytes over: the packing finds that and the program is solved
+               again with those bytes less) */
+            milp_row(m, -MILP_INF, 1 - live[j], (int)mm[j].n, mm[j].idx, mm[j].val);
         }
     }
 done:
@@ -528,7 +538,7 @@ static double osw_time(const osw *x, double *stage)
     }
     double total = 0;
     for (int32_t j = 0; j < n; j++) {
-        double op = g->ops[x->order[j]].time_s;
+        double op = stage_op(x, j) >= 0 ? g->ops[stage_op(x, j)].time_s : 0;
         stage[j] = SW_MAX(stage[j], op);
         total += stage[j];
     }
@@ -891,8 +901,10 @@ static int osw_record(osw *x, plan_builder *b, const uint8_t *resident, int32_t 
                 pb_swap_in(b, x->win[i].s);
                 stage[e++] = j;
             }
-        pb_run(b, x->order[j]);
-        stage[e++] = j;
+        if (stage_op(x, j) >= 0) {
+            pb_run(b, stage_op(x, j));
+            stage[e++] = j;
+        }
         for (int32_t i = 0; i < x->n_win; i++)
             if (x->win[i].out_at >= 0 && x->win[i].out_at % n == j) {
                 if (x->win[i].drop)
@@ -1017,12 +1029,13 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
     osw x;
     memset(&x, 0, sizeof x);
     x.g = g;
-    x.n = n;
+    x.n = 2 * n;
+    x.n_ops = n;
     x.order = sw_malloc(((size_t)n + 1) * sizeof *x.order);
     x.pos = sw_malloc(((size_t)n + 1) * sizeof *x.pos);
     int32_t nt = g->n_tensors;
     uint8_t *resident = sw_calloc((size_t)nt + 1, 1);
-    double *stage_t = sw_malloc(((size_t)n + 1) * sizeof *stage_t);
+    double *stage_t = sw_malloc((2 * (size_t)n + 1) * sizeof *stage_t);
     milp *m = NULL;
     plan_builder *b = NULL;
     int32_t *stage = NULL;
@@ -1143,7 +1156,7 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
     snprintf(note, sizeof note, "optimal-swap: %s (%s); objective %.9g s, best bound %.9g s, "
              "gap %.4g%%; %d nodes; %d vars, %d rows; %d round trips (%d drops) in %d stages%s",
              status_name(r.status), r.solver, model, bound, 100 * gap, (int)r.nodes,
-             milp_vars(m), milp_rows(m), trips, drops, n,
+             milp_vars(m), milp_rows(m), trips, drops, 2 * n,
              shrinks ? "; memory lowered for the packing" : "");
     if (plan_set_notes(q, note)) {
         plan_free(q);
