@@ -1058,7 +1058,6 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
     /* solve, and again with less memory while the packing overflows */
     double tl = o->time_budget_s > 0 ? o->time_budget_s : params_seconds(ps, "time_limit");
     milp_opts mo = {tl, (long)params_int(ps, "max_nodes"), params_float(ps, "gap"), 0};
-    double t_start = sw_now();
     milp_result r;
     int64_t limit = cap, high = 0;
     int shrinks = 0;
@@ -1071,8 +1070,10 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
             goto done;
         }
         x.cap = limit;
-        if (shrinks) /* the time limit is for all the solves */
-            mo.time_limit_s = SW_MAX(1.0, tl - (sw_now() - t_start));
+        /* the time limit is for all the solves together, split by a fixed
+           rule (never by the time measured, so that a plan does not depend
+           on the machine's load): 3/4 to the first, then 1/8, 1/16, ... */
+        mo.time_limit_s = shrinks ? tl / (double)(4 << shrinks) : 0.75 * tl;
         if ((rc = osw_build(&x, m, limit, err)))
             goto done;
         if ((rc = milp_solve(m, &mo, &r, err)))
@@ -1110,7 +1111,7 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
         resident[s] = is_storage(g, s) && osw_persistent(&x, s);
     for (int32_t i = 0; i < x.n_win; i++) {
         const osw_win *w = &x.win[i];
-        if (w->wrap && w->out_at >= 0 && w->out_at < n && w->in_at >= n)
+        if (w->wrap && w->out_at >= 0 && w->out_at < x.n && w->in_at >= x.n)
             resident[w->s] = 0;
     }
     if (osw_queues(&x, resident)) {
@@ -1154,8 +1155,8 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
         gap = SW_MAX(0.0, SW_MIN(gap, r.gap));
     char note[512];
     snprintf(note, sizeof note, "optimal-swap: %s (%s); objective %.9g s, best bound %.9g s, "
-             "gap %.4g%%; %d nodes; %d vars, %d rows; %d round trips (%d drops) in %d stages%s",
-             status_name(r.status), r.solver, model, bound, 100 * gap, (int)r.nodes,
+             "gap %.4g%%; %d vars, %d rows; %d round trips (%d drops) in %d stages%s",
+             status_name(r.status), r.solver, model, bound, 100 * gap,
              milp_vars(m), milp_rows(m), trips, drops, 2 * n,
              shrinks ? "; memory lowered for the packing" : "");
     if (plan_set_notes(q, note)) {
