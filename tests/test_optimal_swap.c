@@ -174,6 +174,58 @@ static void on_demand(void)
     graph_free(g);
 }
 
+/* A persistent weight w (1000 B, never written) read by o0 and o3 of a
+   chain, 1 ms per op: o0 makes a (1000), o1 reads a and makes b (1000),
+   o2 reads b and makes c (1000), o3 reads c and w and makes d (100). Live
+   per op: 2000, 3000 (w a b), 3000 (w b c), 2100. At 2100 bytes w must be
+   away while o1 and o2 run: it leaves in the copy-only stage before o1
+   (o0 reads it until then) and comes back in the one before o3. Its host
+   copy is current (it is never written), so it leaves by a drop, free;
+   the copy in, 1 ms at 1 MB/s, is on the critical path: 4 + 1 = 5 ms. It
+   is resident when the iteration starts and ends. */
+static void persistent_drop(void)
+{
+    dev_spec d = *dev_find("v100");
+    d.h2d_bw = d.d2h_bw = 1e6;
+    d.duplex_bw = 2e6;
+    d.copy_latency_s = 0;
+    graph_profile *g = graph_new("weight", &d);
+    int32_t w = graph_add_tensor(g, "w", 1000, GK_PARAMETER, 1);
+    int32_t a = graph_add_tensor(g, "a", 1000, GK_ACTIVATION, 0);
+    int32_t b = graph_add_tensor(g, "b", 1000, GK_ACTIVATION, 0);
+    int32_t c = graph_add_tensor(g, "c", 1000, GK_ACTIVATION, 0);
+    int32_t dd = graph_add_tensor(g, "d", 100, GK_ACTIVATION, 0);
+    int32_t i3[2] = {c, w};
+    graph_add_op(g, "o0", "x", 1e-3, GP_FORWARD, &w, 1, &a, 1, NULL, 0, 0);
+    graph_add_op(g, "o1", "x", 1e-3, GP_FORWARD, &a, 1, &b, 1, NULL, 0, 0);
+    graph_add_op(g, "o2", "x", 1e-3, GP_FORWARD, &b, 1, &c, 1, NULL, 0, 0);
+    graph_add_op(g, "o3", "x", 1e-3, GP_FORWARD, i3, 2, &dd, 1, NULL, 0, 0);
+    sw_err e;
+    if (graph_finish(g, &e, NULL, NULL)) {
+        OK(0, "the graph: %s", e.msg);
+        graph_free(g);
+        return;
+    }
+    plan *p = NULL;
+    int rc = run_osw(g, 2100, NULL, 0, &p, &e);
+    IS_INT(rc, 0, "2100 B: plans (%s)", rc ? e.msg : "ok");
+    if (!rc) {
+        IS_INT(plan_verify(p, NULL, &e), 0, "verifies (%s)", e.msg);
+        IS_INT(count(p, TASK_DROP), 1, "w dropped once");
+        IS_INT(count(p, TASK_SWAP_OUT), 0, "nothing copied out");
+        IS_INT(count(p, TASK_SWAP_IN), 1, "w brought back once");
+        OK(p->n_resident == 1 && p->resident[0].tensor == w, "w resident at the start");
+        sim_result r;
+        osw_report rep;
+        IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "simulates");
+        IS_INT(read_report(p, &rep), 0, "the notes report the solve");
+        IS_NUM(rep.objective, 5e-3, 1e-9, "objective 5 ms by hand");
+        IS_NUM(r.iteration_time_s, 5e-3, 1e-9, "simulated 5 ms");
+        plan_free(p);
+    }
+    graph_free(g);
+}
+
 /* Random training graphs (ops=4..6: 11 to 20 ops) at 0.6x to 0.9x of the
    ideal peak. Where a plan comes back: it verifies at the budget, its
    simulated time equals the objective (1e-6 relative: the notes print nine
@@ -305,6 +357,7 @@ static const tap_test tests[] = {
     {"hand_worked", hand_worked},
     {"impossible_budget", impossible_budget},
     {"on_demand", on_demand},
+    {"persistent_drop", persistent_drop},
     {"random_graphs", random_graphs},
     {"stopped_early", stopped_early},
     {"size_limit", size_limit},
