@@ -608,6 +608,18 @@ static int item_cmp_len(const void *a, const void *b)
     return item_tie(p, q);
 }
 
+/* Earliest start first, then largest (an allocator's order in time). */
+static int item_cmp_start(const void *a, const void *b)
+{
+    const osw_item *p = a, *q = b;
+    int32_t sp = p->a1 >= 0 ? 0 : p->a0, sq = q->a1 >= 0 ? 0 : q->a0;
+    if (sp != sq)
+        return sp < sq ? -1 : 1;
+    if (p->bytes != q->bytes)
+        return p->bytes > q->bytes ? -1 : 1;
+    return item_tie(p, q);
+}
+
 /* Most byte-stages first. */
 static int item_cmp_area(const void *a, const void *b)
 {
@@ -641,7 +653,6 @@ static int osw_pack(osw *x, int64_t *high, sw_err *err)
     for (int32_t s = 0; s < nt; s++) {
         if (!is_storage(g, s) || x->uoff[s + 1] == x->uoff[s])
             continue;
-        int32_t first = x->n_item;
         int bad = 0;
         if (!osw_persistent(x, s)) {
             int32_t start = x->upos[x->uoff[s]];
@@ -680,9 +691,9 @@ static int osw_pack(osw *x, int64_t *high, sw_err *err)
         }
         if (bad)
             return sw_fail(err, SW_ENOMEM, "out of memory");
-        (void)first;
     }
-    /* pack, in three orders; keep the lowest */
+    /* pack in four orders, each with the lowest and with the tightest gap, and
+       perturbed size orders; keep the lowest */
     osw_item *sorted = sw_malloc(((size_t)x->n_item + 1) * sizeof *sorted);
     osw_item *best = sw_malloc(((size_t)x->n_item + 1) * sizeof *best);
     span *sp = sw_malloc(((size_t)x->n_item + 1) * sizeof *sp);
@@ -692,15 +703,15 @@ static int osw_pack(osw *x, int64_t *high, sw_err *err)
         sw_free(sp);
         return sw_fail(err, SW_ENOMEM, "out of memory");
     }
-    int (*const cmps[3])(const void *, const void *) = {item_cmp_size, item_cmp_area,
-                                                        item_cmp_len};
+    int (*const cmps[4])(const void *, const void *) = {item_cmp_size, item_cmp_area,
+                                                        item_cmp_len, item_cmp_start};
     int64_t best_hw = -1;
     uint64_t rng = 0x9e3779b97f4a7c15ULL; /* fixed: the packing is repeatable */
-    for (int c = 0; c < 3 + 2 * OSW_PACK_TRIES; c++) {
+    for (int c = 0; c < 8 + 2 * OSW_PACK_TRIES; c++) {
         int bestfit = c % 2; /* 0: the lowest gap; 1: the tightest gap */
         memcpy(sorted, x->item, (size_t)x->n_item * sizeof *sorted);
-        qsort(sorted, (size_t)x->n_item, sizeof *sorted, cmps[c < 3 ? c : 0]);
-        if (c >= 3) /* perturbed: swap random neighbours of the size order */
+        qsort(sorted, (size_t)x->n_item, sizeof *sorted, cmps[c < 8 ? c / 2 : 0]);
+        if (c >= 8) /* perturbed: swap random neighbours of the size order */
             for (int32_t i = 0; i + 1 < x->n_item; i++) {
                 rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
                 if ((rng >> 33) % 3 == 0) {
