@@ -18,6 +18,7 @@ static const planner *const registry[] = {
     &planner_sublinear,
     &planner_hybrid,
     &planner_optimal_remat,
+    &planner_optimal_swap,
     &planner_random, /* test and validation only */
 };
 

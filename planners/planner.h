@@ -35,6 +35,10 @@ typedef struct planner {
    resident, the reference results are normalised to); the conformance test
    checks its plans but not against the budget. */
 #define PLANNER_UNBOUNDED 1
+/* The planner refuses profiles above a size it can handle (optimal-swap's
+   max_ops) with SW_EUNSUPPORTED and one line; the conformance test accepts
+   that refusal from such a planner, at any budget. */
+#define PLANNER_SIZE_LIMIT 2
 
 size_t planner_count(void);
 const planner *planner_at(size_t i);
@@ -73,6 +77,8 @@ extern const planner planner_sublinear;
 extern const planner planner_hybrid;
 /* Checkmate's integer program for rematerialisation (optimal_remat.c). */
 extern const planner planner_optimal_remat;
+/* The optimal swapping plan of a fixed schedule, an integer program (optimal_swap.c). */
+extern const planner planner_optimal_swap;
 /* A test and validation planner: random legal swap decisions (random.c). */
 extern const planner planner_random;
 

@@ -68,6 +68,12 @@ static void conform(const planner *pl, const graph_profile *g, const char *gname
     char *j1 = NULL, *j2 = NULL;
     sw_err e;
     int rc = plan_once(pl, g, budget, 1, &p1, &j1, &e);
+    if (rc == SW_EUNSUPPORTED && (pl->flags & PLANNER_SIZE_LIMIT)) {
+        /* a planner with a size limit (optimal-swap's max_ops) may refuse the profile */
+        OK(!strchr(e.msg, '\n'), "%s on %s at %.1fx: refuses a profile above its size limit in "
+           "one line (%s)", pl->name, gname, frac, e.msg);
+        return;
+    }
     if (rc) {
         /* a roomy budget (2x the ideal peak) must always give a plan */
         /* ... or, from a planner with a size limit (max_ops), "unsupported" */
