@@ -1041,4 +1041,5 @@ const planner planner_optimal_remat = {1, "optimal-remat", "Checkmate's integer 
                                        "(Jain et al. 2020): the least recomputation of the "
                                        "profile's order within the budget, solved by CBC under "
                                        "--time-budget (incumbent and proven gap if stopped)",
-                                       optimal_remat_params, plan_optimal_remat, 0};
+                                       optimal_remat_params, plan_optimal_remat,
+                                       PLANNER_SIZE_LIMIT};

@@ -35,8 +35,8 @@ typedef struct planner {
    resident, the reference results are normalised to); the conformance test
    checks its plans but not against the budget. */
 #define PLANNER_UNBOUNDED 1
-/* The planner refuses profiles above a size it can handle (optimal-swap's
-   max_ops) with SW_EUNSUPPORTED and one line; the conformance test accepts
+/* The planner refuses profiles above a size it can handle (the exact
+   solvers' max_ops) with SW_EUNSUPPORTED and one line; the conformance test accepts
    that refusal from such a planner, at any budget. */
 #define PLANNER_SIZE_LIMIT 2
 

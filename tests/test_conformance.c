@@ -51,15 +51,6 @@ static int plan_once(const planner *pl, const graph_profile *g, int64_t budget, 
     return rc;
 }
 
-/* Does pl declare option key? */
-static int declares(const planner *pl, const char *key)
-{
-    for (const param_def *d = pl->params; d && d->key; d++)
-        if (!strcmp(d->key, key))
-            return 1;
-    return 0;
-}
-
 static void conform(const planner *pl, const graph_profile *g, const char *gname, double frac,
                     int64_t peak)
 {
@@ -69,16 +60,14 @@ static void conform(const planner *pl, const graph_profile *g, const char *gname
     sw_err e;
     int rc = plan_once(pl, g, budget, 1, &p1, &j1, &e);
     if (rc == SW_EUNSUPPORTED && (pl->flags & PLANNER_SIZE_LIMIT)) {
-        /* a planner with a size limit (optimal-swap's max_ops) may refuse the profile */
+        /* a planner with a size limit (the exact solvers' max_ops) may refuse the profile */
         OK(!strchr(e.msg, '\n'), "%s on %s at %.1fx: refuses a profile above its size limit in "
            "one line (%s)", pl->name, gname, frac, e.msg);
         return;
     }
     if (rc) {
         /* a roomy budget (2x the ideal peak) must always give a plan */
-        /* ... or, from a planner with a size limit (max_ops), "unsupported" */
-        int sized = rc == SW_EUNSUPPORTED && declares(pl, "max_ops");
-        OK(frac < 1.0 && (rc == SW_ENOFIT || rc == SW_EEXCEEDED || sized) &&
+        OK(frac < 1.0 && (rc == SW_ENOFIT || rc == SW_EEXCEEDED) &&
            !strchr(e.msg, '\n'),
            "%s on %s at %.1fx: a plan, or a one-line refusal for a tight budget (%s)", pl->name,
            gname, frac, e.msg);
