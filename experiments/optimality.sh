@@ -1,62 +1,89 @@
 #!/bin/sh
-# optimality.sh: how far from optimal can each planner be? Every planner's
-# iteration time on small models at 0.5x-0.8x of the ideal peak, over the
-# lower bound no plan can beat (swapsim bound, docs/bounds.md): the bound
-# for plans that only swap where the plan re-runs no op, the bound for
-# plans that also recompute where it does. A ratio of 1.00 is optimal; a
-# ratio r says the plan is at most r times slower than the best possible
-# one (the exact optima, integer programs, are not built yet: issue 16).
+# optimality.sh: how far from optimal is each planner? On small models at
+# 0.5x-0.8x of the ideal peak: the lower bound no plan can beat (swapsim
+# bound, docs/bounds.md), the exact optima of the integer programs for the
+# profile's schedule (optimal-swap: swapping only; optimal-remat:
+# Checkmate's recomputation program; each with its status and proven gap
+# when the solver stops at its time limit), and every heuristic planner's
+# iteration time, as a ratio to the bound and to each optimum.
 #
 #   experiments/optimality.sh [SWAPSIM]          (default bin/swapsim)
 #
-# Environment: OUT (default out/optimality), DATA (default data).
-# Writes OUT/optimality.csv.
+# Environment: OUT (default out/optimality), DATA (default data), FULL (1:
+# longer solves and searches), OPT_TIME (the solvers' time limit in seconds;
+# default 10, 120 with FULL=1).
+# Writes OUT/optimality.csv (one row per model, budget and planner) and
+# OUT/optimum.csv (one row per model and budget: bound and both optima).
 set -eu
 S=${1:-bin/swapsim}
 OUT=${OUT:-out/optimality}
 DATA=${DATA:-data}
+FULL=${FULL:-}
+if [ -n "$FULL" ]; then OPT_TIME=${OPT_TIME:-120}; GA="--set generations=200 --set population=32"
+else OPT_TIME=${OPT_TIME:-10}; GA="--set generations=30 --set population=32"; fi
 mkdir -p "$OUT/p"
 t0=$(date +%s)
 CSV="$OUT/optimality.csv"
+OPT="$OUT/optimum.csv"
 
 json() {
     awk -v k="\"$1\":" '{ i = index($0, k); if (!i) { print ""; exit } s = substr($0, i + length(k));
         if (substr(s, 1, 1) == "\"") { s = substr(s, 2); sub(/".*/, "", s) } else sub(/[,}].*/, "", s);
         print s }'
 }
+# the solver's account in a plan's notes: "NAME: STATUS, objective X s, bound Y s, gap Z%"
+note_status() { sed -n 's/.*optimal-[a-z]*: \([a-z]*\),.*/\1/p'; }
+note_gap() { sed -n 's/.*gap \([0-9.eE+-]*\)%.*/\1/p'; }
+ratio() { awk -v t="$1" -v b="$2" 'BEGIN { if (t == "NaN" || b == "NaN" || b == "" || b <= 0) print "NaN"; else printf "%.4f", t / b }'; }
 
-"$S" model random --ops 40 --seed 11 --unit 1MiB -o "$OUT/p/random40.json"
-"$S" model random --ops 80 --seed 5 --unit 1MiB -o "$OUT/p/random80.json"
-"$S" model chain --layers 12 --batch 64 --hidden 2048 -o "$OUT/p/chain12.json"
-"$S" model transformer --layers 2 --batch 8 -o "$OUT/p/transformer2.json"
-"$S" model rnn --layers 2 --hidden 1024 --seq 8 --batch 64 -o "$OUT/p/rnn2x8.json"
-if [ -f "$DATA/dtr-logs/resnet32.log" ] || ls "$DATA"/dtr-logs/*resnet32* >/dev/null 2>&1; then
-    log=$(ls "$DATA"/dtr-logs/*resnet32* | head -1)
+"$S" model random --ops 24 --seed 11 --unit 1MiB -o "$OUT/p/random24.json"
+"$S" model random --ops 40 --seed 5 --unit 1MiB -o "$OUT/p/random40.json"
+"$S" model chain --layers 8 --batch 64 --hidden 2048 -o "$OUT/p/chain8.json"
+"$S" model transformer --layers 1 --batch 8 -o "$OUT/p/transformer1.json"
+"$S" model rnn --layers 2 --hidden 1024 --seq 4 --batch 64 -o "$OUT/p/rnn2x4.json"
+log=$(ls "$DATA"/dtr-logs/*resnet32* 2>/dev/null | head -1 || true)
+if [ -n "$log" ]; then
     "$S" import dtr "$log" -o "$OUT/p/resnet32.json" 2>/dev/null || true
 fi
 
-echo "model,budget,planner,iteration_time_s,reruns,bound_s,ratio" >"$CSV"
+echo "model,budget,bound_s,optimal_swap_s,optimal_swap_status,optimal_swap_gap_pct,optimal_remat_s,optimal_remat_status,optimal_remat_gap_pct" >"$OPT"
+echo "model,budget,planner,iteration_time_s,reruns,bound_s,ratio_bound,ratio_optimal_swap,ratio_optimal_remat" >"$CSV"
 for f in "$OUT"/p/*.json; do
     m=$(basename "$f" .json)
-    for b in 0.5x 0.6x 0.7x 0.8x; do
+    for b in 0.5x 0.6x 0.8x; do
         bj=$("$S" bound "$f" --memory $b --json 2>/dev/null || true)
         [ -n "$bj" ] || continue
         swap_b=$(echo "$bj" | json swap_bound_s)
         any_b=$(echo "$bj" | json any_bound_s)
-        for pl in swapadvisor odswap tflms vdnn dtr dtr-megengine sublinear; do
-            extra=""
-            [ $pl = swapadvisor ] && extra="--set generations=30 --set population=32"
-            r=$("$S" run "$f" --planner $pl --memory $b $extra --json 2>/dev/null || true)
-            if [ -z "$r" ]; then
-                echo "$m,$b,$pl,NaN,NaN,$swap_b,NaN" >>"$CSV"
-                continue
-            fi
-            t=$(echo "$r" | json iteration_time_s)
-            n=$(echo "$r" | json reruns)
+        os=NaN; oss=failed; osg=NaN; osn=NaN; orm=NaN; ors=failed; org=NaN; orn=NaN
+        r=$("$S" run "$f" --planner optimal-swap --memory $b --time-budget "$OPT_TIME" --json 2>/dev/null || true)
+        if [ -n "$r" ]; then
+            os=$(echo "$r" | json iteration_time_s); osn=$(echo "$r" | json reruns)
+            n=$(echo "$r" | json notes)
+            oss=$(echo "$n" | note_status); osg=$(echo "$n" | note_gap)
+        fi
+        r=$("$S" run "$f" --planner optimal-remat --memory $b --time-budget "$OPT_TIME" --json 2>/dev/null || true)
+        if [ -n "$r" ]; then
+            orm=$(echo "$r" | json iteration_time_s); orn=$(echo "$r" | json reruns)
+            n=$(echo "$r" | json notes)
+            ors=$(echo "$n" | note_status); org=$(echo "$n" | note_gap)
+        fi
+        echo "$m,$b,$any_b,$os,${oss:-unknown},${osg:-NaN},$orm,${ors:-unknown},${org:-NaN}" >>"$OPT"
+        for pl in optimal-swap optimal-remat swapadvisor hybrid odswap tflms vdnn dtr dtr-megengine sublinear; do
+            case $pl in
+            optimal-swap) t=$os; n=$osn ;;
+            optimal-remat) t=$orm; n=$orn ;;
+            *)
+                extra=""
+                case $pl in swapadvisor|hybrid) extra="$GA" ;; esac
+                r=$("$S" run "$f" --planner $pl --memory $b $extra --json 2>/dev/null || true)
+                if [ -z "$r" ]; then t=NaN; n=NaN
+                else t=$(echo "$r" | json iteration_time_s); n=$(echo "$r" | json reruns); fi ;;
+            esac
             bound=$swap_b
             [ "$n" != 0 ] && bound=$any_b
-            echo "$m,$b,$pl,$t,$n,$bound,$(awk -v t=$t -v b=$bound 'BEGIN { printf "%.4f", t / b }')" >>"$CSV"
+            echo "$m,$b,$pl,$t,$n,$bound,$(ratio "$t" "$bound"),$(ratio "$t" "$os"),$(ratio "$t" "$orm")" >>"$CSV"
         done
     done
 done
-echo "[optimality] wrote $CSV in $(($(date +%s) - t0)) s"
+echo "[optimality] wrote $CSV and $OPT in $(($(date +%s) - t0)) s"
