@@ -381,7 +381,7 @@ static void store_cached(exp *x, exp_cell *c)
 {
     sw_buf b;
     sw_buf_init(&b);
-    sw_buf_printf(&b, "{\"status\":%d,\"wall_s\":%.6f,\"message\":", c->status, c->wall);
+    sw_buf_printf(&b, "{\"status\":%d,\"wall_s\":%.17g,\"message\":", c->status, c->wall);
     sw_buf_put_jstr(&b, c->message ? c->message : "");
     sw_buf_puts(&b, ",\"command\":");
     sw_buf cmd;
