@@ -2,6 +2,8 @@
 # can beat, per model and budget (1 = optimal; out/optimality/optimality.csv);
 # the exact optima (optimal-swap, optimal-remat) are bars of their own.
 load 'plots/common.gp'
+set linetype 9 lc rgb '#bcbd22' lw 2
+set linetype 10 lc rgb '#17becf' lw 2
 f = tab('optimality/optimality.csv', 'rows=model,budget cols=planner value=ratio_bound fmt=%.3f')
 do for [t in 'png svg'] {
     if (t eq 'png') { set terminal pngcairo size 1600,600 font 'Sans,11'; set output data . '/optimality/optimality.png' }
