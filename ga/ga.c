@@ -37,11 +37,13 @@ struct ga_ctx {
 
 void ga_params_default(ga_params *p)
 {
+    memset(p, 0, sizeof *p); /* every field, those added later included */
     p->population = 32;
     p->mutation = 0.1;
     p->selection = GA_SOFTMAX;
     p->temperature = 1.0;
     p->tournament = 3;
+    p->elite = 0;
     p->generations = 0;
     p->time_budget_s = 60;
     p->threads = 1;

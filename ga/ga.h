@@ -62,7 +62,7 @@ typedef struct ga_stats {
 typedef struct ga_ctx ga_ctx;
 
 /* Defaults: population 32, mutation 0.1, softmax, temperature 1,
-   tournament 3, no generation limit, 60 s, 1 thread, seed 1, pinning on. */
+   tournament 3, no elite, no generation limit, 60 s, 1 thread, seed 1, pinning on. */
 void ga_params_default(ga_params *p);
 
 /* Create an engine for genomes of genome_bytes. Returns NULL on failure. */
