@@ -660,6 +660,50 @@ static int number_render(table_spec *t, const char *a, const char *bname, int pi
     return 0;
 }
 
+/* The words of a {{compare}} or {{number}} directive: the CSV (relative to
+   the data directory), table options, and the directives' own keys (a=, b=,
+   big=, names=; pick=, cell=1). */
+typedef struct directive {
+    table_spec t;       /* the table; t.file points into path */
+    char path[1200];    /* data_dir/FILE */
+    const char *a, *b;  /* columns compared (pointers into the caller's args), or NULL */
+    double big;         /* compare: leads of this many percent counted (0: not) */
+    char names[256];    /* compare: "NameA,NameB" */
+    int pick;           /* number: 1 max, 0 min, -1 not given */
+    int cell;           /* number: name the row the number comes from */
+} directive;
+
+static int directive_parse(char *args, const char *data_dir, directive *d, sw_err *err)
+{
+    table_spec_init(&d->t);
+    d->a = d->b = NULL;
+    d->big = 0;
+    d->names[0] = 0;
+    d->pick = -1;
+    d->cell = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(args, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
+        if (!d->t.file) {
+            snprintf(d->path, sizeof d->path, "%s/%s", data_dir, w);
+            d->t.file = d->path;
+        } else if (!strncmp(w, "a=", 2))
+            d->a = w + 2;
+        else if (!strncmp(w, "b=", 2))
+            d->b = w + 2;
+        else if (!strncmp(w, "big=", 4))
+            d->big = strtod(w + 4, NULL);
+        else if (!strncmp(w, "names=", 6))
+            snprintf(d->names, sizeof d->names, "%s", w + 6);
+        else if (!strcmp(w, "pick=min") || !strcmp(w, "pick=max"))
+            d->pick = !strcmp(w, "pick=max");
+        else if (!strcmp(w, "cell=1"))
+            d->cell = 1;
+        else if (table_spec_set(&d->t, w, err))
+            return SW_EINVAL;
+    }
+    return 0;
+}
+
 int report_expand(const char *template_path, const char *data_dir, sw_buf *out, sw_err *err)
 {
     char *text;
@@ -723,93 +767,28 @@ int report_expand(const char *template_path, const char *data_dir, sw_buf *out, 
                 p++;
             continue;
         }
-        if (!strncmp(open, "{{compare ", 10)) {
+        int is_cmp = !strncmp(open, "{{compare ", 10), is_num = !strncmp(open, "{{number ", 9);
+        if (is_cmp || is_num) {
+            const char *what = is_cmp ? "compare" : "number";
+            size_t skip = is_cmp ? 10 : 9;
             for (const char *q = p; q < open; q++)
                 lineno += *q == '\n';
             sw_buf_put(out, p, (size_t)(open - p));
             const char *close = strstr(open, "}}");
             char args[1024];
-            size_t n = close ? (size_t)(close - open - 10) : 0;
+            size_t n = close ? (size_t)(close - open - (ptrdiff_t)skip) : 0;
             if (!close || n >= sizeof args) {
-                rc = sw_fail(err, SW_EINVAL, "%s:%d: unterminated or too long {{compare ...}}",
-                             template_path, lineno);
+                rc = sw_fail(err, SW_EINVAL, "%s:%d: unterminated or too long {{%s ...}}",
+                             template_path, lineno, what);
                 break;
             }
-            memcpy(args, open + 10, n);
+            memcpy(args, open + skip, n);
             args[n] = 0;
-            table_spec t;
-            table_spec_init(&t);
-            char *save = NULL, path[1200], names[256] = "";
-            const char *ca = NULL, *cb = NULL;
-            double big = 0;
-            for (char *w = strtok_r(args, " \t\n", &save); w && !rc;
-                 w = strtok_r(NULL, " \t\n", &save)) {
-                if (!t.file) {
-                    snprintf(path, sizeof path, "%s/%s", data_dir, w);
-                    t.file = path;
-                } else if (!strncmp(w, "a=", 2))
-                    ca = w + 2;
-                else if (!strncmp(w, "b=", 2))
-                    cb = w + 2;
-                else if (!strncmp(w, "big=", 4))
-                    big = strtod(w + 4, NULL);
-                else if (!strncmp(w, "names=", 6))
-                    snprintf(names, sizeof names, "%s", w + 6);
-                else
-                    rc = table_spec_set(&t, w, err);
-            }
-            if (!rc && (!t.file || !ca || !cb || !t.cols))
+            directive d;
+            rc = directive_parse(args, data_dir, &d, err);
+            if (!rc && is_cmp && (!d.t.file || !d.a || !d.b || !d.t.cols))
                 rc = sw_fail(err, SW_EINVAL, "{{compare}} needs a CSV file, cols=, a= and b=");
-            if (rc) {
-                sw_err_prefix(err, "%s:%d: ", template_path, lineno);
-                break;
-            }
-            char *comma = strchr(names, ',');
-            if (comma)
-                *comma = 0;
-            sw_err e2;
-            if (compare_render(&t, ca, cb, names[0] ? names : ca, comma ? comma + 1 : cb, big,
-                               out, &e2))
-                sw_buf_printf(out, "*(comparison not available: %s)*", e2.msg);
-            p = close + 2;
-            continue;
-        }
-        if (!strncmp(open, "{{number ", 9)) {
-            for (const char *q = p; q < open; q++)
-                lineno += *q == '\n';
-            sw_buf_put(out, p, (size_t)(open - p));
-            const char *close = strstr(open, "}}");
-            char args[1024];
-            size_t n = close ? (size_t)(close - open - 9) : 0;
-            if (!close || n >= sizeof args) {
-                rc = sw_fail(err, SW_EINVAL, "%s:%d: unterminated or too long {{number ...}}",
-                             template_path, lineno);
-                break;
-            }
-            memcpy(args, open + 9, n);
-            args[n] = 0;
-            table_spec t;
-            table_spec_init(&t);
-            char *save = NULL, path[1200];
-            const char *ca = NULL, *cb = NULL;
-            int pick = -1, cell = 0;
-            for (char *w = strtok_r(args, " \t\n", &save); w && !rc;
-                 w = strtok_r(NULL, " \t\n", &save)) {
-                if (!t.file) {
-                    snprintf(path, sizeof path, "%s/%s", data_dir, w);
-                    t.file = path;
-                } else if (!strncmp(w, "a=", 2))
-                    ca = w + 2;
-                else if (!strncmp(w, "b=", 2))
-                    cb = w + 2;
-                else if (!strcmp(w, "pick=min") || !strcmp(w, "pick=max"))
-                    pick = !strcmp(w, "pick=max");
-                else if (!strcmp(w, "cell=1"))
-                    cell = 1;
-                else
-                    rc = table_spec_set(&t, w, err);
-            }
-            if (!rc && (!t.file || pick < 0 || !ca != !cb || (ca && !t.cols)))
+            if (!rc && is_num && (!d.t.file || d.pick < 0 || !d.a != !d.b || (d.a && !d.t.cols)))
                 rc = sw_fail(err, SW_EINVAL, "{{number}} needs a CSV file and pick=min|max "
                              "(and cols= with a= and b=)");
             if (rc) {
@@ -817,8 +796,16 @@ int report_expand(const char *template_path, const char *data_dir, sw_buf *out, 
                 break;
             }
             sw_err e2;
-            if (number_render(&t, ca, cb, pick, cell, out, &e2))
+            if (is_cmp) {
+                char *comma = strchr(d.names, ',');
+                if (comma)
+                    *comma = 0;
+                if (compare_render(&d.t, d.a, d.b, d.names[0] ? d.names : d.a,
+                                   comma ? comma + 1 : d.b, d.big, out, &e2))
+                    sw_buf_printf(out, "*(comparison not available: %s)*", e2.msg);
+            } else if (number_render(&d.t, d.a, d.b, d.pick, d.cell, out, &e2)) {
                 sw_buf_printf(out, "*(not available: %s)*", e2.msg);
+            }
             p = close + 2;
             continue;
         }
