@@ -220,7 +220,7 @@ megengine: deps $(SWAPSIM)
 	OUT=$(OUT)/megengine ./experiments/megengine.sh $(SWAPSIM)
 
 optimality: deps $(SWAPSIM)
-	OUT=$(OUT)/optimality DATA=$(DATA) ./experiments/optimality.sh $(SWAPSIM)
+	OUT=$(OUT)/optimality DATA=$(DATA) FULL=$(FULL) ./experiments/optimality.sh $(SWAPSIM)
 
 # The main job: every experiment grid in quick mode (FULL=1: the paper's
 # budgets), the DTR parity table, Figure 11 on the CPU backend, the plots,
@@ -250,7 +250,7 @@ experiments: deps $(SWAPSIM)
 	OUT=$(OUT)/fig8 ./experiments/fig8.sh $(SWAPSIM) || exit 1; \
 	OUT=$(OUT)/zico DATA=$(DATA) ./experiments/zico.sh $(SWAPSIM) || exit 1; \
 	OUT=$(OUT)/megengine ./experiments/megengine.sh $(SWAPSIM) || exit 1; \
-	OUT=$(OUT)/optimality DATA=$(DATA) ./experiments/optimality.sh $(SWAPSIM) || exit 1; \
+	OUT=$(OUT)/optimality DATA=$(DATA) FULL=$(FULL) ./experiments/optimality.sh $(SWAPSIM) || exit 1; \
 	echo "These figures come from \`make experiments$(if $(FULL), FULL=1)\` in $(if $(FULL),full mode (the paper's search budgets),quick mode (short searches: 8-60 s or 40 generations per GA run instead of the paper's 30 minutes; two seeds for the ablation, three for the mutation ablation)), which took $$(( $$(date +%s) - start )) s on $$(nproc) cores on $$(date -u +%Y-%m-%d)." > $(OUT)/run-mode.txt; \
 	$(MAKE) --no-print-directory plots paper_results.md SWAPSIM=$(SWAPSIM) OUT=$(OUT) || exit 1; \
 	echo "experiments: done in $$(( $$(date +%s) - start )) s$(if $(FULL),, (quick mode))"
