@@ -133,5 +133,16 @@ int main(int argc, char **argv)
                 "FILE\n");
         return 2;
     }
+#ifdef __AFL_HAVE_MANUAL_CONTROL
+    /* AFL++'s persistent mode: up to 1000 inputs per process, each read from
+       the same file again, so the parsers must leave no state behind (the
+       fuzzer's stability figure checks it). */
+    int rc = 0;
+    __AFL_INIT();
+    while (__AFL_LOOP(1000))
+        rc = run(argv[1], argv[2]);
+    return rc;
+#else
     return run(argv[1], argv[2]);
+#endif
 }
