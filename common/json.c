@@ -713,3 +713,32 @@ int jr_str(jr *r, const json_value *obj, const char *key, int required, const ch
     *out = (!v || v->type == JSON_NULL) ? def : v->u.str;
     return 0;
 }
+
+int jr_read_text(const char *text, size_t len, const char *file, jr_reader read, void *out,
+                 sw_err *err)
+{
+    json_doc *d = json_doc_new();
+    if (!d)
+        return sw_fail(err, SW_ENOMEM, "%s: out of memory", file);
+    const json_value *root;
+    int rc = json_parse(d, text, len, file, 1, &root, err);
+    if (!rc) {
+        jr r;
+        jr_init(&r, file, err);
+        rc = read(&r, root, out);
+    }
+    json_doc_free(d);
+    return rc;
+}
+
+int jr_read_file(const char *path, jr_reader read, void *out, sw_err *err)
+{
+    char *text;
+    size_t len;
+    int rc = sw_read_file(path, &text, &len, err);
+    if (rc)
+        return rc;
+    rc = jr_read_text(text, len, path, read, out, err);
+    sw_free(text);
+    return rc;
+}

@@ -99,4 +99,14 @@ int jr_str(jr *r, const json_value *obj, const char *key, int required, const ch
 /* Value v itself as an integer in [min, max] (v's path is the current path). */
 int jr_as_i64(jr *r, const json_value *v, int64_t min, int64_t max, int64_t *out);
 
+/* Builds a value (into out) from a parsed document's root; r reads with paths. */
+typedef int (*jr_reader)(jr *r, const json_value *root, void *out);
+/* Parse text (len bytes; file names it in errors), then hand its root to read
+   with a reader on file. The document is freed when read returns, so read
+   must copy what it keeps. Errors: json_parse's, SW_ENOMEM, or read's. */
+int jr_read_text(const char *text, size_t len, const char *file, jr_reader read, void *out,
+                 sw_err *err);
+/* As jr_read_text, on the contents of the file at path (named path in errors). */
+int jr_read_file(const char *path, jr_reader read, void *out, sw_err *err);
+
 #endif

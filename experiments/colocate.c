@@ -789,67 +789,64 @@ static int read_job(jr *r, const json_value *o, const char *dir, int32_t idx, co
     return 0;
 }
 
-int co_workload_read(const char *path, int fallbacks, co_workload *w, sw_err *err)
+/* what co_workload_read's JSON reader needs besides the document */
+typedef struct wl_ctx {
+    const char *path;  /* the workload file (job profiles are relative to its folder) */
+    int fallbacks;     /* build spatial's ODSwap fallback plans */
+    co_workload *w;    /* filled in */
+} wl_ctx;
+
+static int read_workload(jr *r, const json_value *root, void *ctx_)
 {
-    memset(w, 0, sizeof *w);
-    char *text = NULL;
-    size_t len;
-    int rc = sw_read_file(path, &text, &len, err);
-    if (rc)
-        return rc;
-    json_doc *d = json_doc_new();
-    const json_value *root;
-    if (!d) {
-        sw_free(text);
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    }
-    if ((rc = json_parse(d, text, len, path, 1, &root, err)) != 0)
-        goto done;
-    jr r;
-    jr_init(&r, path, err);
+    const wl_ctx *ctx = ctx_;
+    const char *path = ctx->path;
+    int fallbacks = ctx->fallbacks;
+    co_workload *w = ctx->w;
+    sw_err *err = r->err;
+    int rc = 0;
     if (root->type != JSON_OBJECT) {
-        rc = jr_error(&r, root, NULL, "expected a workload object with \"jobs\"");
-        goto done;
+        rc = jr_error(r, root, NULL, "expected a workload object with \"jobs\"");
+        return rc;
     }
     const char *dev_name, *mem_s;
     const json_value *jobs;
-    if ((rc = jr_str(&r, root, "device", 0, NULL, &dev_name)) ||
-        (rc = jr_str(&r, root, "memory", 0, NULL, &mem_s)) ||
-        (rc = jr_field(&r, root, "jobs", JSON_ARRAY, 1, &jobs)))
-        goto done;
+    if ((rc = jr_str(r, root, "device", 0, NULL, &dev_name)) ||
+        (rc = jr_str(r, root, "memory", 0, NULL, &mem_s)) ||
+        (rc = jr_field(r, root, "jobs", JSON_ARRAY, 1, &jobs)))
+        return rc;
     if (jobs->n == 0) {
-        rc = jr_error(&r, jobs, NULL, "expected at least one job");
-        goto done;
+        rc = jr_error(r, jobs, NULL, "expected at least one job");
+        return rc;
     }
     if (jobs->n > 64) {
-        rc = jr_error(&r, jobs, NULL, "expected at most 64 jobs");
-        goto done;
+        rc = jr_error(r, jobs, NULL, "expected at most 64 jobs");
+        return rc;
     }
     if (dev_name) {
         const dev_spec *dv = dev_find(dev_name);
         if (!dv) {
-            rc = jr_error(&r, root, "device", "unknown device '%s'", dev_name);
-            goto done;
+            rc = jr_error(r, root, "device", "unknown device '%s'", dev_name);
+            return rc;
         }
         w->device = *dv;
     }
     if (mem_s) {
         double frac;
         if (sw_parse_size(mem_s, &w->memory, &frac, err) || frac > 0 || w->memory <= 0) {
-            rc = jr_error(&r, root, "memory", "expected a size like 16GiB, got '%s'", mem_s);
-            goto done;
+            rc = jr_error(r, root, "memory", "expected a size like 16GiB, got '%s'", mem_s);
+            return rc;
         }
     }
     w->jobs = sw_calloc(jobs->n, sizeof *w->jobs);
     if (!w->jobs) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
-        goto done;
+        return rc;
     }
     char dir[4096];
     size_t pl = strlen(path);
     if (pl >= sizeof dir) {
         rc = sw_fail(err, SW_EINVAL, "%.200s...: path too long", path);
-        goto done;
+        return rc;
     }
     memcpy(dir, path, pl + 1);
     char *slash = strrchr(dir, '/');
@@ -858,15 +855,15 @@ int co_workload_read(const char *path, int fallbacks, co_workload *w, sw_err *er
     else
         dir[0] = 0;
     graph_profile *gs[64] = {0};
-    size_t s0 = jr_push_key(&r, "jobs");
+    size_t s0 = jr_push_key(r, "jobs");
     for (uint32_t i = 0; i < jobs->n && !rc; i++) {
-        size_t s1 = jr_push_idx(&r, i);
+        size_t s1 = jr_push_idx(r, i);
         int64_t mem = w->memory ? w->memory : (w->device.name[0] ? w->device.memory_bytes : 0);
-        rc = read_job(&r, &jobs->u.items[i], dir, (int32_t)i, w, mem, &gs[i], err);
+        rc = read_job(r, &jobs->u.items[i], dir, (int32_t)i, w, mem, &gs[i], err);
         w->n_jobs = (int32_t)i + (rc ? 0 : 1);
-        jr_pop(&r, s1);
+        jr_pop(r, s1);
     }
-    jr_pop(&r, s0);
+    jr_pop(r, s0);
     if (!rc && !w->memory)
         w->memory = w->device.memory_bytes;
     /* spatial's fallback: an ODSwap plan within what the other jobs' peaks
@@ -900,10 +897,15 @@ int co_workload_read(const char *path, int fallbacks, co_workload *w, sw_err *er
     }
     for (int32_t i = 0; i < 64; i++)
         graph_free(gs[i]);
-done:
+    return rc;
+}
+
+int co_workload_read(const char *path, int fallbacks, co_workload *w, sw_err *err)
+{
+    memset(w, 0, sizeof *w);
+    wl_ctx ctx = {path, fallbacks, w};
+    int rc = jr_read_file(path, read_workload, &ctx, err);
     if (rc)
         co_workload_free(w);
-    json_doc_free(d);
-    sw_free(text);
     return rc;
 }

@@ -162,33 +162,20 @@ int device_file_from_json(jr *r, const json_value *v, dev_spec *out)
     return 0;
 }
 
+static int device_reader(jr *r, const json_value *root, void *out)
+{
+    return device_file_from_json(r, root, (dev_spec *)out);
+}
+
 int device_read_text(const char *text, size_t len, const char *file, dev_spec *out,
                      sw_err *err)
 {
-    json_doc *d = json_doc_new();
-    if (!d)
-        return sw_fail(err, SW_ENOMEM, "%s: out of memory", file);
-    const json_value *root;
-    int rc = json_parse(d, text, len, file, 1, &root, err);
-    if (!rc) {
-        jr r;
-        jr_init(&r, file, err);
-        rc = device_file_from_json(&r, root, out);
-    }
-    json_doc_free(d);
-    return rc;
+    return jr_read_text(text, len, file, device_reader, out, err);
 }
 
 int device_read_file(const char *path, dev_spec *out, sw_err *err)
 {
-    char *text;
-    size_t len;
-    int rc = sw_read_file(path, &text, &len, err);
-    if (rc)
-        return rc;
-    rc = device_read_text(text, len, path, out, err);
-    sw_free(text);
-    return rc;
+    return jr_read_file(path, device_reader, out, err);
 }
 
 int device_resolve(const char *arg, dev_spec *out, sw_err *err)
@@ -506,33 +493,20 @@ int profile_from_json(jr *r, const json_value *root, graph_profile **out)
     return 0;
 }
 
+static int profile_reader(jr *r, const json_value *root, void *out)
+{
+    return profile_from_json(r, root, (graph_profile **)out);
+}
+
 int profile_read_text(const char *text, size_t len, const char *file, graph_profile **out,
                       sw_err *err)
 {
-    json_doc *d = json_doc_new();
-    if (!d)
-        return sw_fail(err, SW_ENOMEM, "%s: out of memory", file);
-    const json_value *root;
-    int rc = json_parse(d, text, len, file, 1, &root, err);
-    if (!rc) {
-        jr r;
-        jr_init(&r, file, err);
-        rc = profile_from_json(&r, root, out);
-    }
-    json_doc_free(d);
-    return rc;
+    return jr_read_text(text, len, file, profile_reader, out, err);
 }
 
 int profile_read_file(const char *path, graph_profile **out, sw_err *err)
 {
-    char *text;
-    size_t len;
-    int rc = sw_read_file(path, &text, &len, err);
-    if (rc)
-        return rc;
-    rc = profile_read_text(text, len, path, out, err);
-    sw_free(text);
-    return rc;
+    return jr_read_file(path, profile_reader, out, err);
 }
 
 static void put_ids(sw_buf *b, const char *key, const int32_t *ids, int32_t n)

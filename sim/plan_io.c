@@ -446,30 +446,17 @@ fail:
     return rc;
 }
 
+static int plan_reader(jr *r, const json_value *root, void *out)
+{
+    return read_plan(r, root, (plan **)out);
+}
+
 int plan_read_text(const char *text, size_t len, const char *file, plan **out, sw_err *err)
 {
-    json_doc *d = json_doc_new();
-    if (!d)
-        return sw_fail(err, SW_ENOMEM, "%s: out of memory", file);
-    const json_value *root;
-    int rc = json_parse(d, text, len, file, 1, &root, err);
-    if (!rc) {
-        jr r;
-        jr_init(&r, file, err);
-        rc = read_plan(&r, root, out);
-    }
-    json_doc_free(d);
-    return rc;
+    return jr_read_text(text, len, file, plan_reader, out, err);
 }
 
 int plan_read_file(const char *path, plan **out, sw_err *err)
 {
-    char *text;
-    size_t len;
-    int rc = sw_read_file(path, &text, &len, err);
-    if (rc)
-        return rc;
-    rc = plan_read_text(text, len, path, out, err);
-    sw_free(text);
-    return rc;
+    return jr_read_file(path, plan_reader, out, err);
 }
