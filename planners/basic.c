@@ -16,9 +16,7 @@ static const param_def basic_params[] = {
 /* Record the resident-everything plan for g in order through b. */
 static void record_all_resident(plan_builder *b, const graph_profile *g)
 {
-    for (int32_t s = 0; s < g->n_tensors; s++)
-        if (g->tensors[s].storage == s && g->tensors[s].persistent)
-            pb_resident(b, s);
+    pb_resident_persistent(b);
     for (int32_t i = 0; i < g->n_ops; i++) {
         int32_t o = g->order[i];
         /* external non-persistent tensors (loaded each iteration) come in just before use */

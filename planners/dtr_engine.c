@@ -1296,9 +1296,7 @@ static int record_in(eng *e, mem_model *m, int64_t budget, plan **out, sw_err *e
     plan_builder *b = pb_new(g, m, budget, g->max_workspace);
     if (!b)
         return SW_ENOMEM;
-    for (int32_t s = 0; s < e->nt; s++)
-        if (g->tensors[s].storage == s && g->tensors[s].persistent)
-            pb_resident(b, s);
+    pb_resident_persistent(b);
     for (size_t i = 0; i < e->n_events; i++) {
         const dtr_ev *v = &e->events[i];
         switch (v->kind) {

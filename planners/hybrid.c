@@ -612,8 +612,7 @@ static int plan_one(const graph_profile *g, const int32_t *order, int mode, doub
     int rc = hy_init(&h, g, order);
     uint8_t *r = sw_calloc((size_t)g->n_tensors + 1, 1);
     uint8_t *r2 = sw_calloc((size_t)g->n_tensors + 1, 1);
-    mem_model *m = mem_address_new(cap, fit, align);
-    plan_builder *b = m ? pb_new(g, m, budget, g->max_workspace) : NULL;
+    plan_builder *b = pb_new_arena(g, budget, g->max_workspace, fit, align);
     if (rc == SW_EINVAL) {
         rc = sw_fail(err, SW_EINVAL, "the schedule is not a permutation of the ops");
         goto done;
@@ -706,7 +705,6 @@ static int plan_one(const graph_profile *g, const int32_t *order, int mode, doub
                      "at %.0f%% of the budget", 100 * (margin + step));
 done:
     pb_free(b);
-    mem_destroy(m);
     sw_free(r);
     sw_free(r2);
     hy_free(&h);

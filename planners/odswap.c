@@ -122,8 +122,7 @@ static int plan_odswap(const graph_profile *g, const planner_opts *o, plan **out
     sw_free(order);
     uint8_t *r = sw_calloc((size_t)g->n_tensors + 1, 1);
     uint8_t *r2 = sw_calloc((size_t)g->n_tensors + 1, 1);
-    mem_model *m = mem_address_new(cap, fit, align);
-    plan_builder *b = m ? pb_new(g, m, o->memory_budget, g->max_workspace) : NULL;
+    plan_builder *b = pb_new_arena(g, o->memory_budget, g->max_workspace, fit, align);
     if (rc || !r || !r2 || !b) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
@@ -159,7 +158,7 @@ static int plan_odswap(const graph_profile *g, const planner_opts *o, plan **out
         if ((rc = iterate(&d, b, r, pf, limit, err)) != 0)
             goto done;
         sw_err e2;
-        rc = swu_finish(&d.u, m, out, &e2);
+        rc = swu_finish(&d.u, out, &e2);
         if (rc == SW_ENOFIT)
             continue; /* the allocator fragments: leave more room */
         if (rc)
@@ -182,7 +181,6 @@ static int plan_odswap(const graph_profile *g, const planner_opts *o, plan **out
     }
 done:
     pb_free(b);
-    mem_destroy(m);
     sw_free(r);
     sw_free(r2);
     swu_free(&d.u);

@@ -691,18 +691,11 @@ static int sl_build(const sl *c, const planner_opts *o, plan **out, sw_err *err)
     const graph_profile *g = c->g;
     mem_fit fit = MEM_BEST_FIT;
     mem_fit_parse(params_str(&o->params, "allocator"), &fit);
-    mem_model *m = mem_address_new(o->memory_budget - g->max_workspace, fit,
+    plan_builder *b = pb_new_arena(g, o->memory_budget, g->max_workspace, fit,
                                    params_size(&o->params, "alignment"));
-    if (!m)
+    if (!b)
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    plan_builder *b = pb_new(g, m, o->memory_budget, g->max_workspace);
-    if (!b) {
-        mem_destroy(m);
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    }
-    for (int32_t s = 0; s < c->nt; s++)
-        if (g->tensors[s].storage == s && g->tensors[s].persistent)
-            pb_resident(b, s);
+    pb_resident_persistent(b);
     for (size_t e = 0; e < c->nev; e++) {
         const sl_ev *v = &c->ev[e];
         switch (v->kind) {
@@ -722,7 +715,6 @@ static int sl_build(const sl *c, const planner_opts *o, plan **out, sw_err *err)
     }
     int rc = pb_finish(b, out, err);
     pb_free(b);
-    mem_destroy(m);
     return rc;
 }
 

@@ -233,9 +233,8 @@ void swu_run(swu *u, int32_t i)
     }
 }
 
-int swu_finish(swu *u, mem_model *m, plan **out, sw_err *err)
+int swu_finish(swu *u, plan **out, sw_err *err)
 {
-    (void)m;
     pb_end_iteration(u->b);
     return pb_finish(u->b, out, err);
 }
@@ -320,8 +319,7 @@ int swu_offload(const graph_profile *g, int64_t budget, mem_fit fit, int64_t ali
     int32_t *o_s = sw_malloc(((size_t)nt + 1) * sizeof *o_s);
     int32_t *i_s = sw_malloc(((size_t)nt + 1) * sizeof *i_s);
     uint8_t *r = sw_calloc((size_t)nt + 1, 1);
-    mem_model *m = mem_address_new(cap, fit, align);
-    plan_builder *b = m ? pb_new(g, m, budget, g->max_workspace) : NULL;
+    plan_builder *b = pb_new_arena(g, budget, g->max_workspace, fit, align);
     if (rc || !o_off || !i_off || !o_s || !i_s || !r || !b) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
@@ -374,7 +372,7 @@ int swu_offload(const graph_profile *g, int64_t budget, mem_fit fit, int64_t ali
     }
     *peak = u.peak;
     sw_err e2;
-    rc = swu_finish(&u, m, out, &e2);
+    rc = swu_finish(&u, out, &e2);
     if (rc == SW_ENOFIT) {
         char h1[32], h2[32];
         if (u.peak > cap)
@@ -401,7 +399,6 @@ int swu_offload(const graph_profile *g, int64_t budget, mem_fit fit, int64_t ali
     }
 done:
     pb_free(b);
-    mem_destroy(m);
     sw_free(o_off);
     sw_free(i_off);
     sw_free(o_s);

@@ -72,9 +72,9 @@ void swu_release(swu *u, int32_t s);
    as the DTR authors' simulator counts it). */
 void swu_note_transient(swu *u, int64_t extra);
 
-/* Make the plan of the recorded iteration in an address arena of cap bytes:
-   pb_end_iteration, placement, edges. Errors as pb_finish. */
-int swu_finish(swu *u, mem_model *m, plan **out, sw_err *err);
+/* Make the plan of the recorded iteration through the builder's memory
+   model: pb_end_iteration, placement, edges. Errors as pb_finish. */
+int swu_finish(swu *u, plan **out, sw_err *err);
 
 /* Static offloading (vDNN, TFLMS): with everything persistent resident,
    run the profile's order; storage s with out_at[s] >= 0 is copied out after

@@ -19,8 +19,8 @@
 #define REF_LIVE (-2)
 
 typedef struct pb_event {
-    uint8_t kind;
-    int32_t x; /* op or storage */
+    uint8_t kind; /* PB_* task kind (run, rerun, swap in/out, drop, release) */
+    int32_t x;    /* op or storage */
 } pb_event;
 
 typedef struct pb_res {
@@ -32,19 +32,22 @@ typedef struct pb_res {
 } pb_res;
 
 struct plan_builder {
-    const graph_profile *g;
-    mem_model *mem;
-    int64_t budget, reserve;
-    pb_event *ev;
-    size_t n_ev, cap_ev;
-    int32_t *rset;
-    plan_place *rhome;
-    uint8_t *rexplicit;
-    int32_t n_r;
-    size_t cap_r;
-    uint8_t *resident, *host_valid, *in_r;
-    int err_code;
-    char err_msg[512];
+    const graph_profile *g; /* the profile (borrowed) */
+    mem_model *mem;         /* places storages (borrowed, or own) */
+    mem_model *own;         /* the arena pb_new_arena made, freed with the builder; else NULL */
+    int64_t budget, reserve;/* bytes: the plan's budget and its workspace reserve */
+    pb_event *ev;           /* the recorded tasks, in the planner's order (owned) */
+    size_t n_ev, cap_ev;    /* tasks recorded, and room */
+    int32_t *rset;          /* storages resident at the start, in call order (owned) */
+    plan_place *rhome;      /* their places, when given (rexplicit) (owned) */
+    uint8_t *rexplicit;     /* per rset entry: placed at rhome rather than by mem (owned) */
+    int32_t n_r;            /* entries in rset */
+    size_t cap_r;           /* room in rset, rhome, rexplicit */
+    uint8_t *resident;      /* per storage: on the GPU now, as recorded so far (owned) */
+    uint8_t *host_valid;    /* per storage: the host holds a current copy (owned) */
+    uint8_t *in_r;          /* per storage: in rset (owned) */
+    int err_code;           /* the first recording error (SW_*), 0 if none */
+    char err_msg[512];      /* its message */
 };
 
 static int32_t nt_of(const plan_builder *b) { return b->g->n_tensors; }
@@ -71,10 +74,34 @@ plan_builder *pb_new(const graph_profile *g, mem_model *mem, int64_t budget,
     return b;
 }
 
+plan_builder *pb_new_arena(const graph_profile *g, int64_t budget, int64_t workspace_reserve,
+                           mem_fit fit, int64_t align)
+{
+    mem_model *m = mem_address_new(budget - workspace_reserve, fit, align);
+    plan_builder *b = m ? pb_new(g, m, budget, workspace_reserve) : NULL;
+    if (!b) {
+        mem_destroy(m);
+        return NULL;
+    }
+    b->own = m;
+    return b;
+}
+
+mem_model *pb_memory(const plan_builder *b) { return b->mem; }
+
+void pb_resident_persistent(plan_builder *b)
+{
+    const graph_profile *g = b->g;
+    for (int32_t s = 0; s < g->n_tensors; s++)
+        if (g->tensors[s].storage == s && g->tensors[s].persistent)
+            pb_resident(b, s);
+}
+
 void pb_free(plan_builder *b)
 {
     if (!b)
         return;
+    mem_destroy(b->own);
     sw_free(b->ev);
     sw_free(b->rset);
     sw_free(b->rhome);

@@ -16,6 +16,12 @@ typedef struct plan_builder plan_builder;
    Returns NULL on allocation failure. */
 plan_builder *pb_new(const graph_profile *g, mem_model *mem, int64_t budget,
                      int64_t workspace_reserve);
+/* pb_new over an address arena of its own: mem_address_new(budget -
+   workspace_reserve, fit, align), freed by pb_free. NULL on allocation failure. */
+plan_builder *pb_new_arena(const graph_profile *g, int64_t budget, int64_t workspace_reserve,
+                           mem_fit fit, int64_t align);
+/* The memory model the builder places through now. */
+mem_model *pb_memory(const plan_builder *b);
 void pb_free(plan_builder *b);
 /* Forget every recorded task and resident tensor (reuse for a new plan). */
 void pb_reset(plan_builder *b);
@@ -26,6 +32,8 @@ void pb_set_memory(plan_builder *b, mem_model *mem);
    call order, or at *where). Must precede the first task. */
 void pb_resident(plan_builder *b, int32_t s);
 void pb_resident_at(plan_builder *b, int32_t s, const plan_place *where);
+/* pb_resident for every persistent storage of the profile, in storage order. */
+void pb_resident_persistent(plan_builder *b);
 
 /* Tasks, in the planner's intended order. Errors are remembered and
    reported by pb_finish. */
