@@ -18,7 +18,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <stdlib.h>
 
 #include "../sim/builder.h"
 #include "bound.h"
@@ -41,7 +40,7 @@ static const param_def optimal_remat_params[] = {
      "smaller, a weaker bound), or auto (full up to max_vars)", "auto|full|coarse", 1, 0},
     {"lp_method", PT_CHOICE, "dual", "how CLP solves the relaxation (lp-round)",
      "auto|dual|primal|barrier", 1, 0},
-    {"rounds", PT_INT, "64", "lp-round: randomized roundings of S tried besides the "
+    {"rounds", PT_INT, "16", "lp-round: randomized roundings of S tried besides the "
      "thresholds (drawn from --seed)", NULL, 0, 1e6},
     {"recompute", PT_CHOICE, "all", "ops that may be re-run: all (Checkmate's program), or "
      "forward ops only (a smaller program; its optimum is optimal only among such plans)",
@@ -93,6 +92,7 @@ typedef struct orc {
     int32_t *list;      /* per position (scratch) */
     /* the LP relaxation (lp-round), kept across the solves at smaller caps */
     double *lpS;        /* T x ns: its S values, or NULL before the first solve */
+    double *lpR;        /* T x T: its R values (0 where R has no variable) */
     double lp_obj;      /* its objective: recompute time (us), a lower bound at lp_cap */
     int64_t lp_cap;     /* the byte cap it was solved for */
     double lp_s;        /* seconds spent in the LP solves */
@@ -117,7 +117,7 @@ static void orc_free(orc *c)
 {
     void *ptrs[] = {c->st, c->sid, c->pp, c->N, c->M, c->acc_off, c->acc_c, c->acc_mk, c->nout,
                     c->elig, c->H, c->RH, c->time, c->R, c->S, c->need, c->res, c->last,
-                    c->list, c->lpS};
+                    c->list, c->lpS, c->lpR};
     for (size_t i = 0; i < SW_ARRAY_LEN(ptrs); i++)
         sw_free(ptrs[i]);
 }
@@ -728,6 +728,27 @@ static void orc_r_from_s(orc *c)
     }
 }
 
+/* Fill the gaps of c->S that would be remade only to be held: from the last
+   stage back, a storage held at the next stage's start and not read by
+   this stage's op is held at this one's too (S grows instead of R). */
+static void orc_hold(orc *c)
+{
+    int32_t T = c->T, ns = c->ns;
+    for (int32_t t = T - 2; t >= 0; t--) {
+        uint8_t *St = c->S + (size_t)t * (size_t)ns;
+        const uint8_t *Sn = St + ns;
+        for (int32_t x = 0; x < ns; x++) {
+            if (!Sn[x] || St[x] || c->pp[x] >= t)
+                continue;
+            int reads = 0;
+            for (int32_t a = c->acc_off[t]; a < c->acc_off[t + 1] && !reads; a++)
+                reads = c->acc_c[a] == x;
+            if (!reads)
+                St[x] = 1;
+        }
+    }
+}
+
 /* Does a computation of stage t (its re-runs in c->R, its op) access x? */
 static int stage_uses(const orc *c, int32_t t, int32_t x)
 {
@@ -742,11 +763,32 @@ static int stage_uses(const orc *c, int32_t t, int32_t x)
     return 0;
 }
 
+/* What remaking x in stage t would cost, with St held: its producer's
+   time and, recursively, that of each input not held (c->list marks the
+   producers counted, with stamp); 1e30 where some producer may not be
+   re-run in t. */
+static double remake_cost(orc *c, int32_t t, int32_t x, const uint8_t *St, int32_t stamp)
+{
+    int32_t p = c->pp[x];
+    if (c->list[p] == stamp)
+        return 0;
+    c->list[p] = stamp;
+    if (!can_rerun(c, t, p))
+        return 1e30;
+    double sum = c->time[p];
+    for (int32_t a = c->acc_off[p]; a < c->acc_off[p + 1] && sum < 1e29; a++)
+        if (!c->acc_mk[a] && !St[c->acc_c[a]])
+            sum += remake_cost(c, t, c->acc_c[a], St, stamp);
+    return sum;
+}
+
 /* The plan of c->S (through orc_r_from_s), repaired until it fits c->cap:
-   at the first stage that overflows, the storage held at its start and
-   unused in it that the relaxation valued least (its S* times its
-   producer's time, per byte) is dropped until the next stage that reads it,
-   which re-runs its producer; then R is derived again. Returns 0 with *ev
+   at the first stage that overflows, of the storages held at its start the
+   one with the least (S* + 0.05) x remaking time (its producer's and, in
+   turn, that of inputs not held) per byte is dropped, eight times dearer if
+   the stage uses it: an unused one until the next stage that reads it,
+   which remakes it; a used one at this stage only, which remakes it before
+   its use. Then R is derived again. Returns 0 with *ev
    (c->R, c->S settled) when it fits, -1 when nothing can be dropped or
    after max_iter drops. */
 static int orc_repair(orc *c, const double *lpS, or_eval *ev, int32_t max_iter)
@@ -756,13 +798,8 @@ static int orc_repair(orc *c, const double *lpS, or_eval *ev, int32_t max_iter)
         orc_r_from_s(c);
         if (orc_settle(c) || orc_replay(c, NULL, ev))
             return -1;
-        if (getenv("OR_DEBUG") && it == 0)
-            fprintf(stderr, "  unrepaired: peak %lld recompute %.6f\n", (long long)ev->peak, ev->recompute_s);
-        if (ev->peak <= c->cap) {
-            if (getenv("OR_DEBUG"))
-                fprintf(stderr, "  repaired in %d\n", it);
+        if (ev->peak <= c->cap)
             return 0;
-        }
         if (it >= max_iter || ev->over < 0)
             return -1;
         int32_t t = ev->over;
@@ -776,14 +813,20 @@ static int orc_repair(orc *c, const double *lpS, or_eval *ev, int32_t max_iter)
                 for (int32_t a = c->acc_off[k]; a < c->acc_off[k + 1]; a++)
                     c->last[c->acc_c[a]] = 1;
         int32_t dropped = -1;
+        for (int32_t k = 0; k < T; k++)
+            c->list[k] = -1;
+        int32_t stamp = 0;
         for (;;) {
             int32_t best = -1;
             double bs = 0;
             for (int32_t x = 0; x < ns; x++) {
-                if (!St[x] || c->last[x])
+                if (!St[x] || c->last[x] == 2)
+                    continue;
+                double cost = remake_cost(c, t, x, St, stamp++);
+                if (cost >= 1e29)
                     continue;
                 double v = lpS ? SW_MAX(lpS[(size_t)t * (size_t)ns + (size_t)x], 0.0) : 1;
-                double sc = (v + 0.01) * (c->time[c->pp[x]] + 1e-9) / (double)c->M[x];
+                double sc = (v + 0.05) * (cost + 1e-9) / (double)c->M[x] * (c->last[x] ? 8 : 1);
                 if (best < 0 || sc < bs) {
                     best = x;
                     bs = sc;
@@ -791,12 +834,16 @@ static int orc_repair(orc *c, const double *lpS, or_eval *ev, int32_t max_iter)
             }
             if (best < 0)
                 break;
-            c->last[best] = 1; /* tried */
-            int32_t u = t + 1;
-            while (u < T && !stage_uses(c, u, best))
-                u++;
-            if (u >= T || !can_rerun(c, u, c->pp[best]))
-                continue;
+            int used = c->last[best] == 1;
+            c->last[best] = 2; /* tried */
+            int32_t u = t;
+            if (!used) {
+                u = t + 1;
+                while (u < T && !stage_uses(c, u, best))
+                    u++;
+                if (u >= T || !can_rerun(c, u, c->pp[best]))
+                    continue;
+            }
             for (int32_t v = t; v <= u; v++)
                 c->S[(size_t)v * (size_t)ns + (size_t)best] = 0;
             dropped = best;
@@ -994,7 +1041,8 @@ static int or_lp(orc *c, const planner_opts *o, double deadline, milp_status *st
     if (r.status != MILP_OPTIMAL)
         goto done;
     size_t n = (size_t)c->T * (size_t)c->ns;
-    if (!c->lpS && !(c->lpS = sw_malloc((n + 1) * sizeof *c->lpS))) {
+    if ((!c->lpS && !(c->lpS = sw_malloc((n + 1) * sizeof *c->lpS))) ||
+        (!c->lpR && !(c->lpR = sw_malloc(((size_t)Tsq(c) + 1) * sizeof *c->lpR)))) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
     }
@@ -1004,6 +1052,8 @@ static int or_lp(orc *c, const planner_opts *o, double deadline, milp_status *st
                     : c->pp[x] < t && t <= c->N[x] ? 1 /* tiny (coarse): kept */
                                                           : -1;
     }
+    for (size_t i = 0; i < (size_t)Tsq(c); i++)
+        c->lpR[i] = q.Rv[i] >= 0 ? SW_MIN(SW_MAX(r.x[q.Rv[i]], 0.0), 1.0) : 0;
     c->lp_obj = SW_MAX(r.objective, 0.0);
     c->lp_cap = c->cap;
 done:
@@ -1026,33 +1076,58 @@ static int or_round(orc *c, const planner_opts *o, uint8_t *bestR, or_eval *best
     uint64_t z = (uint64_t)o->seed * 0x2545f4914f6cdd1dULL + 17;
     size_t n = (size_t)c->T * (size_t)c->ns;
     int fits = 0;
-    for (int32_t i = 0; i < OR_THRESHOLDS + rounds; i++) {
-        for (size_t j = 0; j < n; j++) {
-            double v = c->lpS[j];
-            double u = i < OR_THRESHOLDS ? thr[i]
-                                         : (double)(or_rand(&z) >> 11) * (1.0 / 9007199254740992.0);
-            c->S[j] = v > 1 - 1e-6 || (v > 1e-6 && (i < OR_THRESHOLDS ? v >= u : v > u));
+    uint8_t *S0 = sw_malloc(n + 1); /* the rounding, for its second repair */
+    if (!S0)
+        return 0;
+    for (int32_t i = 0; i < 2 * OR_THRESHOLDS + rounds; i++) {
+        if (i >= OR_THRESHOLDS && i < 2 * OR_THRESHOLDS) {
+            /* R >= threshold, the least S it needs */
+            double u = thr[i - OR_THRESHOLDS];
+            for (size_t j = 0; j < (size_t)Tsq(c); j++)
+                c->R[j] = c->lpR[j] > 1e-6 && c->lpR[j] >= u;
+            if (orc_settle(c))
+                continue;
+        } else {
+            for (size_t j = 0; j < n; j++) {
+                double v = c->lpS[j];
+                double u = i < OR_THRESHOLDS ? thr[i]
+                                             : (double)(or_rand(&z) >> 11) *
+                                                   (1.0 / 9007199254740992.0);
+                c->S[j] = v > 1 - 1e-6 || (v > 1e-6 && (i < OR_THRESHOLDS ? v >= u : v > u));
+            }
         }
-        or_eval ev;
-        (*tried)++;
-        int bad = orc_repair(c, c->lpS, &ev, 4 * c->ns);
-        if (getenv("OR_DEBUG"))
-            fprintf(stderr, "round %d: bad %d peak %lld cap %lld recompute %.6f\n", i, bad, (long long)ev.peak, (long long)c->cap, ev.recompute_s);
-        if (bad)
-            continue;
-        fits++;
-        if (!have || ev.recompute_s < best->recompute_s) {
-            *best = ev;
-            have = 1;
-            *won = 1;
-            memcpy(bestR, c->R, (size_t)Tsq(c));
-            if (i < OR_THRESHOLDS)
-                snprintf(how, howlen, "rounding S >= %.2f", thr[i]);
-            else
-                snprintf(how, howlen, "random rounding %d of %d", i - OR_THRESHOLDS + 1,
-                         rounds);
+        memcpy(S0, c->S, n);
+        for (int hold = 0; hold < 2; hold++) {
+            if (hold) {
+                memcpy(c->S, S0, n);
+                orc_hold(c);
+            }
+            or_eval ev;
+            (*tried)++;
+            int bad = orc_repair(c, c->lpS, &ev, 4 * c->ns);
+            if (bad)
+                continue;
+            fits++;
+            if (!have || ev.recompute_s < best->recompute_s) {
+                *best = ev;
+                have = 1;
+                *won = 1;
+                memcpy(bestR, c->R, (size_t)Tsq(c));
+                if (i < OR_THRESHOLDS)
+                    snprintf(how, howlen, "rounding S >= %.2f", thr[i]);
+                else if (i < 2 * OR_THRESHOLDS)
+                    snprintf(how, howlen, "rounding R >= %.2f", thr[i - OR_THRESHOLDS]);
+                else
+                    snprintf(how, howlen, "random rounding of S %d of %d",
+                             i - 2 * OR_THRESHOLDS + 1, rounds);
+                if (hold) {
+                    size_t l = strlen(how);
+                    snprintf(how + l, howlen - l, ", held");
+                }
+            }
         }
     }
+    sw_free(S0);
     return fits;
 }
 
@@ -1187,10 +1262,14 @@ static int or_lpround(orc *c, const graph_profile *g, const planner_opts *o, dou
         if (st != MILP_OPTIMAL)
             break;
     }
+    if (!have && c->lpS)
+        return sw_fail(err, SW_ENOFIT, "does not fit: no rounding of the LP relaxation fits "
+                       "%s, and neither dtr nor sublinear has a plan (the relaxation is feasible: "
+                       "method=exact says whether the program is)",
+                       sw_fmt_bytes(c->cap + c->persist + g->max_workspace, h1, sizeof h1));
     if (!have)
-        return sw_fail(err, SW_EEXCEEDED, "exceeded: %s, and there is no start",
-                       c->lpS ? "no rounding of the LP relaxation fits the budget"
-                              : "the time limit ended the LP relaxation's solve");
+        return sw_fail(err, SW_EEXCEEDED, "exceeded: the time limit ended the LP relaxation's "
+                       "solve, and there is no start");
     memcpy(c->R, bestR, (size_t)Tsq(c));
     orc_settle(c);
     return 0;
@@ -1426,6 +1505,21 @@ static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, pla
         if (c.cap <= 0 || sw_now() > deadline)
             break;
     }
+    /* lp-round: the start's own plan (as its planner placed it) where the
+       rounding is dearer than it; the accounting's replay of it can be */
+    int own = 0;
+    if (!rc && first.lp && first.start) {
+        double rec = 0;
+        for (int32_t t = 0; t < first.start->n_tasks; t++)
+            if (first.start->tasks[t].kind == TASK_RERUN)
+                rec += g->ops[first.start->tasks[t].op].time_s;
+        if (rec < so.best.recompute_s) {
+            plan_free(*out);
+            *out = NULL;
+            rc = SW_ENOFIT;
+            own = 1;
+        }
+    }
     if (rc == SW_ENOFIT && first.start) {
         *out = first.start;
         first.start = NULL;
@@ -1474,9 +1568,11 @@ static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, pla
         gap = obj > 0 ? (obj - bound) / obj : 0;
     }
     if (first.lp)
-        status = !c.lp_bounded ? "the relaxation stopped by the limit (the start stands)"
+        status = !c.lp_bounded               ? "the relaxation stopped by the limit (the start "
+                                               "stands)"
                  : obj - bound <= 1e-9 * obj ? "optimal"
-                                            : "rounded from the relaxation";
+                 : so.how == so.how_buf      ? "rounded from the relaxation"
+                                             : "the start beats the roundings";
     else if (first.size > 0 && !first.solved)
         status = "not solved (the program is larger than max_vars): the start's plan";
     else if (so.solved && so.mr.status != MILP_OPTIMAL)
@@ -1513,7 +1609,10 @@ static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, pla
                       (long long)first.size, (long long)params_int(ps, "max_vars"), so.how);
     else
         sw_buf_printf(&b, "; no solve needed (%s fits)", so.how);
-    if (fallback)
+    if (fallback && own)
+        sw_buf_printf(&b, " (%s's own plan: cheaper than its replay as stages)",
+                      first.start_name);
+    else if (fallback)
         sw_buf_printf(&b, " (placed by %s itself)", first.start_name);
     else if (attempt > 0)
         sw_buf_printf(&b, "; the allocator fragmented %d plan%s: planned again for %lld bytes of "
