@@ -60,6 +60,7 @@ static const param_def optimal_remat_params[] = {
 
 #define OR_DEFAULT_TIME_S 60.0 /* solve limit when no --time-budget is given */
 #define OR_US 1e6              /* objective unit: microseconds (well scaled for the solver) */
+#define OR_HOWLEN 64           /* a rounding's name */
 
 /* The profile as the program sees it: positions in g->order, and the
    tracked storages (non-persistent roots some op accesses), compactly
@@ -749,20 +750,6 @@ static void orc_hold(orc *c)
     }
 }
 
-/* Does a computation of stage t (its re-runs in c->R, its op) access x? */
-static int stage_uses(const orc *c, int32_t t, int32_t x)
-{
-    const uint8_t *Rt = c->R + (size_t)t * (size_t)c->T;
-    for (int32_t k = 0; k <= t; k++) {
-        if (k < t && !Rt[k])
-            continue;
-        for (int32_t a = c->acc_off[k]; a < c->acc_off[k + 1]; a++)
-            if (c->acc_c[a] == x)
-                return 1;
-    }
-    return 0;
-}
-
 /* What remaking x in stage t would cost, with St held: its producer's
    time and, recursively, that of each input not held (c->list marks the
    producers counted, with stamp); 1e30 where some producer may not be
@@ -785,13 +772,14 @@ static double remake_cost(orc *c, int32_t t, int32_t x, const uint8_t *St, int32
 /* The plan of c->S (through orc_r_from_s), repaired until it fits c->cap:
    at the first stage that overflows, of the storages held at its start the
    one with the least (S* + 0.05) x remaking time (its producer's and, in
-   turn, that of inputs not held) per byte is dropped, eight times dearer if
-   the stage uses it: an unused one until the next stage that reads it,
+   turn, that of inputs not held) per byte and per stage until its next use
+   (DTR's heuristic, weighted by the relaxation) is dropped, eight times
+   dearer if the stage uses it (nu: scratch, per storage): an unused one until the next stage that reads it,
    which remakes it; a used one at this stage only, which remakes it before
    its use. Then R is derived again. Returns 0 with *ev
    (c->R, c->S settled) when it fits, -1 when nothing can be dropped or
    after max_iter drops. */
-static int orc_repair(orc *c, const double *lpS, or_eval *ev, int32_t max_iter)
+static int orc_repair(orc *c, const double *lpS, int32_t *nu, or_eval *ev, int32_t max_iter)
 {
     int32_t T = c->T, ns = c->ns;
     for (int32_t it = 0;; it++) {
@@ -812,6 +800,29 @@ static int orc_repair(orc *c, const double *lpS, or_eval *ev, int32_t max_iter)
             if (k == t || Rt[k])
                 for (int32_t a = c->acc_off[k]; a < c->acc_off[k + 1]; a++)
                     c->last[c->acc_c[a]] = 1;
+        /* the next stage (>= t) that touches each held storage; c->need marks
+           those still unfound */
+        int32_t left = 0;
+        for (int32_t x = 0; x < ns; x++) {
+            c->need[x] = St[x] != 0;
+            nu[x] = T;
+            left += St[x] != 0;
+        }
+        for (int32_t v = t; v < T && left > 0; v++) {
+            const uint8_t *Rv = c->R + (size_t)v * (size_t)T;
+            for (int32_t k = 0; k <= v; k++) {
+                if (k < v && !Rv[k])
+                    continue;
+                for (int32_t a = c->acc_off[k]; a < c->acc_off[k + 1]; a++) {
+                    int32_t x = c->acc_c[a];
+                    if (c->need[x]) {
+                        c->need[x] = 0;
+                        nu[x] = v;
+                        left--;
+                    }
+                }
+            }
+        }
         int32_t dropped = -1;
         for (int32_t k = 0; k < T; k++)
             c->list[k] = -1;
@@ -826,7 +837,8 @@ static int orc_repair(orc *c, const double *lpS, or_eval *ev, int32_t max_iter)
                 if (cost >= 1e29)
                     continue;
                 double v = lpS ? SW_MAX(lpS[(size_t)t * (size_t)ns + (size_t)x], 0.0) : 1;
-                double sc = (v + 0.05) * (cost + 1e-9) / (double)c->M[x] * (c->last[x] ? 8 : 1);
+                double sc = (v + 0.05) * (cost + 1e-9) /
+                            ((double)c->M[x] * (double)(nu[x] - t + 1)) * (c->last[x] ? 8 : 1);
                 if (best < 0 || sc < bs) {
                     best = x;
                     bs = sc;
@@ -836,14 +848,9 @@ static int orc_repair(orc *c, const double *lpS, or_eval *ev, int32_t max_iter)
                 break;
             int used = c->last[best] == 1;
             c->last[best] = 2; /* tried */
-            int32_t u = t;
-            if (!used) {
-                u = t + 1;
-                while (u < T && !stage_uses(c, u, best))
-                    u++;
-                if (u >= T || !can_rerun(c, u, c->pp[best]))
-                    continue;
-            }
+            int32_t u = used ? t : nu[best];
+            if (u >= T || !can_rerun(c, u, c->pp[best]))
+                continue;
             for (int32_t v = t; v <= u; v++)
                 c->S[(size_t)v * (size_t)ns + (size_t)best] = 0;
             dropped = best;
@@ -1068,7 +1075,7 @@ done:
    Returns the candidates that fit; *won = 1 and *how naming the rounding
    where one beats *best (or is the first, without have). */
 static int or_round(orc *c, const planner_opts *o, uint8_t *bestR, or_eval *best, int have,
-                    char *how, size_t howlen, int *tried, int *won)
+                    char *how, size_t howlen, int *tried, int *won, double *rbest, char *rhow)
 {
     static const double thr[OR_THRESHOLDS] = {0.01, 0.05, 0.1, 0.2, 0.3, 0.4,
                                               0.5,  0.6,  0.7, 0.8, 0.9};
@@ -1077,8 +1084,12 @@ static int or_round(orc *c, const planner_opts *o, uint8_t *bestR, or_eval *best
     size_t n = (size_t)c->T * (size_t)c->ns;
     int fits = 0;
     uint8_t *S0 = sw_malloc(n + 1); /* the rounding, for its second repair */
-    if (!S0)
+    int32_t *nu = sw_malloc(((size_t)c->ns + 1) * sizeof *nu); /* orc_repair's scratch */
+    if (!S0 || !nu) {
+        sw_free(S0);
+        sw_free(nu);
         return 0;
+    }
     for (int32_t i = 0; i < 2 * OR_THRESHOLDS + rounds; i++) {
         if (i >= OR_THRESHOLDS && i < 2 * OR_THRESHOLDS) {
             /* R >= threshold, the least S it needs */
@@ -1104,30 +1115,34 @@ static int or_round(orc *c, const planner_opts *o, uint8_t *bestR, or_eval *best
             }
             or_eval ev;
             (*tried)++;
-            int bad = orc_repair(c, c->lpS, &ev, 4 * c->ns);
+            int bad = orc_repair(c, c->lpS, nu, &ev, 4 * c->ns);
             if (bad)
                 continue;
             fits++;
+            char h[OR_HOWLEN];
+            if (i < OR_THRESHOLDS)
+                snprintf(h, sizeof h, "rounding S >= %.2f%s", thr[i], hold ? ", held" : "");
+            else if (i < 2 * OR_THRESHOLDS)
+                snprintf(h, sizeof h, "rounding R >= %.2f%s", thr[i - OR_THRESHOLDS],
+                         hold ? ", held" : "");
+            else
+                snprintf(h, sizeof h, "random rounding of S %d of %d%s",
+                         i - 2 * OR_THRESHOLDS + 1, rounds, hold ? ", held" : "");
+            if (*rbest < 0 || ev.recompute_s < *rbest) {
+                *rbest = ev.recompute_s;
+                snprintf(rhow, OR_HOWLEN, "%s", h);
+            }
             if (!have || ev.recompute_s < best->recompute_s) {
                 *best = ev;
                 have = 1;
                 *won = 1;
                 memcpy(bestR, c->R, (size_t)Tsq(c));
-                if (i < OR_THRESHOLDS)
-                    snprintf(how, howlen, "rounding S >= %.2f", thr[i]);
-                else if (i < 2 * OR_THRESHOLDS)
-                    snprintf(how, howlen, "rounding R >= %.2f", thr[i - OR_THRESHOLDS]);
-                else
-                    snprintf(how, howlen, "random rounding of S %d of %d",
-                             i - 2 * OR_THRESHOLDS + 1, rounds);
-                if (hold) {
-                    size_t l = strlen(how);
-                    snprintf(how + l, howlen - l, ", held");
-                }
+                snprintf(how, howlen, "%s", h);
             }
         }
     }
     sw_free(S0);
+    sw_free(nu);
     return fits;
 }
 
@@ -1207,7 +1222,9 @@ typedef struct or_solve_out {
     milp_status lp_status; /* the first relaxation's */
     int tried, fits;    /* roundings tried, that fit the cap */
     int lp_retries;     /* relaxations solved again for less memory */
-    char how_buf[64];   /* the winning rounding */
+    char how_buf[OR_HOWLEN]; /* the winning rounding */
+    double round_best;  /* the cheapest rounding's recompute time (s), -1: none fits */
+    char round_how[OR_HOWLEN]; /* and which it was */
 } or_solve_out;
 
 #define OR_LP_RETRIES 4 /* relaxations at 90%, 81% ... of the cap when no rounding fits */
@@ -1221,6 +1238,7 @@ static int or_lpround(orc *c, const graph_profile *g, const planner_opts *o, dou
     char h1[32], h2[32];
     so->lp = 1;
     so->lp_status = MILP_OPTIMAL;
+    so->round_best = -1;
     int64_t cap = c->cap;
     int rc;
     if (!c->lpS) {
@@ -1244,7 +1262,7 @@ static int or_lpround(orc *c, const graph_profile *g, const planner_opts *o, dou
     for (int retry = 0; c->lpS; retry++) {
         int won = 0;
         so->fits += or_round(c, o, bestR, &so->best, have, so->how_buf, sizeof so->how_buf,
-                             &so->tried, &won);
+                             &so->tried, &won, &so->round_best, so->round_how);
         if (won) {
             so->how = so->how_buf;
             have = 1;
@@ -1600,7 +1618,11 @@ static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, pla
         if (first.lp_retries + so.lp_retries)
             sw_buf_printf(&b, " (%d again for less memory: no rounding fit)",
                           first.lp_retries + (attempt ? so.lp_retries : 0));
-        sw_buf_printf(&b, "; %d of %d roundings fit; plan from %s", so.fits, so.tried, so.how);
+        sw_buf_printf(&b, "; %d of %d roundings fit", so.fits, so.tried);
+        if (so.round_best >= 0)
+            sw_buf_printf(&b, ", the cheapest (%s) %.12g s", so.round_how,
+                          total + so.round_best);
+        sw_buf_printf(&b, "; plan from %s", so.how);
     } else if (so.solved)
         sw_buf_printf(&b, "; method exact, %s: %d variables, %d rows, %ld nodes; plan from %s",
                       so.mr.solver, so.vars, so.rows, so.mr.nodes, so.how);
