@@ -14,7 +14,13 @@
    anything but its own compute stream. The plan replays the solution's R
    through the plan builder: the re-runs of each stage, then its op, each
    storage dropped right after its last use in the stage unless the next
-   stage needs it resident (the least S the R allows). */
+   stage needs it resident (the least S the R allows).
+
+   method=lp-round (auto above max_vars) is Checkmate's approximation: the
+   LP relaxation (the program's own, or the coarse one of orm_build_coarse)
+   solved by CLP gives a lower bound (lp_bound); its S and R are rounded,
+   the least R derived for each S (orc_r_from_s), plans over the budget
+   repaired (orc_repair), and the cheapest that fits, or the start, kept. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -1657,6 +1663,8 @@ done:
 const planner planner_optimal_remat = {1, "optimal-remat", "Checkmate's integer program "
                                        "(Jain et al. 2020): the least recomputation of the "
                                        "profile's order within the budget, solved by CBC under "
-                                       "--time-budget (incumbent and proven gap if stopped)",
+                                       "--time-budget (incumbent and proven gap if stopped); "
+                                       "above max_vars, the rounding of its LP relaxation "
+                                       "(lp_bound and gap)",
                                        optimal_remat_params, plan_optimal_remat,
                                        PLANNER_SIZE_LIMIT};
