@@ -67,6 +67,7 @@ static const param_def optimal_remat_params[] = {
 #define OR_DEFAULT_TIME_S 60.0 /* solve limit when no --time-budget is given */
 #define OR_US 1e6              /* objective unit: microseconds (well scaled for the solver) */
 #define OR_HOWLEN 64           /* a rounding's name */
+#define OR_HOLD_PASSES 3       /* orc_improve's passes over the re-runs */
 
 /* The profile as the program sees it: positions in g->order, and the
    tracked storages (non-persistent roots some op accesses), compactly
@@ -867,6 +868,71 @@ static int orc_repair(orc *c, const double *lpS, int32_t *nu, or_eval *ev, int32
     }
 }
 
+/* Hold instead of re-run where the bytes allow: for each re-run of the
+   settled plan in c->R, of the dearest ops first, its outputs are held from
+   where they last were up to the stage that re-ran them, and R derived
+   again; kept where the plan still fits c->cap and costs less (passes
+   while something is kept, OR_HOLD_PASSES at most). *ev is the
+   plan's figures, in and out. Returns the changes kept, or -1 when out of
+   memory. */
+static int orc_improve(orc *c, or_eval *ev)
+{
+    int32_t T = c->T, ns = c->ns;
+    size_t n = (size_t)T * (size_t)ns;
+    uint8_t *S1 = sw_malloc(n + 1), *R1 = sw_malloc((size_t)Tsq(c) + 1);
+    int32_t *ord = sw_malloc(((size_t)T + 1) * sizeof *ord);
+    if (!S1 || !R1 || !ord) {
+        sw_free(S1), sw_free(R1), sw_free(ord);
+        return -1;
+    }
+    /* ops by time, dearest first (insertion sort: ties keep the order) */
+    for (int32_t i = 0; i < T; i++) {
+        int32_t j = i;
+        while (j > 0 && c->time[ord[j - 1]] < c->time[i]) {
+            ord[j] = ord[j - 1];
+            j--;
+        }
+        ord[j] = i;
+    }
+    int kept = 0, before = -1;
+    for (int pass = 0; pass < OR_HOLD_PASSES && kept > before; pass++) {
+    before = kept;
+    for (int32_t i = 0; i < T; i++) {
+        int32_t k = ord[i];
+        if (!c->elig[k])
+            continue;
+        for (int32_t t = k + 1; t < T; t++) {
+            if (!c->R[(size_t)t * (size_t)T + (size_t)k])
+                continue;
+            memcpy(S1, c->S, n);
+            memcpy(R1, c->R, (size_t)Tsq(c));
+            for (int32_t a = c->acc_off[k]; a < c->acc_off[k + 1]; a++) {
+                if (!c->acc_mk[a])
+                    continue;
+                int32_t x = c->acc_c[a], u = t;
+                while (u - 1 > k && !c->S[(size_t)(u - 1) * (size_t)ns + (size_t)x] &&
+                       !c->R[(size_t)(u - 1) * (size_t)T + (size_t)k])
+                    u--;
+                for (int32_t w = u; w <= t && w <= c->N[x]; w++)
+                    c->S[(size_t)w * (size_t)ns + (size_t)x] = 1;
+            }
+            orc_r_from_s(c);
+            or_eval e2;
+            if (!orc_settle(c) && !orc_replay(c, NULL, &e2) && e2.peak <= c->cap &&
+                e2.recompute_s < ev->recompute_s) {
+                *ev = e2;
+                kept++;
+            } else {
+                memcpy(c->S, S1, n);
+                memcpy(c->R, R1, (size_t)Tsq(c));
+            }
+        }
+    }
+    }
+    sw_free(S1), sw_free(R1), sw_free(ord);
+    return kept;
+}
+
 /* splitmix64: the roundings' random numbers, from the seed alone. */
 static uint64_t or_rand(uint64_t *z)
 {
@@ -1081,7 +1147,8 @@ done:
    Returns the candidates that fit; *won = 1 and *how naming the rounding
    where one beats *best (or is the first, without have). */
 static int or_round(orc *c, const planner_opts *o, uint8_t *bestR, or_eval *best, int have,
-                    char *how, size_t howlen, int *tried, int *won, double *rbest, char *rhow)
+                    char *how, size_t howlen, int *tried, int *won, double *rbest, char *rhow,
+                    uint8_t *rbestR)
 {
     static const double thr[OR_THRESHOLDS] = {0.01, 0.05, 0.1, 0.2, 0.3, 0.4,
                                               0.5,  0.6,  0.7, 0.8, 0.9};
@@ -1137,6 +1204,7 @@ static int or_round(orc *c, const planner_opts *o, uint8_t *bestR, or_eval *best
             if (*rbest < 0 || ev.recompute_s < *rbest) {
                 *rbest = ev.recompute_s;
                 snprintf(rhow, OR_HOWLEN, "%s", h);
+                memcpy(rbestR, c->R, (size_t)Tsq(c));
             }
             if (!have || ev.recompute_s < best->recompute_s) {
                 *best = ev;
@@ -1228,7 +1296,8 @@ typedef struct or_solve_out {
     milp_status lp_status; /* the first relaxation's */
     int tried, fits;    /* roundings tried, that fit the cap */
     int lp_retries;     /* relaxations solved again for less memory */
-    char how_buf[OR_HOWLEN]; /* the winning rounding */
+    char how_buf[2 * OR_HOWLEN]; /* the winning rounding, or the start, and holds */
+    int from_start;     /* 1: the plan is the start's (before holds) */
     double round_best;  /* the cheapest rounding's recompute time (s), -1: none fits */
     char round_how[OR_HOWLEN]; /* and which it was */
 } or_solve_out;
@@ -1265,10 +1334,13 @@ static int or_lpround(orc *c, const graph_profile *g, const planner_opts *o, dou
             c->lp_bound = c->lp_obj;
         }
     }
+    uint8_t *rbestR = sw_malloc((size_t)Tsq(c) + 1); /* the cheapest rounding's R */
+    if (!rbestR)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
     for (int retry = 0; c->lpS; retry++) {
         int won = 0;
         so->fits += or_round(c, o, bestR, &so->best, have, so->how_buf, sizeof so->how_buf,
-                             &so->tried, &won, &so->round_best, so->round_how);
+                             &so->tried, &won, &so->round_best, so->round_how, rbestR);
         if (won) {
             so->how = so->how_buf;
             have = 1;
@@ -1280,12 +1352,16 @@ static int or_lpround(orc *c, const graph_profile *g, const planner_opts *o, dou
         c->cap = c->lp_cap - c->lp_cap / 10;
         rc = or_lp(c, o, deadline, &st, err);
         c->cap = cap;
-        if (rc)
+        if (rc) {
+            sw_free(rbestR);
             return rc;
+        }
         so->lp_retries++;
         if (st != MILP_OPTIMAL)
             break;
     }
+    if (!have)
+        sw_free(rbestR);
     if (!have && c->lpS)
         return sw_fail(err, SW_ENOFIT, "does not fit: no rounding of the LP relaxation fits "
                        "%s, and neither dtr nor sublinear has a plan (the relaxation is feasible: "
@@ -1294,8 +1370,47 @@ static int or_lpround(orc *c, const graph_profile *g, const planner_opts *o, dou
     if (!have)
         return sw_fail(err, SW_EEXCEEDED, "exceeded: the time limit ended the LP relaxation's "
                        "solve, and there is no start");
+    /* the cheapest rounding, improved by holds: the best plan if cheaper */
+    or_eval ev;
+    if (so->round_best >= 0) {
+        memcpy(c->R, rbestR, (size_t)Tsq(c));
+        int kept = orc_settle(c) || orc_replay(c, NULL, &ev) ? 0 : orc_improve(c, &ev);
+        if (kept < 0) {
+            sw_free(rbestR);
+            return sw_fail(err, SW_ENOMEM, "out of memory");
+        }
+        if (kept > 0) {
+            so->round_best = ev.recompute_s;
+            size_t l = strlen(so->round_how);
+            snprintf(so->round_how + l, OR_HOWLEN - l, ", %d held", kept);
+            if (ev.recompute_s < so->best.recompute_s) {
+                so->best = ev;
+                memcpy(bestR, c->R, (size_t)Tsq(c));
+                snprintf(so->how_buf, sizeof so->how_buf, "%s", so->round_how);
+                so->how = so->how_buf;
+            }
+        }
+    }
+    sw_free(rbestR);
     memcpy(c->R, bestR, (size_t)Tsq(c));
     orc_settle(c);
+    so->from_start = so->how != so->how_buf;
+    if (so->from_start && !orc_replay(c, NULL, &ev)) {
+        int kept = orc_improve(c, &ev);
+        if (kept < 0)
+            return sw_fail(err, SW_ENOMEM, "out of memory");
+        if (kept > 0 && ev.recompute_s < so->best.recompute_s) {
+            char h[OR_HOWLEN];
+            snprintf(h, sizeof h, "%s", so->how ? so->how : "?");
+            snprintf(so->how_buf, sizeof so->how_buf, "%s, %d re-run%s held instead", h, kept,
+                     kept == 1 ? "" : "s");
+            so->how = so->how_buf;
+            so->best = ev;
+        } else {
+            memcpy(c->R, bestR, (size_t)Tsq(c));
+            orc_settle(c);
+        }
+    }
     return 0;
 }
 
@@ -1552,6 +1667,7 @@ static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, pla
         so = first;
         so.start = NULL;
         so.how = first.start_name;
+        so.from_start = 1;
         so.best.reruns = 0;
         so.best.recompute_s = 0;
         for (int32_t t = 0; t < (*out)->n_tasks; t++)
@@ -1595,7 +1711,7 @@ static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, pla
         status = !c.lp_bounded               ? "the relaxation stopped by the limit (the start "
                                                "stands)"
                  : obj - bound <= 1e-9 * obj ? "optimal"
-                 : so.how == so.how_buf      ? "rounded from the relaxation"
+                 : !so.from_start            ? "rounded from the relaxation"
                                              : "the start beats the roundings";
     else if (first.size > 0 && !first.solved)
         status = "not solved (the program is larger than max_vars): the start's plan";
