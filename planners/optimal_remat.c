@@ -39,11 +39,12 @@ static const param_def optimal_remat_params[] = {
      "bound of docs/bounds.md", NULL, 1, 1e9},
     {"method", PT_CHOICE, "auto", "exact: CBC's branch and bound on the integer program; "
      "lp-round: Checkmate's two-phase rounding (solve the LP relaxation, a lower bound; round "
-     "its S, recompute what each stage then lacks; keep the cheapest plan that fits); auto: "
+     "its S and R, recompute what each stage then lacks, repair plans over the budget; keep "
+     "the cheapest plan that fits); auto: "
      "exact up to max_vars, lp-round above", "auto|exact|lp-round", 1, 0},
     {"lp", PT_CHOICE, "auto", "lp-round's relaxation: full (the program's own), coarse (R and "
      "S only, memory at each stage's start and run, storages under cap/10^4 bytes free: "
-     "smaller, a weaker bound), or auto (full up to max_vars)", "auto|full|coarse", 1, 0},
+     "far smaller, also a valid bound), or auto (full up to max_vars)", "auto|full|coarse", 1, 0},
     {"lp_method", PT_CHOICE, "dual", "how CLP solves the relaxation (lp-round)",
      "auto|dual|primal|barrier", 1, 0},
     {"rounds", PT_INT, "16", "lp-round: randomized roundings of S tried besides the "
