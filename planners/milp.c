@@ -1,5 +1,6 @@
 /* milp.c: the solver-neutral model of milp.h, its LP-format writer, and the
-   COIN-OR CBC backend (Cbc_C_Interface.h; the only file that includes it). */
+   COIN-OR backends: CBC for the integer program, CLP for its relaxation
+   (Cbc_C_Interface.h, Clp_C_Interface.h; the only file that includes them). */
 #include "milp.h"
 
 #include <float.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include <Cbc_C_Interface.h>
+#include <Clp_C_Interface.h>
 
 struct milp {
     int nvar, capvar;   /* variables added, allocated */
@@ -252,61 +254,155 @@ static int start_feasible(const milp *m)
 /* CBC's infinity is DBL_MAX. */
 static double cbc_inf(double v) { return v >= MILP_INF ? DBL_MAX : v <= -MILP_INF ? -DBL_MAX : v; }
 
-int milp_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
+/* The model in the backends' form: columns (CSC), infinities as DBL_MAX. */
+typedef struct milp_csc {
+    CoinBigIndex *cstart; /* nvar + 1 column offsets */
+    int *cidx;            /* row of each nonzero */
+    double *cval;         /* its coefficient */
+    double *lb, *ub;      /* column bounds */
+    double *rlo, *rhi;    /* row bounds */
+} milp_csc;
+
+static void csc_free(milp_csc *c)
 {
-    memset(r, 0, sizeof *r);
-    static char solver_name[64];
-    snprintf(solver_name, sizeof solver_name, "cbc %s", Cbc_getVersion());
-    r->solver = solver_name;
+    sw_free(c->cstart);
+    sw_free(c->cidx);
+    sw_free(c->cval);
+    sw_free(c->lb);
+    sw_free(c->ub);
+    sw_free(c->rlo);
+    sw_free(c->rhi);
+}
+
+/* Fill c from m (checked: indices in range). 0, SW_ENOMEM or SW_EINVAL. */
+static int csc_build(const milp *m, milp_csc *c, sw_err *err)
+{
+    memset(c, 0, sizeof *c);
     if (m->oom)
         return sw_fail(err, SW_ENOMEM, "out of memory building the integer program");
     for (int k = 0; k < m->nnz; k++)
         if (m->ridx[k] < 0 || m->ridx[k] >= m->nvar)
             return sw_fail(err, SW_EINVAL, "integer program: a row names variable %d of %d",
                            m->ridx[k], m->nvar);
-    /* rows (CSR) to columns (CSC) */
     int n = m->nvar;
-    CoinBigIndex *cstart = sw_calloc((size_t)n + 1, sizeof *cstart);
-    int *cidx = sw_malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *cidx);
-    double *cval = sw_malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *cval);
-    double *lb = sw_malloc((size_t)(n ? n : 1) * sizeof *lb);
-    double *ub = sw_malloc((size_t)(n ? n : 1) * sizeof *ub);
-    double *rlo = sw_malloc((size_t)(m->nrow ? m->nrow : 1) * sizeof *rlo);
-    double *rhi = sw_malloc((size_t)(m->nrow ? m->nrow : 1) * sizeof *rhi);
+    c->cstart = sw_calloc((size_t)n + 1, sizeof *c->cstart);
+    c->cidx = sw_malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *c->cidx);
+    c->cval = sw_malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *c->cval);
+    c->lb = sw_malloc((size_t)(n ? n : 1) * sizeof *c->lb);
+    c->ub = sw_malloc((size_t)(n ? n : 1) * sizeof *c->ub);
+    c->rlo = sw_malloc((size_t)(m->nrow ? m->nrow : 1) * sizeof *c->rlo);
+    c->rhi = sw_malloc((size_t)(m->nrow ? m->nrow : 1) * sizeof *c->rhi);
     CoinBigIndex *fill = sw_calloc((size_t)n + 1, sizeof *fill);
-    sw_free(m->x);
-    m->x = sw_malloc((size_t)(n ? n : 1) * sizeof *m->x);
-    Cbc_Model *cbc = NULL;
-    int rc = 0;
-    if (!cstart || !cidx || !cval || !lb || !ub || !rlo || !rhi || !fill || !m->x) {
-        rc = sw_fail(err, SW_ENOMEM, "out of memory solving the integer program");
-        goto done;
+    if (!c->cstart || !c->cidx || !c->cval || !c->lb || !c->ub || !c->rlo || !c->rhi || !fill) {
+        sw_free(fill);
+        csc_free(c);
+        return sw_fail(err, SW_ENOMEM, "out of memory solving the integer program");
     }
     for (int k = 0; k < m->nnz; k++)
-        cstart[m->ridx[k] + 1]++;
+        c->cstart[m->ridx[k] + 1]++;
     for (int j = 0; j < n; j++)
-        cstart[j + 1] += cstart[j];
+        c->cstart[j + 1] += c->cstart[j];
     for (int row = 0; row < m->nrow; row++)
         for (int k = m->rstart[row]; k < m->rstart[row + 1]; k++) {
             int j = m->ridx[k];
-            CoinBigIndex at = cstart[j] + fill[j]++;
-            cidx[at] = row;
-            cval[at] = m->rval[k];
+            CoinBigIndex at = c->cstart[j] + fill[j]++;
+            c->cidx[at] = row;
+            c->cval[at] = m->rval[k];
         }
     for (int j = 0; j < n; j++) {
-        lb[j] = cbc_inf(m->lb[j]);
-        ub[j] = cbc_inf(m->ub[j]);
+        c->lb[j] = cbc_inf(m->lb[j]);
+        c->ub[j] = cbc_inf(m->ub[j]);
     }
     for (int row = 0; row < m->nrow; row++) {
-        rlo[row] = cbc_inf(m->rlo[row]);
-        rhi[row] = cbc_inf(m->rhi[row]);
+        c->rlo[row] = cbc_inf(m->rlo[row]);
+        c->rhi[row] = cbc_inf(m->rhi[row]);
+    }
+    sw_free(fill);
+    return 0;
+}
+
+int milp_solve_lp(milp *m, const milp_opts *o, milp_lp_method method, milp_result *r,
+                  sw_err *err)
+{
+    memset(r, 0, sizeof *r);
+    static char clp_name[64];
+    snprintf(clp_name, sizeof clp_name, "clp %s", Clp_Version());
+    r->solver = clp_name;
+    r->bound = -MILP_INF;
+    milp_csc c;
+    int rc = csc_build(m, &c, err);
+    if (rc)
+        return rc;
+    int n = m->nvar;
+    sw_free(m->x);
+    m->x = sw_malloc((size_t)(n ? n : 1) * sizeof *m->x);
+    Clp_Simplex *clp = m->x ? Clp_newModel() : NULL;
+    Clp_Solve *how = clp ? ClpSolve_new() : NULL;
+    if (!how) {
+        rc = sw_fail(err, SW_ENOMEM, "out of memory creating the solver");
+        goto done;
+    }
+    Clp_loadProblem(clp, n, m->nrow, c.cstart, c.cidx, c.cval, c.lb, c.ub, m->cost, c.rlo, c.rhi);
+    Clp_setObjSense(clp, 1);
+    Clp_setLogLevel(clp, o && o->log ? 1 : 0);
+    if (o && o->time_limit_s > 0)
+        Clp_setMaximumSeconds(clp, o->time_limit_s);
+    /* ClpSolve::SolveType: 0 dual, 1 primal, 3 barrier, 5 automatic */
+    static const int type[] = {5, 0, 1, 3};
+    int meth = method >= MILP_LP_AUTO && method <= MILP_LP_BARRIER ? (int)method : 0;
+    ClpSolve_setSolveType(how, type[meth], -1);
+    ClpSolve_setPresolveType(how, 0, -1);
+    double t0 = sw_now();
+    Clp_initialSolveWithOptions(clp, how);
+    r->solve_s = sw_now() - t0;
+    int st = Clp_status(clp); /* 0 optimal, 1 primal infeasible, 2 dual infeasible, 3 limit */
+    if (st == 0 && Clp_isProvenOptimal(clp)) {
+        memcpy(m->x, Clp_getColSolution(clp), (size_t)n * sizeof *m->x);
+        r->x = m->x;
+        r->status = MILP_OPTIMAL;
+        r->objective = Clp_getObjValue(clp);
+        r->bound = r->objective;
+    } else if (st == 1) {
+        r->status = MILP_INFEASIBLE;
+    } else if (st == 3) {
+        r->status = MILP_NOSOLUTION;
+    } else {
+        rc = sw_fail(err, SW_EUNSUPPORTED, "the LP solver gave up (status %d: %s)", st,
+                     st == 2 ? "unbounded" : "numerical difficulties");
+    }
+done:
+    if (how)
+        ClpSolve_delete(how);
+    if (clp)
+        Clp_deleteModel(clp);
+    csc_free(&c);
+    return rc;
+}
+
+int milp_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
+{
+    memset(r, 0, sizeof *r);
+    static char solver_name[64];
+    snprintf(solver_name, sizeof solver_name, "cbc %s", Cbc_getVersion());
+    r->solver = solver_name;
+    milp_csc c;
+    int rc = csc_build(m, &c, err);
+    if (rc)
+        return rc;
+    int n = m->nvar;
+    sw_free(m->x);
+    m->x = sw_malloc((size_t)(n ? n : 1) * sizeof *m->x);
+    Cbc_Model *cbc = NULL;
+    if (!m->x) {
+        rc = sw_fail(err, SW_ENOMEM, "out of memory solving the integer program");
+        goto done;
     }
     cbc = Cbc_newModel();
     if (!cbc) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory creating the solver");
         goto done;
     }
-    Cbc_loadProblem(cbc, n, m->nrow, cstart, cidx, cval, lb, ub, m->cost, rlo, rhi);
+    Cbc_loadProblem(cbc, n, m->nrow, c.cstart, c.cidx, c.cval, c.lb, c.ub, m->cost, c.rlo, c.rhi);
     for (int j = 0; j < n; j++)
         if (m->integer[j])
             Cbc_setInteger(cbc, j);
@@ -377,13 +473,6 @@ int milp_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
 done:
     if (cbc)
         Cbc_deleteModel(cbc);
-    sw_free(cstart);
-    sw_free(cidx);
-    sw_free(cval);
-    sw_free(lb);
-    sw_free(ub);
-    sw_free(rlo);
-    sw_free(rhi);
-    sw_free(fill);
+    csc_free(&c);
     return rc;
 }

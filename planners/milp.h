@@ -28,6 +28,14 @@ typedef struct milp_opts {
     int log;             /* 1: the solver's own log on stdout */
 } milp_opts;
 
+/* How milp_solve_lp solves the relaxation (COIN-OR CLP, presolve on). */
+typedef enum milp_lp_method {
+    MILP_LP_AUTO,    /* CLP's choice (dual simplex, or barrier on large sparse programs) */
+    MILP_LP_DUAL,    /* dual simplex */
+    MILP_LP_PRIMAL,  /* primal simplex */
+    MILP_LP_BARRIER  /* interior point, then a crossover to a basic solution */
+} milp_lp_method;
+
 typedef struct milp_result {
     milp_status status;
     double objective; /* the incumbent's objective (OPTIMAL, FEASIBLE) */
@@ -69,6 +77,15 @@ int milp_rows(const milp *m);
 /* Solve. Returns 0 with r filled (any status), or SW_ENOMEM, or SW_EINVAL
    (a row names an unknown variable), or SW_EUNSUPPORTED (the solver failed). */
 int milp_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err);
+
+/* Solve the linear relaxation: every integer variable may take any value
+   within its bounds. Its optimum is a lower bound on the program's. Returns 0
+   with r filled: MILP_OPTIMAL (x, objective = bound: the relaxation's
+   optimum, nodes 0), MILP_INFEASIBLE (so is the program), or
+   MILP_NOSOLUTION (the time limit came first: no bound, bound = -MILP_INF);
+   errors as milp_solve. o's node limit and gap do not apply. */
+int milp_solve_lp(milp *m, const milp_opts *o, milp_lp_method method, milp_result *r,
+                  sw_err *err);
 
 /* Write the model in CPLEX LP format (for another solver or a bug report). */
 int milp_write_lp(const milp *m, const char *path, sw_err *err);

@@ -38,8 +38,9 @@ static double bound_time(const graph_profile *g)
 }
 
 /* optimal-remat on the DTR log of ResNet-32 at 0.4x of its ideal peak:
-   the planning's wall time under a 60 s limit, and the gap where the plan
-   is not proven optimal. 0 if the log is absent (skipped), -1 on error. */
+   the planning's wall time under a 60 s limit (method=auto: lp-round, the
+   program being over max_vars), the gap where the plan is not proven
+   optimal, and the LP relaxation's bound. 0 if the log is absent (skipped), -1 on error. */
 static int bench_optimal_remat(void)
 {
     char dir[1024], path[1300] = "";
@@ -84,6 +85,10 @@ static int bench_optimal_remat(void)
             if (gp && sscanf(gp + 4, "%lf", &gap) == 1 &&
                 !strstr(p->notes, "optimal-remat: optimal,"))
                 printf("bench: optimal_remat_resnet32_0.4x_gap_pct %.2f %%\n", gap);
+            const char *lb = strstr(p->notes, "lp_bound ");
+            double lpb = 0;
+            if (lb && sscanf(lb + 9, "%lf", &lpb) == 1)
+                printf("bench: optimal_remat_resnet32_0.4x_lp_bound_s %.6f s\n", lpb);
             plan_free(p);
         }
     }

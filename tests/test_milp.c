@@ -1,6 +1,7 @@
 /* test_milp.c: the integer-program interface (planners/milp.h) on programs
-   solved by hand: a knapsack, an infeasible system, an LP, a time-limited
-   solve's bound, the LP writer, malformed rows. */
+   solved by hand: a knapsack, an infeasible system, an LP, a relaxation by
+   each of CLP's methods, a time-limited solve's bound, the LP writer,
+   malformed rows. */
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -66,6 +67,43 @@ static void continuous_and_integer(void)
         IS_INT(r.status, MILP_OPTIMAL, "optimal");
         IS_NUM(r.objective, integer ? 3.0 : 2.0, 1e-9, "%s objective",
                integer ? "integer" : "continuous");
+        milp_free(m);
+    }
+}
+
+/* The relaxation of the integer program above, by each of CLP's methods:
+   min x + 2y s.t. x + y >= 1.5 on [0, 1]^2, integrality dropped: x = 1,
+   y = 0.5, 2.0 (below the integer optimum 3.0). With x + y <= 1 added no
+   point is feasible; a row naming a missing variable is refused. */
+static void relaxation(void)
+{
+    static const milp_lp_method meth[] = {MILP_LP_AUTO, MILP_LP_DUAL, MILP_LP_PRIMAL,
+                                          MILP_LP_BARRIER};
+    for (size_t i = 0; i < SW_ARRAY_LEN(meth); i++) {
+        milp *m = milp_new();
+        int x = milp_var(m, 0, 1, 1, 1);
+        int y = milp_var(m, 0, 1, 2, 1);
+        milp_row2(m, 1.5, MILP_INF, x, 1, y, 1);
+        milp_result r;
+        sw_err e = {0};
+        IS_INT(milp_solve_lp(m, NULL, meth[i], &r, &e), 0, "method %d: solves (%s)",
+               (int)meth[i], e.msg);
+        IS_INT(r.status, MILP_OPTIMAL, "method %d: optimal", (int)meth[i]);
+        IS_NUM(r.objective, 2.0, 1e-7, "method %d: the relaxation's 2.0", (int)meth[i]);
+        IS_NUM(r.bound, r.objective, 1e-12, "method %d: its bound is its objective",
+               (int)meth[i]);
+        OK(r.x && r.x[x] > 1 - 1e-7 && r.x[y] > 0.5 - 1e-7 && r.x[y] < 0.5 + 1e-7,
+           "method %d: x = 1, y = 0.5", (int)meth[i]);
+        IS_STR_HAS(r.solver, "clp", "names the solver");
+        milp_row2(m, -MILP_INF, 1, x, 1, y, 1);
+        IS_INT(milp_solve_lp(m, NULL, meth[i], &r, &e), 0, "method %d: solves again",
+               (int)meth[i]);
+        IS_INT(r.status, MILP_INFEASIBLE, "method %d: x + y <= 1 makes it infeasible",
+               (int)meth[i]);
+        OK(r.x == NULL, "method %d: no solution vector", (int)meth[i]);
+        milp_row2(m, 0, 1, x, 1, 7, 1);
+        IS_INT(milp_solve_lp(m, NULL, meth[i], &r, &e), SW_EINVAL,
+               "method %d: a row naming a missing variable", (int)meth[i]);
         milp_free(m);
     }
 }
@@ -198,6 +236,7 @@ static const tap_test tests[] = {
     {"knapsack", knapsack},
     {"infeasible", infeasible},
     {"continuous_and_integer", continuous_and_integer},
+    {"relaxation", relaxation},
     {"limits_keep_incumbent", limits_keep_incumbent},
     {"bad_rows", bad_rows},
     {"lp_writer", lp_writer},

@@ -4,7 +4,8 @@
    several budgets (the plan verifies at the budget, its simulated time is
    the objective, the objective is no lower than the lower bound, and no
    rematerialising heuristic is faster); a solve stopped by its time limit
-   keeps an incumbent with a gap. */
+   keeps an incumbent with a gap; lp-round's plans keep the same promises and
+   its lp_bound lies below every optimum and heuristic, above the compute. */
 #include <string.h>
 
 #include "../experiments/calibrate.h"
@@ -284,10 +285,169 @@ static void time_limited(void)
     graph_free(g);
 }
 
+/* lp-round (Checkmate's rounding of the LP relaxation), with the program's
+   own relaxation and the coarse one. On the hand chain (optima 16, 17 and
+   23 ms at 6, 5 and 4 MiB, above): the plan keeps the promises, is no
+   faster than the optimum, and lp_bound lies between the compute (16 ms,
+   strictly above it where a re-run is needed) and the optimum. On the small
+   random graphs: the same promises, and lp_bound is no higher than the
+   exact method's proven optimum nor than any plan of dtr, dtr-megengine,
+   sublinear, and above the compute wherever the exact optimum re-runs
+   something. */
+static void lp_round(void)
+{
+    static const char *const forms[] = {"full", "coarse"};
+    graph_profile *g = hand_chain();
+    OK(g != NULL, "the hand-made chain");
+    static const struct {
+        int64_t mib;
+        double opt_s;
+    } want[] = {{5, 0.017}, {4, 0.023}};
+    for (size_t i = 0; g && i < SW_ARRAY_LEN(want); i++)
+        for (size_t f = 0; f < SW_ARRAY_LEN(forms); f++) {
+            const char *kv[] = {"method", "lp-round", "lp", forms[f]};
+            plan *p = NULL;
+            sw_err e;
+            char what[96];
+            snprintf(what, sizeof what, "chain at %lld MiB, lp-round (%s)",
+                     (long long)want[i].mib, forms[f]);
+            int rc = plan_with(&planner_optimal_remat, g, want[i].mib * MiB, 30, kv, 4, &p, &e);
+            IS_INT(rc, 0, "%s: a plan (%s)", what, rc ? e.msg : "ok");
+            if (rc)
+                continue;
+            double t = check_plan(g, p, want[i].mib * MiB, what);
+            OK(t >= want[i].opt_s - 1e-12, "%s: %.6f s no faster than the optimum %.3f s",
+               what, t, want[i].opt_s);
+            double lpb = note_num(p, "lp_bound");
+            OK(lpb > 0.016 + 1e-12 && lpb <= want[i].opt_s + 1e-12,
+               "%s: 16 ms < lp_bound %.9f s <= %.3f s", what, lpb, want[i].opt_s);
+            IS_STR_HAS(p->notes, "method lp-round", "%s: the notes name the method", what);
+            plan_free(p);
+        }
+    graph_free(g);
+
+    static const char *const heur_kv[] = {"mode", "budget"};
+    const planner *heur[] = {&planner_dtr, &planner_dtr_megengine, &planner_sublinear};
+    static const double fracs[] = {0.97, 0.93, 0.9, 0.85};
+    int bounds = 0, vs_opt = 0;
+    for (int ops = 5; ops <= 6; ops++)
+        for (int seed = 1; seed <= 3; seed++) {
+            char o1[32], s1[32];
+            snprintf(o1, sizeof o1, "ops=%d", ops);
+            snprintf(s1, sizeof s1, "seed=%d", seed);
+            const char *gkv[] = {o1, s1, "unit=1MiB"};
+            sw_err e;
+            g = NULL;
+            if (cal_generate("random", gkv, 3, "v100", &g, &e)) {
+                OK(0, "generate (%s)", e.msg);
+                continue;
+            }
+            int64_t peak;
+            planner_ideal_peak(g, &peak, &e);
+            for (size_t fr = 0; fr < SW_ARRAY_LEN(fracs); fr++) {
+                int64_t budget = (int64_t)((double)peak * fracs[fr]);
+                plan *p = NULL;
+                double opt = -1;
+                if (!plan_with(&planner_optimal_remat, g, budget, 60, NULL, 0, &p, &e) &&
+                    strstr(p->notes, "optimal-remat: optimal,"))
+                    opt = note_num(p, "objective");
+                plan_free(p);
+                double heur_t[3];
+                for (size_t h = 0; h < SW_ARRAY_LEN(heur); h++) {
+                    plan *q = NULL;
+                    sim_result r;
+                    heur_t[h] = -1;
+                    if (!plan_with(heur[h], g, budget, 30, heur_kv,
+                                   heur[h] == &planner_sublinear ? 2 : 0, &q, &e) &&
+                        !sim_plan(q, NULL, NULL, &r, &e))
+                        heur_t[h] = r.iteration_time_s;
+                    plan_free(q);
+                }
+                for (size_t f = 0; f < SW_ARRAY_LEN(forms); f++) {
+                    const char *kv[] = {"method", "lp-round", "lp", forms[f]};
+                    char what[128];
+                    snprintf(what, sizeof what, "random %d ops seed %d at %.2fx, lp-round (%s)",
+                             ops, seed, fracs[fr], forms[f]);
+                    p = NULL;
+                    int rc = plan_with(&planner_optimal_remat, g, budget, 60, kv, 4, &p, &e);
+                    if (rc) {
+                        OK(rc == SW_ENOFIT && !strchr(e.msg, '\n') && opt < 0,
+                           "%s: a plan, or \"does not fit\" in one line where the exact method "
+                           "has no optimum (%s)", what, e.msg);
+                        continue;
+                    }
+                    check_plan(g, p, budget, what);
+                    double lpb = note_num(p, "lp_bound");
+                    if (lpb >= 0) {
+                        bounds++;
+                        double total = g->total_compute_s;
+                        OK(lpb >= total - 1e-12, "%s: lp_bound %.9f >= compute %.9f", what, lpb,
+                           total);
+                        if (opt >= 0) {
+                            vs_opt++;
+                            OK(lpb <= opt + 1e-9 * opt, "%s: lp_bound %.9f <= optimum %.9f",
+                               what, lpb, opt);
+                            if (opt > total + 1e-12)
+                                OK(lpb > total + 1e-12, "%s: lp_bound %.9f > compute %.9f where "
+                                   "the optimum re-runs", what, lpb, total);
+                        }
+                        for (size_t h = 0; h < SW_ARRAY_LEN(heur); h++)
+                            if (heur_t[h] >= 0)
+                                OK(lpb <= heur_t[h] + 1e-9 * heur_t[h],
+                                   "%s: lp_bound %.9f <= %s %.9f", what, lpb, heur[h]->name,
+                                   heur_t[h]);
+                    }
+                    plan_free(p);
+                }
+            }
+            graph_free(g);
+        }
+    OK(bounds >= 12, "lp_bound at %d budgets", bounds);
+    OK(vs_opt >= 5, "%d set beside proven optima", vs_opt);
+}
+
+/* method=auto: the exact program up to max_vars, lp-round above it;
+   method=exact above max_vars keeps the start's plan, unsolved. */
+static void method_choice(void)
+{
+    const char *gkv[] = {"ops=6", "seed=1", "unit=1MiB"};
+    graph_profile *g = NULL;
+    sw_err e;
+    if (cal_generate("random", gkv, 3, "v100", &g, &e)) {
+        OK(0, "generate (%s)", e.msg);
+        return;
+    }
+    int64_t peak;
+    planner_ideal_peak(g, &peak, &e);
+    int64_t budget = (int64_t)((double)peak * 0.9);
+    static const struct {
+        const char *method, *max_vars, *has;
+    } cases[] = {{"auto", "40000", "method exact"},
+                 {"auto", "10", "method lp-round"},
+                 {"exact", "10", "not solved (the program is larger than max_vars)"},
+                 {"lp-round", "40000", "method lp-round: lp_bound"}};
+    for (size_t i = 0; i < SW_ARRAY_LEN(cases); i++) {
+        const char *kv[] = {"method", cases[i].method, "max_vars", cases[i].max_vars};
+        plan *p = NULL;
+        int rc = plan_with(&planner_optimal_remat, g, budget, 60, kv, 4, &p, &e);
+        IS_INT(rc, 0, "method=%s max_vars=%s: a plan (%s)", cases[i].method, cases[i].max_vars,
+               rc ? e.msg : "ok");
+        if (!rc) {
+            check_plan(g, p, budget, cases[i].method);
+            IS_STR_HAS(p->notes, cases[i].has, "method=%s max_vars=%s: %s", cases[i].method,
+                       cases[i].max_vars, cases[i].has);
+        }
+        plan_free(p);
+    }
+    graph_free(g);
+}
+
 static const tap_test tests[] = {
     {"hand", hand},
     {"random_graphs", random_graphs},
     {"time_limited", time_limited},
+    {"lp_round", lp_round},
+    {"method_choice", method_choice},
 };
 
 int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }
