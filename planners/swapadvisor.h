@@ -24,6 +24,20 @@ void sa_sched_scratch_free(sa_sched_scratch *s);
    earliest in `in`. p = 1 gives a uniformly random topological order. */
 void sa_schedule_mutate(const graph_profile *g, sa_sched_scratch *s, const int32_t *in, double p,
                         gsl_rng *r, int32_t *out);
+/* OURS, not the paper's: a dataflow pass like sa_schedule_mutate whose
+   random picks (each step with probability p) each start a run: for the
+   next L choices (L geometric with mean mean_run, at least 1; a step with
+   one ready op is no choice and does not count; the run ends early when
+   nothing qualifies) the pass issues, instead of the ready op earliest in
+   `in`, one that follows the op just issued:
+   SA_RUN_CHAIN a uniformly drawn ready successor of it (depth-first
+   drift along a dependent chain), SA_RUN_REUSE the ready op sharing the
+   most storage bytes with it (ties: earliest in `in`; runs ops that use
+   the same tensors back to back). Uses only the graph, never op names.
+   Returns the number of positions whose op changed. */
+enum { SA_RUN_CHAIN = 1, SA_RUN_REUSE = 2 };
+int sa_schedule_mutate_runs(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
+                            double p, double mean_run, int mode, gsl_rng *r, int32_t *out);
 /* The alternative the paper found weaker: out = in with one op, drawn
    uniformly among those that have another legal position, moved to a
    uniformly drawn other position after its last predecessor and before its
