@@ -259,6 +259,34 @@ int sa_schedule_mutate_runs(const graph_profile *g, sa_sched_scratch *s, const i
     return moved;
 }
 
+int32_t sa_schedule_cone(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
+                         int32_t v, int sink, int32_t *out)
+{
+    int32_t n = g->n_ops, nq = 0, m = 0, k = 0;
+    const int32_t *off = sink ? g->succ_off : g->pred_off, *adj = sink ? g->succ : g->pred;
+    uint8_t *mark = s->ready;
+    memset(mark, 0, (size_t)n);
+    mark[v] = 1;
+    s->cand[nq++] = v;
+    while (k < nq) { /* breadth-first over predecessors (successors) */
+        int32_t u = s->cand[k++];
+        for (int32_t e = off[u]; e < off[u + 1]; e++)
+            if (!mark[adj[e]]) {
+                mark[adj[e]] = 1;
+                s->cand[nq++] = adj[e];
+            }
+    }
+    /* hoist: the cone first, then the rest; sink: the rest, then the cone;
+       each part in the input's order */
+    for (int pass = 0; pass < 2; pass++) {
+        uint8_t want = (uint8_t)(pass == sink ? 1 : 0);
+        for (int32_t i = 0; i < n; i++)
+            if (mark[in[i]] == want)
+                out[m++] = in[i];
+    }
+    return nq;
+}
+
 int sa_schedule_move_one(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
                          gsl_rng *r, int32_t *out)
 {
@@ -444,6 +472,7 @@ typedef struct sa_ctx {
     int monotone, search, seed_default, unsearched;
     int move_one;           /* schedule_mutation=move_one (else the dataflow pass) */
     int run_mode;           /* schedule_mutation=chain|reuse: SA_RUN_*, else 0 */
+    int cone;               /* schedule_mutation=cone */
     int init_mode;          /* first_generation=chain|reuse: SA_RUN_*, else 0 (random) */
     double run_length;      /* mean run of those operators (ops) */
     double threshold;
@@ -682,6 +711,10 @@ static void op_mutate(void *user, void *wp, gsl_rng *r, void *gv, double p)
     if (c->search != SEARCH_ALLOCATION && p > 0) {
         if (c->move_one)
             sa_schedule_move_one(c->g, w->ss, G_SCHED(c, x), r, w->s1);
+        else if (c->cone)
+            sa_schedule_cone(c->g, w->ss, G_SCHED(c, x),
+                             (int32_t)gsl_rng_uniform_int(r, (unsigned long)c->no),
+                             (int)gsl_rng_uniform_int(r, 2), w->s1);
         else if (c->run_mode)
             sa_schedule_mutate_runs(c->g, w->ss, G_SCHED(c, x), p, c->run_length, c->run_mode, r,
                                     w->s1);
@@ -750,7 +783,9 @@ static const param_def sa_params[] = {
      "paper reports as weaker), or (ours, not the paper's) chain or reuse: the dataflow pass "
      "where each random pick starts a run of run_length ops on average, each a ready successor "
      "of the op just issued (chain) or the ready op sharing the most tensor bytes with it "
-     "(reuse); docs/swapadvisor.md", "dataflow|move_one|chain|reuse", 1, 0},
+     "(reuse), or (ours) cone: a random op's ancestors (with it) issued first, or its "
+     "descendants (with it) last, each part in the parent's order; docs/swapadvisor.md",
+     "dataflow|move_one|chain|reuse|cone", 1, 0},
     {"run_length", PT_FLOAT, "8", "schedule_mutation=chain|reuse, first_generation=chain|reuse: "
      "mean length of a run (geometric), in ops", NULL, 1, 1e9},
     {"first_generation", PT_CHOICE, "random", "the first generation's schedules: random (the "
@@ -1008,6 +1043,7 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     const char *smut = params_str(ps, "schedule_mutation"), *fgen = params_str(ps,
                                                                           "first_generation");
     c.move_one = !strcmp(smut, "move_one");
+    c.cone = !strcmp(smut, "cone");
     c.run_mode = !strcmp(smut, "chain") ? SA_RUN_CHAIN : !strcmp(smut, "reuse") ? SA_RUN_REUSE : 0;
     c.init_mode = !strcmp(fgen, "chain") ? SA_RUN_CHAIN : !strcmp(fgen, "reuse") ? SA_RUN_REUSE : 0;
     c.run_length = params_float(ps, "run_length");

@@ -38,6 +38,14 @@ void sa_schedule_mutate(const graph_profile *g, sa_sched_scratch *s, const int32
 enum { SA_RUN_CHAIN = 1, SA_RUN_REUSE = 2 };
 int sa_schedule_mutate_runs(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
                             double p, double mean_run, int mode, gsl_rng *r, int32_t *out);
+/* OURS, not the paper's: the cone move. sink = 0 (hoist): v and all its
+   ancestors first, in the order of `in`, then every other op in the order
+   of `in`; sink = 1: every op that is not v or a descendant of v, then v
+   and its descendants, each part in the order of `in`. Both are
+   topological when `in` is. Uses s's ready and cand arrays as scratch.
+   Returns the size of the cone (v included). */
+int32_t sa_schedule_cone(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
+                         int32_t v, int sink, int32_t *out);
 /* The alternative the paper found weaker: out = in with one op, drawn
    uniformly among those that have another legal position, moved to a
    uniformly drawn other position after its last predecessor and before its

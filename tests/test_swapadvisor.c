@@ -310,6 +310,50 @@ static void test_run_mutations(void)
     gsl_rng_free(rng);
 }
 
+/* Ours (not the paper's): the cone move, by hand on a join of two chains,
+   and validity on a random training graph. */
+static void test_cone_move(void)
+{
+    /* 0 -> 1 -> 2 -> 6 and 3 -> 4 -> 5 -> 6, parent [0,3,1,4,2,5,6] */
+    int edges[12] = {0, 1, 1, 2, 3, 4, 4, 5, 2, 6, 5, 6};
+    graph_profile *g = small_dag(7, edges, 6);
+    sa_sched_scratch *ss = sa_sched_scratch_new(g);
+    int32_t par[7] = {0, 3, 1, 4, 2, 5, 6}, out[8];
+    int32_t h4[7] = {3, 4, 0, 1, 2, 5, 6}, s1[7] = {0, 3, 4, 5, 1, 2, 6};
+    int32_t s0[7] = {3, 4, 5, 0, 1, 2, 6};
+    IS_INT(sa_schedule_cone(g, ss, par, 4, 0, out), 2, "hoist op4: its cone is {3, 4}");
+    OK(!memcmp(out, h4, sizeof h4), "hoist op4: [3,4,0,1,2,5,6] (the cone first, the rest in "
+       "the parent's order)");
+    IS_INT(sa_schedule_cone(g, ss, par, 1, 1, out), 3, "sink op1: its cone is {1, 2, 6}");
+    OK(!memcmp(out, s1, sizeof s1), "sink op1: [0,3,4,5,1,2,6]");
+    sa_schedule_cone(g, ss, par, 0, 1, out);
+    OK(!memcmp(out, s0, sizeof s0), "sink op0: [3,4,5,0,1,2,6] (one chain after the other)");
+    IS_INT(sa_schedule_cone(g, ss, par, 6, 0, out), 7, "hoist op6: every op is its ancestor");
+    OK(!memcmp(out, par, sizeof par), "hoist op6 keeps the parent's order");
+    sa_sched_scratch_free(ss);
+    graph_free(g);
+
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 7);
+    graph_profile *rg = random_profile(21, 60, "sgd");
+    ss = sa_sched_scratch_new(rg);
+    int32_t n = rg->n_ops;
+    int32_t *p2 = sw_malloc((size_t)n * 4), *a2 = sw_malloc((size_t)n * 4);
+    int ok = 0, rounds = 300;
+    for (int i = 0; i < rounds; i++) {
+        sa_schedule_mutate(rg, ss, rg->order, 1.0, rng, p2);
+        int32_t v = (int32_t)gsl_rng_uniform_int(rng, (unsigned long)n);
+        sa_schedule_cone(rg, ss, p2, v, i % 2, a2);
+        ok += is_topological(rg, a2);
+    }
+    IS_INT(ok, rounds, "hoists and sinks of random ops keep random schedules topological");
+    sw_free(p2);
+    sw_free(a2);
+    sa_sched_scratch_free(ss);
+    graph_free(rg);
+    gsl_rng_free(rng);
+}
+
 /* one pool class; four objects of it */
 static int32_t cls1[1] = {0}, cnt4[1] = {4};
 
@@ -522,10 +566,10 @@ static void planner_threads_and_generations(void)
     planner_ideal_peak(rg, &peak, &e);
     const planner *pl = planner_find("swapadvisor");
     OK(pl != NULL, "swapadvisor is registered");
-    static const char *const muts[5] = {"schedule_mutation=dataflow", "schedule_mutation=move_one",
+    static const char *const muts[6] = {"schedule_mutation=dataflow", "schedule_mutation=move_one",
                                         "schedule_mutation=chain", "schedule_mutation=reuse",
-                                        "first_generation=reuse"};
-    for (int mu = 0; mu < 5; mu++) {
+                                        "schedule_mutation=cone", "first_generation=reuse"};
+    for (int mu = 0; mu < 6; mu++) {
         sw_buf out[2];
         double t[2] = {0, 0};
         for (int th = 1; th <= 2; th++) {
@@ -621,6 +665,7 @@ static void search_allocation_unsearched_order(void)
 static const tap_test tests[] = {
     {"schedule_mutations", test_schedule_mutations},
     {"run_mutations", test_run_mutations},
+    {"cone_move", test_cone_move},
     {"figure3_pool_objects", figure3_pool_objects},
     {"chain_one_overlapped_swap", chain_one_overlapped_swap},
     {"branch_schedule_decides_overlap", branch_schedule_decides_overlap},
