@@ -472,7 +472,7 @@ typedef struct sa_ctx {
     int monotone, search, seed_default, unsearched;
     int move_one;           /* schedule_mutation=move_one (else the dataflow pass) */
     int run_mode;           /* schedule_mutation=chain|reuse: SA_RUN_*, else 0 */
-    int cone;               /* schedule_mutation=cone */
+    int cone;               /* schedule_mutation=cone: 1; mixed: 2 (else 0) */
     int init_mode;          /* first_generation=chain|reuse: SA_RUN_*, else 0 (random) */
     double run_length;      /* mean run of those operators (ops) */
     double threshold;
@@ -711,7 +711,7 @@ static void op_mutate(void *user, void *wp, gsl_rng *r, void *gv, double p)
     if (c->search != SEARCH_ALLOCATION && p > 0) {
         if (c->move_one)
             sa_schedule_move_one(c->g, w->ss, G_SCHED(c, x), r, w->s1);
-        else if (c->cone)
+        else if (c->cone == 1 || (c->cone == 2 && gsl_rng_uniform_int(r, 2)))
             sa_schedule_cone(c->g, w->ss, G_SCHED(c, x),
                              (int32_t)gsl_rng_uniform_int(r, (unsigned long)c->no),
                              (int)gsl_rng_uniform_int(r, 2), w->s1);
@@ -784,8 +784,9 @@ static const param_def sa_params[] = {
      "where each random pick starts a run of run_length ops on average, each a ready successor "
      "of the op just issued (chain) or the ready op sharing the most tensor bytes with it "
      "(reuse), or (ours) cone: a random op's ancestors (with it) issued first, or its "
-     "descendants (with it) last, each part in the parent's order; docs/swapadvisor.md",
-     "dataflow|move_one|chain|reuse|cone", 1, 0},
+     "descendants (with it) last, each part in the parent's order, or (ours) mixed: a cone "
+     "move or the paper's pass, 1/2 each; docs/swapadvisor.md",
+     "dataflow|move_one|chain|reuse|cone|mixed", 1, 0},
     {"run_length", PT_FLOAT, "8", "schedule_mutation=chain|reuse, first_generation=chain|reuse: "
      "mean length of a run (geometric), in ops", NULL, 1, 1e9},
     {"first_generation", PT_CHOICE, "random", "the first generation's schedules: random (the "
@@ -1043,7 +1044,7 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     const char *smut = params_str(ps, "schedule_mutation"), *fgen = params_str(ps,
                                                                           "first_generation");
     c.move_one = !strcmp(smut, "move_one");
-    c.cone = !strcmp(smut, "cone");
+    c.cone = !strcmp(smut, "cone") ? 1 : !strcmp(smut, "mixed") ? 2 : 0;
     c.run_mode = !strcmp(smut, "chain") ? SA_RUN_CHAIN : !strcmp(smut, "reuse") ? SA_RUN_REUSE : 0;
     c.init_mode = !strcmp(fgen, "chain") ? SA_RUN_CHAIN : !strcmp(fgen, "reuse") ? SA_RUN_REUSE : 0;
     c.run_length = params_float(ps, "run_length");

@@ -566,10 +566,11 @@ static void planner_threads_and_generations(void)
     planner_ideal_peak(rg, &peak, &e);
     const planner *pl = planner_find("swapadvisor");
     OK(pl != NULL, "swapadvisor is registered");
-    static const char *const muts[6] = {"schedule_mutation=dataflow", "schedule_mutation=move_one",
+    static const char *const muts[7] = {"schedule_mutation=dataflow", "schedule_mutation=move_one",
                                         "schedule_mutation=chain", "schedule_mutation=reuse",
-                                        "schedule_mutation=cone", "first_generation=reuse"};
-    for (int mu = 0; mu < 6; mu++) {
+                                        "schedule_mutation=cone", "schedule_mutation=mixed",
+                                        "first_generation=reuse"};
+    for (int mu = 0; mu < 7; mu++) {
         sw_buf out[2];
         double t[2] = {0, 0};
         for (int th = 1; th <= 2; th++) {
