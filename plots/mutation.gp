@@ -14,7 +14,7 @@ do for [t in 'png svg'] {
     set style histogram errorbars gap 1 lw 1
     set boxwidth 0.9
     set bars 2
-    set key top right
+    set key below
     plot f using 2:3:xtic(1) title 'dataflow pass (paper)', '' using 4:5 title 'move one op', \
          '' using 6:7 title 'chain (ours)', '' using 8:9 title 'reuse (ours)', \
          '' using 10:11 title 'cone (ours)', '' using 12:13 title 'mixed (ours)'
