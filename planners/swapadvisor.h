@@ -1,6 +1,7 @@
 /* swapadvisor.h: SwapAdvisor's chromosome (a schedule and a size-class
    allocation) and its genetic operators, exactly as the paper describes
-   them (spec/swapadvisor.md); exported so tests can check each one on the
+   them (spec/swapadvisor.md), plus schedule operators of ours, each marked
+   OURS; exported so tests can check each one on the
    paper's own examples. The planner itself is `planner_swapadvisor`. */
 #ifndef SWAPADVISOR_H
 #define SWAPADVISOR_H
