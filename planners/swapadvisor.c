@@ -45,6 +45,11 @@ struct sa_sched_scratch {
     int32_t *indeg, *pos;   /* in-degree; position in the input schedule */
     int32_t *heap;          /* ready nodes' positions in the input schedule, a min-heap */
     int32_t hn;
+    /* the run-following mutations (sa_schedule_mutate_runs) */
+    uint8_t *ready;         /* per op: in the heap */
+    int32_t *user_off, *user; /* per storage: the ops touching it (CSR) */
+    int64_t *score;         /* per op: bytes shared with the last op issued (0 between uses) */
+    int32_t *cand;          /* candidates with a score, n entries */
 };
 
 sa_sched_scratch *sa_sched_scratch_new(const graph_profile *g)
@@ -57,10 +62,27 @@ sa_sched_scratch *sa_sched_scratch_new(const graph_profile *g)
     s->indeg = sw_malloc(n * sizeof(int32_t));
     s->pos = sw_malloc(n * sizeof(int32_t));
     s->heap = sw_malloc(n * sizeof(int32_t));
-    if (!s->indeg || !s->pos || !s->heap) {
+    s->ready = sw_calloc(n, 1);
+    s->score = sw_calloc(n, sizeof(int64_t));
+    s->cand = sw_malloc(n * sizeof(int32_t));
+    s->user_off = sw_calloc((size_t)g->n_tensors + 1, sizeof(int32_t));
+    s->user = sw_malloc(((size_t)g->acc_off[g->n_ops] + 1) * sizeof(int32_t));
+    if (!s->indeg || !s->pos || !s->heap || !s->ready || !s->score || !s->cand || !s->user_off ||
+        !s->user) {
         sa_sched_scratch_free(s);
         return NULL;
     }
+    /* storage -> ops touching it, ops in id order */
+    for (int32_t k = 0; k < g->acc_off[g->n_ops]; k++)
+        s->user_off[g->acc[k] + 1]++;
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        s->user_off[t + 1] += s->user_off[t];
+    for (int32_t o = 0; o < g->n_ops; o++)
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
+            s->user[s->user_off[g->acc[k]]++] = o;
+    for (int32_t t = g->n_tensors; t > 0; t--)
+        s->user_off[t] = s->user_off[t - 1];
+    s->user_off[0] = 0;
     return s;
 }
 
@@ -71,6 +93,11 @@ void sa_sched_scratch_free(sa_sched_scratch *s)
     sw_free(s->indeg);
     sw_free(s->pos);
     sw_free(s->heap);
+    sw_free(s->ready);
+    sw_free(s->score);
+    sw_free(s->cand);
+    sw_free(s->user_off);
+    sw_free(s->user);
     sw_free(s);
 }
 
@@ -151,6 +178,113 @@ void sa_schedule_mutate(const graph_profile *g, sa_sched_scratch *s, const int32
             if (--s->indeg[g->succ[e]] == 0)
                 hpush(s, s->pos[g->succ[e]]);
     }
+}
+
+/* the op to follow `last` with in a run, or -1: SA_RUN_CHAIN, a uniformly
+   drawn ready successor of last; SA_RUN_REUSE, the ready op sharing the most
+   storage bytes with last (ties: the earliest in the input schedule) */
+static int32_t run_next(const graph_profile *g, sa_sched_scratch *s, int32_t last, int mode,
+                        gsl_rng *r)
+{
+    int32_t nc = 0;
+    if (mode == SA_RUN_CHAIN) {
+        for (int32_t e = g->succ_off[last]; e < g->succ_off[last + 1]; e++)
+            if (s->ready[g->succ[e]])
+                s->cand[nc++] = g->succ[e];
+        return nc ? s->cand[nc > 1 ? gsl_rng_uniform_int(r, (unsigned long)nc) : 0] : -1;
+    }
+    for (int32_t k = g->acc_off[last]; k < g->acc_off[last + 1]; k++) {
+        int32_t st = g->acc[k];
+        for (int32_t e = s->user_off[st]; e < s->user_off[st + 1]; e++) {
+            int32_t u = s->user[e];
+            if (!s->ready[u])
+                continue;
+            if (!s->score[u])
+                s->cand[nc++] = u;
+            s->score[u] += g->bytes[st] > 0 ? g->bytes[st] : 1;
+        }
+    }
+    int32_t best = -1;
+    for (int32_t i = 0; i < nc; i++) {
+        int32_t u = s->cand[i];
+        if (best < 0 || s->score[u] > s->score[best] ||
+            (s->score[u] == s->score[best] && s->pos[u] < s->pos[best]))
+            best = u;
+    }
+    for (int32_t i = 0; i < nc; i++)
+        s->score[s->cand[i]] = 0;
+    return best;
+}
+
+int sa_schedule_mutate_runs(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
+                            double p, double mean_run, int mode, gsl_rng *r, int32_t *out)
+{
+    int32_t n = g->n_ops, last = -1, moved = 0;
+    long run = 0;
+    for (int32_t i = 0; i < n; i++)
+        s->pos[in[i]] = i;
+    s->hn = 0;
+    for (int32_t o = 0; o < n; o++) {
+        s->indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
+        s->ready[o] = 0;
+        if (!s->indeg[o]) {
+            hpush(s, s->pos[o]);
+            s->ready[o] = 1;
+        }
+    }
+    for (int32_t k = 0; k < n; k++) {
+        int32_t v = -1, hi = 0;
+        if (run > 0 && s->hn > 1) {
+            v = run_next(g, s, last, mode, r);
+            run = v < 0 ? 0 : run - 1;
+        }
+        if (v >= 0) {
+            while (s->heap[hi] != s->pos[v])
+                hi++;
+        } else if (p > 0 && s->hn > 1 && gsl_rng_uniform(r) < p) {
+            hi = (int32_t)gsl_rng_uniform_int(r, (unsigned long)s->hn);
+            run = mean_run > 1 ? (long)gsl_ran_geometric(r, 1.0 / mean_run) : 1;
+        }
+        v = in[hremove(s, hi)];
+        s->ready[v] = 0;
+        moved += v != in[k];
+        out[k] = v;
+        last = v;
+        for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+            if (--s->indeg[g->succ[e]] == 0) {
+                hpush(s, s->pos[g->succ[e]]);
+                s->ready[g->succ[e]] = 1;
+            }
+    }
+    return moved;
+}
+
+int32_t sa_schedule_cone(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
+                         int32_t v, int sink, int32_t *out)
+{
+    int32_t n = g->n_ops, nq = 0, m = 0, k = 0;
+    const int32_t *off = sink ? g->succ_off : g->pred_off, *adj = sink ? g->succ : g->pred;
+    uint8_t *mark = s->ready;
+    memset(mark, 0, (size_t)n);
+    mark[v] = 1;
+    s->cand[nq++] = v;
+    while (k < nq) { /* breadth-first over predecessors (successors) */
+        int32_t u = s->cand[k++];
+        for (int32_t e = off[u]; e < off[u + 1]; e++)
+            if (!mark[adj[e]]) {
+                mark[adj[e]] = 1;
+                s->cand[nq++] = adj[e];
+            }
+    }
+    /* hoist: the cone first, then the rest; sink: the rest, then the cone;
+       each part in the input's order */
+    for (int pass = 0; pass < 2; pass++) {
+        uint8_t want = (uint8_t)(pass == sink ? 1 : 0);
+        for (int32_t i = 0; i < n; i++)
+            if (mark[in[i]] == want)
+                out[m++] = in[i];
+    }
+    return nq;
 }
 
 int sa_schedule_move_one(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
@@ -337,6 +471,10 @@ typedef struct sa_ctx {
     const int64_t *sizes;
     int monotone, search, seed_default, unsearched;
     int move_one;           /* schedule_mutation=move_one (else the dataflow pass) */
+    int run_mode;           /* schedule_mutation=chain|reuse: SA_RUN_*, else 0 */
+    int cone;               /* schedule_mutation=cone: 1; mixed: 2 (else 0) */
+    int init_mode;          /* first_generation=chain|reuse: SA_RUN_*, else 0 (random) */
+    double run_length;      /* mean run of those operators (ops) */
     double threshold;
     int32_t *size_members;  /* per distinct size: storages of that size */
     swapplan *sp0;          /* sizes and minimum counts (read-only use) */
@@ -496,8 +634,13 @@ static void op_init(void *user, void *wp, gsl_rng *r, void *gv, int index)
         memcpy(G_SCHED(c, x), c->fix_sched, (size_t)c->no * sizeof(int32_t));
     else if (dflt)
         memcpy(G_SCHED(c, x), c->def_sched, (size_t)c->no * sizeof(int32_t));
-    else
+    else if (!c->init_mode)
         sa_schedule_mutate(c->g, w->ss, c->def_sched, 1.0, r, G_SCHED(c, x));
+    else { /* ours: a random order, then runs drawn over it (its order breaks ties) */
+        sa_schedule_mutate(c->g, w->ss, c->def_sched, 1.0, r, w->s1);
+        sa_schedule_mutate_runs(c->g, w->ss, w->s1, 1.0, c->run_length, c->init_mode, r,
+                                G_SCHED(c, x));
+    }
     if (dflt || (c->search == SEARCH_SCHEDULE && c->unsearched != UNSEARCHED_INITIAL))
         default_alloc(c, x);
     else
@@ -568,6 +711,13 @@ static void op_mutate(void *user, void *wp, gsl_rng *r, void *gv, double p)
     if (c->search != SEARCH_ALLOCATION && p > 0) {
         if (c->move_one)
             sa_schedule_move_one(c->g, w->ss, G_SCHED(c, x), r, w->s1);
+        else if (c->cone == 1 || (c->cone == 2 && gsl_rng_uniform_int(r, 2)))
+            sa_schedule_cone(c->g, w->ss, G_SCHED(c, x),
+                             (int32_t)gsl_rng_uniform_int(r, (unsigned long)c->no),
+                             (int)gsl_rng_uniform_int(r, 2), w->s1);
+        else if (c->run_mode)
+            sa_schedule_mutate_runs(c->g, w->ss, G_SCHED(c, x), p, c->run_length, c->run_mode, r,
+                                    w->s1);
         else
             sa_schedule_mutate(c->g, w->ss, G_SCHED(c, x), p, r, w->s1);
         memcpy(G_SCHED(c, x), w->s1, (size_t)c->no * sizeof(int32_t));
@@ -630,7 +780,19 @@ static const param_def sa_params[] = {
      "a dataflow scheduler (each pick a random ready op with probability P, else the ready op "
      "earliest in the parent's order: many ops move), or move_one (one random op to a random "
      "legal position between its last predecessor and first successor: the alternative the "
-     "paper reports as weaker; docs/swapadvisor.md)", "dataflow|move_one", 1, 0},
+     "paper reports as weaker), or (ours, not the paper's) chain or reuse: the dataflow pass "
+     "where each random pick starts a run of run_length ops on average, each a ready successor "
+     "of the op just issued (chain) or the ready op sharing the most tensor bytes with it "
+     "(reuse), or (ours) cone: a random op's ancestors (with it) issued first, or its "
+     "descendants (with it) last, each part in the parent's order, or (ours) mixed: a cone "
+     "move or the paper's pass, 1/2 each; docs/swapadvisor.md",
+     "dataflow|move_one|chain|reuse|cone|mixed", 1, 0},
+    {"run_length", PT_FLOAT, "8", "schedule_mutation=chain|reuse, first_generation=chain|reuse: "
+     "mean length of a run (geometric), in ops", NULL, 1, 1e9},
+    {"first_generation", PT_CHOICE, "random", "the first generation's schedules: random (the "
+     "paper's: each step a uniformly random ready op) or (ours) chain or reuse: a random order "
+     "redrawn with runs as in schedule_mutation=chain|reuse at probability 1", "random|chain|reuse",
+     1, 0},
     {"cls", PT_CHOICE, "monotone", "size-class encoding: monotone (the paper's restriction) or "
      "free (Figure 9c)", "monotone|free", 1, 0},
     {"threshold", PT_FLOAT, "1", "eviction threshold: victims last used at least this many "
@@ -879,7 +1041,13 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     c.monotone = !strcmp(params_str(ps, "cls"), "monotone");
     c.threshold = params_float(ps, "threshold");
     c.seed_default = params_bool(ps, "seed_default");
-    c.move_one = !strcmp(params_str(ps, "schedule_mutation"), "move_one");
+    const char *smut = params_str(ps, "schedule_mutation"), *fgen = params_str(ps,
+                                                                          "first_generation");
+    c.move_one = !strcmp(smut, "move_one");
+    c.cone = !strcmp(smut, "cone") ? 1 : !strcmp(smut, "mixed") ? 2 : 0;
+    c.run_mode = !strcmp(smut, "chain") ? SA_RUN_CHAIN : !strcmp(smut, "reuse") ? SA_RUN_REUSE : 0;
+    c.init_mode = !strcmp(fgen, "chain") ? SA_RUN_CHAIN : !strcmp(fgen, "reuse") ? SA_RUN_REUSE : 0;
+    c.run_length = params_float(ps, "run_length");
     const char *uns = params_str(ps, "unsearched");
     c.unsearched = !strcmp(uns, "default") ? UNSEARCHED_DEFAULT
                    : !strcmp(uns, "framework") ? UNSEARCHED_FRAMEWORK : UNSEARCHED_INITIAL;

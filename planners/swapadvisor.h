@@ -1,6 +1,7 @@
 /* swapadvisor.h: SwapAdvisor's chromosome (a schedule and a size-class
    allocation) and its genetic operators, exactly as the paper describes
-   them (spec/swapadvisor.md); exported so tests can check each one on the
+   them (spec/swapadvisor.md), plus schedule operators of ours, each marked
+   OURS; exported so tests can check each one on the
    paper's own examples. The planner itself is `planner_swapadvisor`. */
 #ifndef SWAPADVISOR_H
 #define SWAPADVISOR_H
@@ -24,6 +25,28 @@ void sa_sched_scratch_free(sa_sched_scratch *s);
    earliest in `in`. p = 1 gives a uniformly random topological order. */
 void sa_schedule_mutate(const graph_profile *g, sa_sched_scratch *s, const int32_t *in, double p,
                         gsl_rng *r, int32_t *out);
+/* OURS, not the paper's: a dataflow pass like sa_schedule_mutate whose
+   random picks (each step with probability p) each start a run: for the
+   next L choices (L geometric with mean mean_run, at least 1; a step with
+   one ready op is no choice and does not count; the run ends early when
+   nothing qualifies) the pass issues, instead of the ready op earliest in
+   `in`, one that follows the op just issued:
+   SA_RUN_CHAIN a uniformly drawn ready successor of it (depth-first
+   drift along a dependent chain), SA_RUN_REUSE the ready op sharing the
+   most storage bytes with it (ties: earliest in `in`; runs ops that use
+   the same tensors back to back). Uses only the graph, never op names.
+   Returns the number of positions whose op changed. */
+enum { SA_RUN_CHAIN = 1, SA_RUN_REUSE = 2 };
+int sa_schedule_mutate_runs(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
+                            double p, double mean_run, int mode, gsl_rng *r, int32_t *out);
+/* OURS, not the paper's: the cone move. sink = 0 (hoist): v and all its
+   ancestors first, in the order of `in`, then every other op in the order
+   of `in`; sink = 1: every op that is not v or a descendant of v, then v
+   and its descendants, each part in the order of `in`. Both are
+   topological when `in` is. Uses s's ready and cand arrays as scratch.
+   Returns the size of the cone (v included). */
+int32_t sa_schedule_cone(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
+                         int32_t v, int sink, int32_t *out);
 /* The alternative the paper found weaker: out = in with one op, drawn
    uniformly among those that have another legal position, moved to a
    uniformly drawn other position after its last predecessor and before its

@@ -1,7 +1,7 @@
 # mutation.gp: the schedule-mutation ablation: mean throughput normalised to
 # ideal over seeds (95% confidence intervals) after the same number of
 # generations from a random first generation, the paper's dataflow pass
-# against moving one op, per model.
+# against moving one op, and ours (chain, reuse, cone, mixed), per model.
 load 'plots/common.gp'
 f = tab('mutation.csv', 'rows=label cols=mutation value=normalized_throughput stat=mean_ci fmt=%.4f')
 do for [t in 'png svg'] {
@@ -14,6 +14,8 @@ do for [t in 'png svg'] {
     set style histogram errorbars gap 1 lw 1
     set boxwidth 0.9
     set bars 2
-    set key top right
-    plot f using 2:3:xtic(1) title 'dataflow pass (paper)', '' using 4:5 title 'move one op'
+    set key below
+    plot f using 2:3:xtic(1) title 'dataflow pass (paper)', '' using 4:5 title 'move one op', \
+         '' using 6:7 title 'chain (ours)', '' using 8:9 title 'reuse (ours)', \
+         '' using 10:11 title 'cone (ours)', '' using 12:13 title 'mixed (ours)'
 }

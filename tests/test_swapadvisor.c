@@ -194,6 +194,166 @@ static void test_schedule_mutations(void)
     gsl_rng_free(rng);
 }
 
+/* Ours (not the paper's): the run-following mutations, by their exact
+   outcomes on tiny graphs worked out by hand, and validity on a random
+   training graph. mean_run 1e9: a run never ends by its length. */
+static void test_run_mutations(void)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 5);
+    int draws = 30000;
+    /* two chains 0 -> 1 -> 2 and 3 -> 4 -> 5, parent interleaved
+       [0,3,1,4,2,5], P = 1: the first pick is op0 or op3 (1/2 each) and
+       starts a run; chain follows a ready successor of the op just issued,
+       so that chain runs to its end; then one op is ready at a time (no
+       choice): [0,1,2,3,4,5] or [3,4,5,0,1,2], nothing else */
+    int two[8] = {0, 1, 1, 2, 3, 4, 4, 5};
+    graph_profile *g = small_dag(6, two, 4);
+    sa_sched_scratch *ss = sa_sched_scratch_new(g);
+    int32_t par[6] = {0, 3, 1, 4, 2, 5}, out[7];
+    int32_t wa[6] = {0, 1, 2, 3, 4, 5}, wb[6] = {3, 4, 5, 0, 1, 2};
+    int ha = 0, hb = 0, kept = 0;
+    for (int i = 0; i < draws; i++) {
+        sa_schedule_mutate_runs(g, ss, par, 1.0, 1e9, SA_RUN_CHAIN, rng, out);
+        ha += !memcmp(out, wa, sizeof wa);
+        hb += !memcmp(out, wb, sizeof wb);
+    }
+    IS_INT(ha + hb, draws, "chain, P = 1, long runs: each chain issued whole, one after the other");
+    IS_NUM((double)ha / draws, 0.5, 0.01, "chain: op0's chain first with probability 1/2");
+    for (int i = 0; i < 100; i++) {
+        sa_schedule_mutate_runs(g, ss, par, 0, 1e9, SA_RUN_CHAIN, rng, out);
+        kept += !memcmp(out, par, sizeof par);
+    }
+    IS_INT(kept, 100, "chain with P = 0 keeps the parent's order (no random pick, no run)");
+    /* P = 1 and runs of exactly one op (mean 1): after a random pick the
+       next choice follows it, then the next is random again; from
+       [0,3,1,4,2,5] the first pick op0 is followed by op1 (its successor),
+       then a random pick among op2, op3 */
+    int a01 = 0, n0 = 0;
+    for (int i = 0; i < draws; i++) {
+        sa_schedule_mutate_runs(g, ss, par, 1.0, 1, SA_RUN_CHAIN, rng, out);
+        if (out[0] == 0) {
+            n0++;
+            a01 += out[1] == 1;
+        }
+    }
+    IS_INT(a01, n0, "chain, runs of one: op0 drawn first is always followed by op1");
+    sa_sched_scratch_free(ss);
+    graph_free(g);
+
+    /* reuse: independent ops a (reads W, 1000 bytes, and x, 10 bytes),
+       b (reads x), c (reads W), parent [a,b,c], P = 1, long runs. The first
+       pick is random (1/3 each); then the ready op sharing the most bytes
+       with the op just issued (the last op is no choice): a -> c (1000 >
+       10) -> b: [a,c,b]; b -> a (x; c shares nothing) -> c: [b,a,c];
+       c -> a (W) -> b: [c,a,b]. The dataflow pass at P = 1 would also give
+       [a,b,c], [b,c,a] and [c,b,a]. */
+    dev_spec d = fixture_device();
+    g = graph_new("reuse", &d);
+    int32_t W = graph_add_tensor(g, "W", 1000, GK_PARAMETER, 1);
+    int32_t x = graph_add_tensor(g, "x", 10, GK_PARAMETER, 1);
+    int32_t ya = graph_add_tensor(g, "ya", 10, GK_ACTIVATION, 0);
+    int32_t yb = graph_add_tensor(g, "yb", 10, GK_ACTIVATION, 0);
+    int32_t yc = graph_add_tensor(g, "yc", 10, GK_ACTIVATION, 0);
+    graph_add_op(g, "a", "op", 0.001, GP_FORWARD, IDS(W, x), IDS(ya), NOIDS, 0);
+    graph_add_op(g, "b", "op", 0.001, GP_FORWARD, IDS(x), IDS(yb), NOIDS, 0);
+    graph_add_op(g, "c", "op", 0.001, GP_FORWARD, IDS(W), IDS(yc), NOIDS, 0);
+    sw_err e;
+    OK(graph_finish(g, &e, NULL, NULL) == 0, "the reuse graph builds");
+    ss = sa_sched_scratch_new(g);
+    int32_t p3[3] = {0, 1, 2}, o3[4];
+    int32_t want[3][3] = {{0, 2, 1}, {1, 0, 2}, {2, 0, 1}};
+    int hit[3] = {0, 0, 0}, other = 0;
+    for (int i = 0; i < draws; i++) {
+        sa_schedule_mutate_runs(g, ss, p3, 1.0, 1e9, SA_RUN_REUSE, rng, o3);
+        int k = 0;
+        while (k < 3 && memcmp(o3, want[k], sizeof p3))
+            k++;
+        if (k < 3)
+            hit[k]++;
+        else
+            other++;
+    }
+    IS_INT(other, 0, "reuse, P = 1, long runs: only [a,c,b], [b,a,c], [c,a,b]");
+    for (int k = 0; k < 3; k++)
+        IS_NUM((double)hit[k] / draws, 1.0 / 3, 0.01, "reuse: outcome %d with probability 1/3",
+               k);
+    sa_sched_scratch_free(ss);
+    graph_free(g);
+
+    /* a random training graph: both stay topological for P = 0.1 and 1 */
+    graph_profile *rg = random_profile(21, 60, "sgd");
+    ss = sa_sched_scratch_new(rg);
+    int32_t n = rg->n_ops;
+    int32_t *p2 = sw_malloc((size_t)n * 4), *a2 = sw_malloc((size_t)n * 4);
+    int ok = 0, rounds = 200, changed = 0;
+    for (int i = 0; i < rounds; i++) {
+        sa_schedule_mutate(rg, ss, rg->order, 1.0, rng, p2);
+        int mode = i % 2 ? SA_RUN_CHAIN : SA_RUN_REUSE;
+        int m = sa_schedule_mutate_runs(rg, ss, p2, 0.1, 8, mode, rng, a2);
+        int32_t diff = 0;
+        for (int32_t k = 0; k < n; k++)
+            diff += a2[k] != p2[k];
+        ok += is_topological(rg, a2) && m == diff;
+        changed += diff > 0;
+        sa_schedule_mutate_runs(rg, ss, p2, 1.0, 8, mode, rng, a2);
+        ok += is_topological(rg, a2);
+    }
+    IS_INT(ok, 2 * rounds, "chain and reuse keep random schedules topological (P = 0.1 and 1); "
+           "the count returned is the positions changed");
+    OK(changed > rounds / 2, "and with P = 0.1 they change the order (%d of %d)", changed,
+       rounds);
+    sw_free(p2);
+    sw_free(a2);
+    sa_sched_scratch_free(ss);
+    graph_free(rg);
+    gsl_rng_free(rng);
+}
+
+/* Ours (not the paper's): the cone move, by hand on a join of two chains,
+   and validity on a random training graph. */
+static void test_cone_move(void)
+{
+    /* 0 -> 1 -> 2 -> 6 and 3 -> 4 -> 5 -> 6, parent [0,3,1,4,2,5,6] */
+    int edges[12] = {0, 1, 1, 2, 3, 4, 4, 5, 2, 6, 5, 6};
+    graph_profile *g = small_dag(7, edges, 6);
+    sa_sched_scratch *ss = sa_sched_scratch_new(g);
+    int32_t par[7] = {0, 3, 1, 4, 2, 5, 6}, out[8];
+    int32_t h4[7] = {3, 4, 0, 1, 2, 5, 6}, s1[7] = {0, 3, 4, 5, 1, 2, 6};
+    int32_t s0[7] = {3, 4, 5, 0, 1, 2, 6};
+    IS_INT(sa_schedule_cone(g, ss, par, 4, 0, out), 2, "hoist op4: its cone is {3, 4}");
+    OK(!memcmp(out, h4, sizeof h4), "hoist op4: [3,4,0,1,2,5,6] (the cone first, the rest in "
+       "the parent's order)");
+    IS_INT(sa_schedule_cone(g, ss, par, 1, 1, out), 3, "sink op1: its cone is {1, 2, 6}");
+    OK(!memcmp(out, s1, sizeof s1), "sink op1: [0,3,4,5,1,2,6]");
+    sa_schedule_cone(g, ss, par, 0, 1, out);
+    OK(!memcmp(out, s0, sizeof s0), "sink op0: [3,4,5,0,1,2,6] (one chain after the other)");
+    IS_INT(sa_schedule_cone(g, ss, par, 6, 0, out), 7, "hoist op6: every op is its ancestor");
+    OK(!memcmp(out, par, sizeof par), "hoist op6 keeps the parent's order");
+    sa_sched_scratch_free(ss);
+    graph_free(g);
+
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 7);
+    graph_profile *rg = random_profile(21, 60, "sgd");
+    ss = sa_sched_scratch_new(rg);
+    int32_t n = rg->n_ops;
+    int32_t *p2 = sw_malloc((size_t)n * 4), *a2 = sw_malloc((size_t)n * 4);
+    int ok = 0, rounds = 300;
+    for (int i = 0; i < rounds; i++) {
+        sa_schedule_mutate(rg, ss, rg->order, 1.0, rng, p2);
+        int32_t v = (int32_t)gsl_rng_uniform_int(rng, (unsigned long)n);
+        sa_schedule_cone(rg, ss, p2, v, i % 2, a2);
+        ok += is_topological(rg, a2);
+    }
+    IS_INT(ok, rounds, "hoists and sinks of random ops keep random schedules topological");
+    sw_free(p2);
+    sw_free(a2);
+    sa_sched_scratch_free(ss);
+    graph_free(rg);
+    gsl_rng_free(rng);
+}
+
 /* one pool class; four objects of it */
 static int32_t cls1[1] = {0}, cnt4[1] = {4};
 
@@ -406,9 +566,11 @@ static void planner_threads_and_generations(void)
     planner_ideal_peak(rg, &peak, &e);
     const planner *pl = planner_find("swapadvisor");
     OK(pl != NULL, "swapadvisor is registered");
-    static const char *const muts[2] = {"schedule_mutation=dataflow",
-                                        "schedule_mutation=move_one"};
-    for (int mu = 0; mu < 2; mu++) {
+    static const char *const muts[7] = {"schedule_mutation=dataflow", "schedule_mutation=move_one",
+                                        "schedule_mutation=chain", "schedule_mutation=reuse",
+                                        "schedule_mutation=cone", "schedule_mutation=mixed",
+                                        "first_generation=reuse"};
+    for (int mu = 0; mu < 7; mu++) {
         sw_buf out[2];
         double t[2] = {0, 0};
         for (int th = 1; th <= 2; th++) {
@@ -503,6 +665,8 @@ static void search_allocation_unsearched_order(void)
 
 static const tap_test tests[] = {
     {"schedule_mutations", test_schedule_mutations},
+    {"run_mutations", test_run_mutations},
+    {"cone_move", test_cone_move},
     {"figure3_pool_objects", figure3_pool_objects},
     {"chain_one_overlapped_swap", chain_one_overlapped_swap},
     {"branch_schedule_decides_overlap", branch_schedule_decides_overlap},
