@@ -227,15 +227,15 @@ optimality: deps $(SWAPSIM)
 # and paper_results.md regenerated from the CSVs. Results go to $(OUT)/;
 # cells already run with the same inputs and binary are reused.
 OUT ?= out
-EXPERIMENTS := table1 fig6 fig7 table2 fig9 fig10 ablation tuning defaults mutation planners planners-recorded dtr \
-               dtr-megengine hybrid hybrid-dtr
+EXPERIMENTS := table1 fig6 fig6-mixed fig7 table2 fig9 fig10 fig10-mixed ablation tuning defaults mutation planners \
+               planners-recorded dtr dtr-megengine hybrid hybrid-dtr
 
 # MPI=N: each experiment's cells spread over N ranks ($(MPIRUN) -np N
 # $(MPIRUN_FLAGS); under Slurm, see docs/cluster.md).
 EXP_LAUNCH := $(if $(MPI),$(MPIRUN) -np $(MPI) $(MPIRUN_FLAGS))
 
 experiments: deps $(SWAPSIM)
-	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets (hours),quick mode: short searches and two or three seeds (about 30 minutes on 2 cores); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
+	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets (hours),quick mode: short searches and three to five seeds (about 50 minutes on 2 cores); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
 	@$(if $(MPI),command -v $(MPIRUN) > /dev/null || { echo "experiments: MPI=$(MPI) needs $(MPIRUN) (Debian: openmpi-bin) and a swapsim built with MPI (libopenmpi-dev; docs/cluster.md)"; exit 1; })
 	@start=$$(date +%s); \
 	for e in $(EXPERIMENTS); do \
