@@ -103,6 +103,9 @@ struct swapplan {
     uint8_t *tflag;            /* per tensor: TF_* bits (profile fields, compact for hot loops) */
     int32_t *held;             /* per tensor: held_until */
     double *op_time;           /* per op: compute time (s) */
+    int32_t *mc_off, *mc_idx;  /* the ops' distinct multisets of size indices (CSR over
+                                  groups; swapplan_min_counts needs one op of each) */
+    int32_t n_mc;              /* how many */
     int fast;                  /* evaluate through the fast path (default 1) */
     int64_t n_fast;            /* evaluations the fast path completed */
     sp_fast f;                 /* the fast evaluation path's buffers */
@@ -132,6 +135,68 @@ static int find_size(const sp_sizes *z, int64_t bytes)
             hi = mid - 1;
     }
     return -1;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The groups swapplan_min_counts counts: each op's multiset of size
+   indices (its storages' sizes, zero bytes left out), sorted, each
+   distinct multiset once (many ops repeat one: the same layer's ops). */
+static int min_count_groups(swapplan *sp)
+{
+    const graph_profile *g = sp->g;
+    int32_t no = g->n_ops, na = g->acc_off[no];
+    size_t nh = 16;
+    while (nh < 2 * (size_t)no + 2)
+        nh *= 2;
+    sp->mc_off = sw_malloc(((size_t)no + 2) * sizeof *sp->mc_off);
+    sp->mc_idx = sw_malloc(((size_t)na + 1) * sizeof *sp->mc_idx);
+    int32_t *tab = sw_malloc(nh * sizeof *tab); /* group ids, -1 empty */
+    uint64_t *hash = sw_malloc(((size_t)no + 1) * sizeof *hash);
+    if (!sp->mc_off || !sp->mc_idx || !tab || !hash) {
+        sw_free(tab);
+        sw_free(hash);
+        return SW_ENOMEM;
+    }
+    for (size_t i = 0; i < nh; i++)
+        tab[i] = -1;
+    int32_t n = 0, top = 0; /* groups, and mc_idx entries used */
+    sp->mc_off[0] = 0;
+    for (int32_t o = 0; o < no; o++) {
+        int32_t *l = sp->mc_idx + top, len = 0;
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
+            if (sp->sz.of[g->acc[k]] >= 0)
+                l[len++] = sp->sz.of[g->acc[k]];
+        if (!len)
+            continue;
+        qsort(l, (size_t)len, sizeof *l, cmp_i32);
+        uint64_t h = 1469598103934665603ull;
+        for (int32_t i = 0; i < len; i++)
+            h = (h ^ (uint32_t)l[i]) * 1099511628211ull;
+        size_t at = (size_t)(h ^ (h >> 29)) & (nh - 1);
+        for (;; at = (at + 1) & (nh - 1)) {
+            int32_t q = tab[at];
+            if (q < 0) {
+                tab[at] = n;
+                hash[n] = h;
+                top += len;
+                sp->mc_off[++n] = top;
+                break;
+            }
+            int32_t ql = sp->mc_off[q + 1] - sp->mc_off[q];
+            if (hash[q] == h && ql == len &&
+                !memcmp(sp->mc_idx + sp->mc_off[q], l, (size_t)len * sizeof *l))
+                break; /* seen: l is overwritten by the next op */
+        }
+    }
+    sp->n_mc = n;
+    sw_free(tab);
+    sw_free(hash);
+    return 0;
 }
 
 swapplan *swapplan_new(const graph_profile *g, int64_t budget)
@@ -246,6 +311,10 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
         sp->sz.of[t] = (x->storage == t && x->bytes > 0) ? find_size(&sp->sz, x->bytes) : -1;
         sp->persist[t] = x->persistent;
     }
+    if (min_count_groups(sp)) {
+        swapplan_free(sp);
+        return NULL;
+    }
     return sp;
 }
 
@@ -285,6 +354,8 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->tflag);
     sw_free(sp->held);
     sw_free(sp->op_time);
+    sw_free(sp->mc_off);
+    sw_free(sp->mc_idx);
     sw_free(sp->lim);
     sp_fast *f = &sp->f;
     sw_free(f->bres);
@@ -347,25 +418,21 @@ int64_t swapplan_pool_bytes(const swapplan *sp) { return sp->pool_bytes; }
 
 void swapplan_min_counts(const swapplan *sp, const int32_t *cls, int32_t n_classes, int32_t *need)
 {
-    const graph_profile *g = sp->g;
     int32_t tmp[256], *cnt = n_classes <= 256 ? tmp : sw_calloc((size_t)n_classes, sizeof *cnt);
     for (int32_t c = 0; c < n_classes; c++)
         need[c] = 0;
     if (!cnt)
         return;
-    for (int32_t o = 0; o < g->n_ops; o++) {
-        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
-            int32_t si = sp->sz.of[g->acc[k]];
-            if (si >= 0)
-                cnt[cls[si]] = 0;
-        }
-        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
-            int32_t si = sp->sz.of[g->acc[k]];
-            if (si >= 0) {
-                int32_t c = cls[si];
-                if (++cnt[c] > need[c])
-                    need[c] = cnt[c];
-            }
+    /* per op, its storages per class; the most over the ops (each
+       distinct multiset of sizes once: the others give the same) */
+    for (int32_t q = 0; q < sp->n_mc; q++) {
+        const int32_t *l = sp->mc_idx + sp->mc_off[q], *end = sp->mc_idx + sp->mc_off[q + 1];
+        for (const int32_t *x = l; x < end; x++)
+            cnt[cls[*x]] = 0;
+        for (const int32_t *x = l; x < end; x++) {
+            int32_t c = cls[*x];
+            if (++cnt[c] > need[c])
+                need[c] = cnt[c];
         }
     }
     if (cnt != tmp)
