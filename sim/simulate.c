@@ -335,6 +335,9 @@ typedef struct run_state {
                                    a swap-in, on memory (swap-out, drop), on anything else */
     double *busy;               /* per iteration x 2: time (s) h2d, d2h copies ran */
     int it[STREAM__COUNT];      /* per stream: the iteration of its head task */
+    int elig[STREAM__COUNT];    /* per stream: its head's iteration may start (below
+                                   max_iters + LEAD, within LEAD of the slowest stream's);
+                                   recomputed whenever a stream moves to its next iteration */
     int32_t nx[STREAM__COUNT];  /* per stream: its head task's index in sq[] */
     const double *blk[STREAM__COUNT]; /* per stream: the finish time that blocked its head
                                    last time (in fin; re-checked first), or NULL */
@@ -361,6 +364,32 @@ static inline double *fin_at(const run_state *rs, int k, int32_t t)
     return rs->row[(unsigned)k % RING] + t;
 }
 
+/* Which streams' heads may start by their iteration (elig), after a
+   stream moved to its next iteration (and at the start). A stream that
+   becomes eligible has its iteration's row of fin reset to INFINITY now:
+   it is idle (it moved on, and has not started since), and no stream
+   within LEAD iterations reads the row it overwrites (LEAD + 2 back). */
+static void update_eligible(run_state *rs)
+{
+    const sim_prog *s = rs->s;
+    int min_it = rs->it[0];
+    for (int st = 1; st < STREAM__COUNT; st++)
+        if (rs->it[st] < min_it)
+            min_it = rs->it[st];
+    for (int st = 0; st < STREAM__COUNT; st++) {
+        int k = rs->it[st];
+        rs->elig[st] = !(k >= rs->max_iters + LEAD || k - min_it > LEAD);
+        if (!rs->elig[st])
+            continue;
+        while (rs->cleared < k) {
+            rs->cleared++;
+            double *row = rs->row[(unsigned)rs->cleared % RING];
+            for (int32_t i = 0; i < s->n; i++)
+                row[i] = INFINITY;
+        }
+    }
+}
+
 /* Stream st's head task finished (or started, for a zero-time one): the
    next task becomes the head, wrapping into the next iteration. */
 static inline void advance_head(run_state *rs, int st)
@@ -368,6 +397,7 @@ static inline void advance_head(run_state *rs, int st)
     if (++rs->nx[st] == rs->s->n_sq[st]) {
         rs->nx[st] = 0;
         rs->it[st]++;
+        update_eligible(rs);
     }
 }
 
@@ -482,22 +512,12 @@ static inline void start_ready_tasks(run_state *rs, int tr)
     int again;
     do {
         again = 0;
-        int min_it = rs->it[0];
-        for (int st = 1; st < STREAM__COUNT; st++)
-            if (rs->it[st] < min_it)
-                min_it = rs->it[st];
         for (int st = 0; st < STREAM__COUNT; st++) {
             if (st == STREAM_COMPUTE ? rs->comp_busy : rs->cp[st - 1].phase != 0)
                 continue;
-            int k = rs->it[st];
-            if (k >= rs->max_iters + LEAD || k - min_it > LEAD)
+            if (!rs->elig[st])
                 continue;
-            while (rs->cleared < k) {
-                rs->cleared++;
-                double *row = fin_at(rs, rs->cleared, 0);
-                for (int32_t i = 0; i < s->n; i++)
-                    row[i] = INFINITY;
-            }
+            int k = rs->it[st];
             if (rs->blk[st] && *rs->blk[st] > rs->now)
                 continue;
             rs->blk[st] = NULL;
@@ -782,6 +802,7 @@ int sim_run_ws(const sim_prog *s, const sim_opts *o, sim_ws *w, sim_result *r, s
     for (int st = 0; st < STREAM__COUNT; st++)
         if (s->n_sq[st] == 0)
             rs.it[st] = rs.max_iters + LEAD + 1; /* never runs */
+    update_eligible(&rs);
     int rc = rs.trace ? run_loop(&rs, 1, err) : run_loop(&rs, 0, err);
     if (!rc)
         fill_result(&rs, r);
