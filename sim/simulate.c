@@ -351,6 +351,9 @@ typedef struct run_state {
     copy_state cp[2];           /* the copy engines: [0] h2d, [1] d2h */
     int rated_both;             /* the transfer ends were computed at the duplex rates */
     int phases_changed;         /* a copy changed phase: rerate before time advances */
+    int finished;               /* a task finished since the streams' heads were last
+                                   examined: until one does, none can start (each idle
+                                   stream's head waits for a task not finished) */
     int64_t mem, peak;          /* bytes in use now, and at most */
     int64_t tasks;              /* tasks started */
     int done_iters;             /* iterations whose last compute task finished */
@@ -608,6 +611,7 @@ static inline int complete_compute(run_state *rs, int tr)
     if (!rs->comp_busy || rs->comp_end > rs->now)
         return 0;
     rs->comp_busy = 0;
+    rs->finished = 1;
     *fin_at(rs, rs->comp_iter, rs->comp_task) = rs->now;
     rs->mem -= rs->comp_freeb;
     rs->idle_since = rs->now;
@@ -641,6 +645,7 @@ static inline void complete_copies(run_state *rs, int tr)
             int st = c + 1;
             x->phase = 0;
             rs->phases_changed = 1;
+            rs->finished = 1;
             *fin_at(rs, x->iter, x->task) = rs->now;
             rs->mem -= x->freeb;
             if (x->iter < rs->max_iters)
@@ -706,7 +711,10 @@ static void fill_result(run_state *rs, sim_result *r)
 static inline int run_loop(run_state *rs, int tr, sw_err *err)
 {
     for (;;) {
-        start_ready_tasks(rs, tr);
+        if (rs->finished) {
+            rs->finished = 0;
+            start_ready_tasks(rs, tr);
+        }
         update_rates(rs);
         if (!rs->comp_busy && !rs->cp[0].phase && !rs->cp[1].phase) {
             if (!rs->converged && rs->it[STREAM_COMPUTE] < rs->max_iters)
@@ -803,6 +811,7 @@ int sim_run_ws(const sim_prog *s, const sim_opts *o, sim_ws *w, sim_result *r, s
         if (s->n_sq[st] == 0)
             rs.it[st] = rs.max_iters + LEAD + 1; /* never runs */
     update_eligible(&rs);
+    rs.finished = 1;
     int rc = rs.trace ? run_loop(&rs, 1, err) : run_loop(&rs, 0, err);
     if (!rc)
         fill_result(&rs, r);
