@@ -567,8 +567,9 @@ static inline int32_t next_use(const swapplan *sp, int32_t s)
 
 /* Make room for s in its class c >= 0: evict by Belady. Returns 0, or
    SW_ENOFIT. */
-static int need(swapplan *sp, int32_t s, int32_t c, int32_t pos, double now, int record,
-                int pass2)
+static inline __attribute__((always_inline)) int need(swapplan *sp, int32_t s, int32_t c,
+                                                      int32_t pos, double now, const int record,
+                                                      const int pass2)
 {
     if (sp->class_free[c] > 0) {
         sp->class_free[c]--;
@@ -640,7 +641,8 @@ static int need(swapplan *sp, int32_t s, int32_t c, int32_t pos, double now, int
 }
 
 /* One pass over the schedule. pass2: R (in_r) is resident at start. */
-static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, int pass2)
+static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_t *sched,
+                                                      const sp_alloc *al, const int pass2)
 {
     const graph_profile *g = sp->g;
     int32_t nt = sp->nt;
@@ -753,6 +755,16 @@ static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, int pass
         }
     }
     return 0;
+}
+
+/* walk for each pass, so each is compiled for its constant pass2 */
+static int walk_pass1(swapplan *sp, const int32_t *sched, const sp_alloc *al)
+{
+    return walk(sp, sched, al, 0);
+}
+static int walk_pass2(swapplan *sp, const int32_t *sched, const sp_alloc *al)
+{
+    return walk(sp, sched, al, 1);
 }
 
 /* Whether s dies after its last use (held_until), at a position that does
@@ -915,24 +927,35 @@ static inline void fast_join(int32_t *dst, const int32_t *src)
             dst[s] = src[s];
 }
 
+/* fast_choose's test of the candidate on stream s (a constant: always
+   inlined, so each stream's test is straight-line code) */
+static inline __attribute__((always_inline)) void fast_keep(const sp_fast *f, const int32_t *vc,
+                                                            const int64_t *cand, const int s,
+                                                            int64_t *keep, int32_t *kpos,
+                                                            int *ks, int *nk)
+{
+    if (cand[s] < 0)
+        return;
+    int32_t ce = fref_ev(cand[s]);
+    int32_t pos = fref_pass(cand[s]) * f->n_s[s] + f->stream_idx[ce];
+    if (vc[s] < pos) {
+        keep[*nk] = cand[s];
+        kpos[*nk] = pos;
+        ks[(*nk)++] = s;
+    }
+}
+
 /* the builder's choose(): at most two candidates not implied by vc.
    cand[s] is on stream s (fast_cand files it there). */
-static inline void fast_choose(const sp_fast *f, int32_t *vc, const int64_t *cand, int32_t *out)
+static inline __attribute__((always_inline)) void fast_choose(const sp_fast *f, int32_t *vc,
+                                                              const int64_t *cand, int32_t *out)
 {
     int64_t keep[3];
     int32_t kpos[3];
     int ks[3], nk = 0;
-    for (int s = 0; s < STREAM__COUNT; s++) {
-        if (cand[s] < 0)
-            continue;
-        int32_t ce = fref_ev(cand[s]);
-        int32_t pos = fref_pass(cand[s]) * f->n_s[s] + f->stream_idx[ce];
-        if (vc[s] < pos) {
-            keep[nk] = cand[s];
-            kpos[nk] = pos;
-            ks[nk++] = s;
-        }
-    }
+    fast_keep(f, vc, cand, 0, keep, kpos, ks, &nk);
+    fast_keep(f, vc, cand, 1, keep, kpos, ks, &nk);
+    fast_keep(f, vc, cand, 2, keep, kpos, ks, &nk);
     out[0] = out[1] = -1;
     if (nk == 0)
         return;
@@ -1596,7 +1619,7 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
        are the initially resident set */
     sp->n_ev = 0;
     memset(sp->in_r, 0, (size_t)nt);
-    int rc = walk(sp, schedule, al, 0);
+    int rc = walk_pass1(sp, schedule, al);
     if (rc) {
         return rc == SW_ENOFIT ? sw_fail(err, SW_ENOFIT, "does not fit: %s", sp->why)
                                : sw_fail(err, rc, "out of memory");
@@ -1605,7 +1628,7 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         sp->in_r[s] = (sp->tflag[s] & (TF_ROOT | TF_PERSIST)) == (TF_ROOT | TF_PERSIST) &&
                       sp->st[s].res;
     /* pass 2: that set resident at start; pressure it causes drops members */
-    rc = walk(sp, schedule, al, 1);
+    rc = walk_pass2(sp, schedule, al);
     if (rc) {
         return rc == SW_ENOFIT ? sw_fail(err, SW_ENOFIT, "does not fit: %s", sp->why)
                                : sw_fail(err, rc, "out of memory");
