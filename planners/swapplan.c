@@ -64,6 +64,20 @@ typedef struct sp_fast {
     sim_ws *ws;                /* the simulator's scratch */
 } sp_fast;
 
+/* A storage as the walk sees it, one cache line's half: everything its
+   loop over an op's accesses reads and writes. */
+typedef struct sp_st {
+    int32_t nk;                /* index in use_pos of its next use (use_off[s] + uses passed) */
+    int32_t ne;                /* use_off[s + 1]: its uses end there */
+    int32_t death;             /* position of its death (graph_lifetimes) */
+    int32_t cls;               /* its class, -1 for zero bytes or non-storage */
+    int32_t li;                /* position in its class list (while resident, class >= 0) */
+    int32_t lu;                /* 0: never used yet; else 1 + the position of its last use */
+    uint32_t pin;              /* the epoch of the op using it */
+    uint8_t res, hv, used;     /* resident, host copy valid, used this pass */
+    uint8_t fl;                /* TF_* bits */
+} sp_st;
+
 struct swapplan {
     const graph_profile *g;
     int64_t budget, pool_bytes;
@@ -77,12 +91,12 @@ struct swapplan {
     int32_t *pos_of_op;
     double *t_at;              /* compute time before position i (n + 1) */
     int32_t *use_off, *use_pos;/* per storage: schedule positions using it (CSR) */
-    int32_t *next_idx;         /* per storage: next use index in its list */
     int32_t *death;            /* per storage: position of its death (graph_lifetimes) */
     int32_t *hf_off, *hf;      /* per position: storages held past their last use, freed there */
-    double *last_use_t;        /* per storage: time its last use ended */
-    uint8_t *resident, *host_valid, *in_r, *used, *persist;
-    uint32_t *pin;             /* per storage: the epoch of the op using it */
+    sp_st *st;                 /* per storage: the walk's state (compact for its hot loop) */
+    double *t_end;             /* t_end[0] = -inf, t_end[i + 1] = t_at[i + 1]: when the op at
+                                  position i ends (the times sp_st.lu refers to) */
+    uint8_t *in_r, *persist;
     uint32_t epoch;            /* increases with every op walked */
     int32_t *cls_of;           /* per storage: class, -1 for zero bytes or non-storage */
     int32_t *class_off;        /* per class: start of its resident list */
@@ -92,7 +106,6 @@ struct swapplan {
     uint8_t *heaped;           /* per class: its list is a heap (kept lazily: only once an
                                   eviction needs it; until then an unordered list) */
     uint64_t *class_list;      /* flat resident lists (heap keys, see ent_key) */
-    int32_t *list_idx;         /* per storage: position in its class list */
     int32_t n_classes_cap;
     sp_ev *ev;
     size_t n_ev, cap_ev;
@@ -103,6 +116,9 @@ struct swapplan {
     uint8_t *tflag;            /* per tensor: TF_* bits (profile fields, compact for hot loops) */
     int32_t *held;             /* per tensor: held_until */
     double *op_time;           /* per op: compute time (s) */
+    int32_t *mc_off, *mc_idx;  /* the ops' distinct multisets of size indices (CSR over
+                                  groups; swapplan_min_counts needs one op of each) */
+    int32_t n_mc;              /* how many */
     int fast;                  /* evaluate through the fast path (default 1) */
     int64_t n_fast;            /* evaluations the fast path completed */
     sp_fast f;                 /* the fast evaluation path's buffers */
@@ -134,6 +150,68 @@ static int find_size(const sp_sizes *z, int64_t bytes)
     return -1;
 }
 
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The groups swapplan_min_counts counts: each op's multiset of size
+   indices (its storages' sizes, zero bytes left out), sorted, each
+   distinct multiset once (many ops repeat one: the same layer's ops). */
+static int min_count_groups(swapplan *sp)
+{
+    const graph_profile *g = sp->g;
+    int32_t no = g->n_ops, na = g->acc_off[no];
+    size_t nh = 16;
+    while (nh < 2 * (size_t)no + 2)
+        nh *= 2;
+    sp->mc_off = sw_malloc(((size_t)no + 2) * sizeof *sp->mc_off);
+    sp->mc_idx = sw_malloc(((size_t)na + 1) * sizeof *sp->mc_idx);
+    int32_t *tab = sw_malloc(nh * sizeof *tab); /* group ids, -1 empty */
+    uint64_t *hash = sw_malloc(((size_t)no + 1) * sizeof *hash);
+    if (!sp->mc_off || !sp->mc_idx || !tab || !hash) {
+        sw_free(tab);
+        sw_free(hash);
+        return SW_ENOMEM;
+    }
+    for (size_t i = 0; i < nh; i++)
+        tab[i] = -1;
+    int32_t n = 0, top = 0; /* groups, and mc_idx entries used */
+    sp->mc_off[0] = 0;
+    for (int32_t o = 0; o < no; o++) {
+        int32_t *l = sp->mc_idx + top, len = 0;
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
+            if (sp->sz.of[g->acc[k]] >= 0)
+                l[len++] = sp->sz.of[g->acc[k]];
+        if (!len)
+            continue;
+        qsort(l, (size_t)len, sizeof *l, cmp_i32);
+        uint64_t h = 1469598103934665603ull;
+        for (int32_t i = 0; i < len; i++)
+            h = (h ^ (uint32_t)l[i]) * 1099511628211ull;
+        size_t at = (size_t)(h ^ (h >> 29)) & (nh - 1);
+        for (;; at = (at + 1) & (nh - 1)) {
+            int32_t q = tab[at];
+            if (q < 0) {
+                tab[at] = n;
+                hash[n] = h;
+                top += len;
+                sp->mc_off[++n] = top;
+                break;
+            }
+            int32_t ql = sp->mc_off[q + 1] - sp->mc_off[q];
+            if (hash[q] == h && ql == len &&
+                !memcmp(sp->mc_idx + sp->mc_off[q], l, (size_t)len * sizeof *l))
+                break; /* seen: l is overwritten by the next op */
+        }
+    }
+    sp->n_mc = n;
+    sw_free(tab);
+    sw_free(hash);
+    return 0;
+}
+
 swapplan *swapplan_new(const graph_profile *g, int64_t budget)
 {
     swapplan *sp = sw_calloc(1, sizeof *sp);
@@ -153,20 +231,15 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->t_at = sw_malloc((no + 1) * sizeof(double));
     sp->use_off = sw_malloc((nt + 1) * sizeof(int32_t));
     sp->use_pos = sw_malloc(((size_t)g->acc_off[g->n_ops] + 1) * sizeof(int32_t));
-    sp->next_idx = sw_malloc(nt * sizeof(int32_t));
     sp->death = sw_malloc(nt * sizeof(int32_t));
     sp->hf_off = sw_malloc((no + 1) * sizeof(int32_t));
     sp->hf = sw_malloc(nt * sizeof(int32_t));
-    sp->last_use_t = sw_malloc(nt * sizeof(double));
-    sp->resident = sw_malloc(nt);
-    sp->host_valid = sw_malloc(nt);
+    sp->st = sw_calloc(nt, sizeof *sp->st);
+    sp->t_end = sw_malloc((no + 1) * sizeof(double));
     sp->in_r = sw_malloc(nt);
-    sp->used = sw_malloc(nt);
     sp->persist = sw_calloc(nt, 1);
-    sp->pin = sw_calloc(nt, sizeof(uint32_t));
     sp->cls_of = sw_malloc(nt * sizeof(int32_t));
     sp->class_list = sw_malloc(nt * sizeof(uint64_t));
-    sp->list_idx = sw_malloc(nt * sizeof(int32_t));
     sp->rset = sw_malloc(nt * sizeof(int32_t));
     sp->fast = 1;
     sp->tflag = sw_malloc(nt);
@@ -224,9 +297,8 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
         return NULL;
     }
     if (!sp->sz.size || !sp->sz.of || !sp->pos_of_op || !sp->t_at || !sp->use_off ||
-        !sp->use_pos || !sp->next_idx || !sp->death || !sp->hf_off || !sp->hf || !sp->last_use_t || !sp->resident || !sp->host_valid ||
-        !sp->in_r || !sp->used || !sp->persist || !sp->pin || !sp->cls_of || !sp->class_list ||
-        !sp->list_idx || !sp->rset) {
+        !sp->use_pos || !sp->death || !sp->hf_off || !sp->hf || !sp->st || !sp->t_end ||
+        !sp->in_r || !sp->persist || !sp->cls_of || !sp->class_list || !sp->rset) {
         swapplan_free(sp);
         return NULL;
     }
@@ -246,6 +318,10 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
         sp->sz.of[t] = (x->storage == t && x->bytes > 0) ? find_size(&sp->sz, x->bytes) : -1;
         sp->persist[t] = x->persistent;
     }
+    if (min_count_groups(sp)) {
+        swapplan_free(sp);
+        return NULL;
+    }
     return sp;
 }
 
@@ -259,17 +335,13 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->t_at);
     sw_free(sp->use_off);
     sw_free(sp->use_pos);
-    sw_free(sp->next_idx);
     sw_free(sp->death);
     sw_free(sp->hf_off);
     sw_free(sp->hf);
-    sw_free(sp->last_use_t);
-    sw_free(sp->resident);
-    sw_free(sp->host_valid);
+    sw_free(sp->st);
+    sw_free(sp->t_end);
     sw_free(sp->in_r);
-    sw_free(sp->used);
     sw_free(sp->persist);
-    sw_free(sp->pin);
     sw_free(sp->cls_of);
     sw_free(sp->class_off);
     sw_free(sp->class_n);
@@ -277,7 +349,6 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->cnt_eff);
     sw_free(sp->heaped);
     sw_free(sp->class_list);
-    sw_free(sp->list_idx);
     sw_free(sp->ev);
     sw_free(sp->rset);
     pb_free(sp->b);
@@ -285,6 +356,8 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->tflag);
     sw_free(sp->held);
     sw_free(sp->op_time);
+    sw_free(sp->mc_off);
+    sw_free(sp->mc_idx);
     sw_free(sp->lim);
     sp_fast *f = &sp->f;
     sw_free(f->bres);
@@ -347,25 +420,21 @@ int64_t swapplan_pool_bytes(const swapplan *sp) { return sp->pool_bytes; }
 
 void swapplan_min_counts(const swapplan *sp, const int32_t *cls, int32_t n_classes, int32_t *need)
 {
-    const graph_profile *g = sp->g;
     int32_t tmp[256], *cnt = n_classes <= 256 ? tmp : sw_calloc((size_t)n_classes, sizeof *cnt);
     for (int32_t c = 0; c < n_classes; c++)
         need[c] = 0;
     if (!cnt)
         return;
-    for (int32_t o = 0; o < g->n_ops; o++) {
-        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
-            int32_t si = sp->sz.of[g->acc[k]];
-            if (si >= 0)
-                cnt[cls[si]] = 0;
-        }
-        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
-            int32_t si = sp->sz.of[g->acc[k]];
-            if (si >= 0) {
-                int32_t c = cls[si];
-                if (++cnt[c] > need[c])
-                    need[c] = cnt[c];
-            }
+    /* per op, its storages per class; the most over the ops (each
+       distinct multiset of sizes once: the others give the same) */
+    for (int32_t q = 0; q < sp->n_mc; q++) {
+        const int32_t *l = sp->mc_idx + sp->mc_off[q], *end = sp->mc_idx + sp->mc_off[q + 1];
+        for (const int32_t *x = l; x < end; x++)
+            cnt[cls[*x]] = 0;
+        for (const int32_t *x = l; x < end; x++) {
+            int32_t c = cls[*x];
+            if (++cnt[c] > need[c])
+                need[c] = cnt[c];
         }
     }
     if (cnt != tmp)
@@ -387,7 +456,7 @@ static inline int push_ev(swapplan *sp, int kind, int32_t x)
    An entry is one 64-bit key, next use in the high half and the
    complement of the storage in the low half, so the order is one unsigned
    comparison (a larger key comes first) and the storage is in the key;
-   its last use is last_use_t[s]. */
+   its last use is t_end[st[s].lu]. */
 typedef uint64_t sp_key;
 
 static inline sp_key ent_key(int32_t s, int32_t nu)
@@ -397,10 +466,10 @@ static inline sp_key ent_key(int32_t s, int32_t nu)
 static inline int32_t key_s(sp_key k) { return (int32_t)(UINT32_MAX - (uint32_t)k); }
 static inline int32_t key_nu(sp_key k) { return (int32_t)(k >> 32); }
 
-static inline void heap_put(swapplan *sp, int32_t at, sp_key e)
+static inline void heap_put(swapplan *sp, sp_key *h, int32_t base, int32_t at, sp_key e)
 {
-    sp->class_list[at] = e;
-    sp->list_idx[key_s(e)] = at;
+    h[at] = e;
+    sp->st[key_s(e)].li = base + at;
 }
 
 static void heap_up(swapplan *sp, int32_t base, int32_t i)
@@ -409,12 +478,13 @@ static void heap_up(swapplan *sp, int32_t base, int32_t i)
     sp_key e = h[i];
     while (i > 0) {
         int32_t p = (i - 1) / 2;
-        if (e <= h[p])
+        sp_key hp = h[p];
+        if (e <= hp)
             break;
-        heap_put(sp, base + i, h[p]);
+        heap_put(sp, h, base, i, hp);
         i = p;
     }
-    heap_put(sp, base + i, e);
+    heap_put(sp, h, base, i, e);
 }
 
 static void heap_down(swapplan *sp, int32_t base, int32_t n, int32_t i)
@@ -430,17 +500,17 @@ static void heap_down(swapplan *sp, int32_t base, int32_t n, int32_t i)
             m = l + 1;
         if (h[m] <= e)
             break;
-        heap_put(sp, base + i, h[m]);
+        heap_put(sp, h, base, i, h[m]);
         i = m;
     }
-    heap_put(sp, base + i, e);
+    heap_put(sp, h, base, i, e);
 }
 
-/* change the key of resident s (its last use is last_use_t[s]) */
-static inline void ent_update(swapplan *sp, int32_t s, int32_t nu)
+/* change the key of resident s (class c >= 0) */
+static inline void ent_update(swapplan *sp, int32_t s, int32_t c, int32_t nu)
 {
-    int32_t c = sp->cls_of[s], base = sp->class_off[c];
-    int32_t i = sp->list_idx[s] - base;
+    int32_t base = sp->class_off[c];
+    int32_t i = sp->st[s].li - base;
     sp_key *e = &sp->class_list[base + i];
     int up = nu > key_nu(*e);
     *e = ent_key(s, nu);
@@ -452,22 +522,22 @@ static inline void ent_update(swapplan *sp, int32_t s, int32_t nu)
         heap_down(sp, base, sp->class_n[c], i);
 }
 
-static inline void list_add(swapplan *sp, int32_t s, int32_t nu)
+static inline void list_add(swapplan *sp, int32_t s, int32_t c, int32_t nu)
 {
-    int32_t c = sp->cls_of[s], base = sp->class_off[c];
+    int32_t base = sp->class_off[c];
     int32_t i = sp->class_n[c]++;
-    heap_put(sp, base + i, ent_key(s, nu));
+    heap_put(sp, sp->class_list + base, base, i, ent_key(s, nu));
     if (sp->heaped[c])
         heap_up(sp, base, i);
 }
 
-static inline void list_remove(swapplan *sp, int32_t s)
+static inline void list_remove(swapplan *sp, int32_t s, int32_t c)
 {
-    int32_t c = sp->cls_of[s], base = sp->class_off[c];
-    int32_t i = sp->list_idx[s] - base, last = --sp->class_n[c];
+    int32_t base = sp->class_off[c];
+    int32_t i = sp->st[s].li - base, last = --sp->class_n[c];
     if (i == last)
         return;
-    heap_put(sp, base + i, sp->class_list[base + last]);
+    heap_put(sp, sp->class_list + base, base, i, sp->class_list[base + last]);
     if (!sp->heaped[c])
         return;
     heap_down(sp, base, last, i);
@@ -487,23 +557,23 @@ static void heapify(swapplan *sp, int32_t c)
    next iteration; none: INT32_MAX) */
 static inline int32_t next_use(const swapplan *sp, int32_t s)
 {
-    int32_t k = sp->use_off[s] + sp->next_idx[s];
-    if (k < sp->use_off[s + 1])
-        return sp->use_pos[k];
-    if (sp->persist[s] && sp->use_off[s + 1] > sp->use_off[s])
+    const sp_st *x = &sp->st[s];
+    if (x->nk < x->ne)
+        return sp->use_pos[x->nk];
+    if ((x->fl & TF_PERSIST) && x->ne > sp->use_off[s])
         return sp->no + sp->use_pos[sp->use_off[s]];
     return INT32_MAX;
 }
 
-/* Make room for s in its class: evict by Belady. Returns 0, or SW_ENOFIT. */
-static int need(swapplan *sp, int32_t s, int32_t pos, double now, int record, int pass2)
+/* Make room for s in its class c >= 0: evict by Belady. Returns 0, or
+   SW_ENOFIT. */
+static inline __attribute__((always_inline)) int need(swapplan *sp, int32_t s, int32_t c,
+                                                      int32_t pos, double now, const int record,
+                                                      const int pass2)
 {
-    int32_t c = sp->cls_of[s];
-    if (c < 0)
-        return 0;
     if (sp->class_free[c] > 0) {
         sp->class_free[c]--;
-        list_add(sp, s, pos);
+        list_add(sp, s, c, pos);
         return 0;
     }
     if (!sp->heaped[c])
@@ -514,6 +584,8 @@ static int need(swapplan *sp, int32_t s, int32_t pos, double now, int record, in
        entry old enough appears. Pinned entries sort last. */
     int32_t base = sp->class_off[c], n = sp->class_n[c];
     const sp_key *h = sp->class_list + base;
+    const sp_st *st = sp->st;
+    uint32_t epoch = sp->epoch;
     /* walk the heap in key order (best-first over a small frontier): the
        first entry not used by the current op and old enough is the victim;
        failing that, the first not used by the current op */
@@ -529,10 +601,10 @@ static int need(swapplan *sp, int32_t s, int32_t pos, double now, int record, in
         int32_t i = fr[bi];
         fr[bi] = fr[--nf];
         int32_t hs = key_s(h[i]);
-        if (sp->pin[hs] != sp->epoch) {
+        if (st[hs].pin != epoch) {
             if (any < 0)
                 any = hs;
-            if (sp->last_use_t[hs] <= limit) {
+            if (sp->t_end[st[hs].lu] <= limit) {
                 best = hs;
                 break;
             }
@@ -549,119 +621,150 @@ static int need(swapplan *sp, int32_t s, int32_t pos, double now, int record, in
         return SW_ENOFIT;
     }
     int32_t v = best;
-    list_remove(sp, v);
-    sp->resident[v] = 0;
-    if (pass2 && sp->in_r[v] && !sp->used[v]) {
+    sp_st *xv = &sp->st[v];
+    list_remove(sp, v, c);
+    xv->res = 0;
+    if (pass2 && sp->in_r[v] && !xv->used) {
         /* pressure the first pass did not meet: v leaves the resident set */
         sp->in_r[v] = 0;
-        sp->host_valid[v] = 1;
+        xv->hv = 1;
     } else if (record) {
         /* a non-persistent tensor with no use left (held by the framework)
            is dead: dropped, never copied */
-        int dead = !sp->persist[v] && next_use(sp, v) == INT32_MAX;
-        if (push_ev(sp, sp->host_valid[v] || dead ? TASK_DROP : TASK_SWAP_OUT, v))
+        int dead = !(xv->fl & TF_PERSIST) && next_use(sp, v) == INT32_MAX;
+        if (push_ev(sp, xv->hv || dead ? TASK_DROP : TASK_SWAP_OUT, v))
             return SW_ENOMEM;
-        sp->host_valid[v] = 1;
+        xv->hv = 1;
     }
-    list_add(sp, s, pos);
+    list_add(sp, s, c, pos);
     return 0;
 }
 
 /* One pass over the schedule. pass2: R (in_r) is resident at start. */
-static int walk(swapplan *sp, const int32_t *sched, const sp_alloc *al, int pass2)
+static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_t *sched,
+                                                      const sp_alloc *al, const int pass2)
 {
     const graph_profile *g = sp->g;
     int32_t nt = sp->nt;
+    sp_st *st = sp->st;
     for (int32_t c = 0; c < al->n_classes; c++) {
         sp->class_n[c] = 0;
         sp->class_free[c] = sp->cnt_eff[c];
         sp->heaped[c] = 0;
     }
     for (int32_t s = 0; s < nt; s++) {
+        sp_st *x = &st[s];
         uint8_t fl = sp->tflag[s];
-        sp->next_idx[s] = 0;
-        sp->used[s] = 0;
-        sp->last_use_t[s] = -INFINITY;
-        sp->resident[s] = 0;
+        x->nk = sp->use_off[s];
+        x->ne = sp->use_off[s + 1];
+        x->death = sp->death[s];
+        x->cls = sp->cls_of[s];
+        x->lu = 0;
+        x->fl = fl;
+        x->used = 0;
+        x->res = 0;
+        x->hv = 0;
         if (!(fl & TF_ROOT))
             continue;
-        sp->host_valid[s] = (fl & TF_EXTERNAL) != 0;
+        x->hv = (fl & TF_EXTERNAL) != 0;
         if (pass2 && sp->in_r[s]) {
-            sp->resident[s] = 1;
-            sp->host_valid[s] = g->n_mutations[s] == 0;
-            int32_t c = sp->cls_of[s];
+            x->res = 1;
+            x->hv = g->n_mutations[s] == 0;
+            int32_t c = x->cls;
             if (c >= 0) {
                 if (sp->class_free[c] <= 0)
                     return SW_ENOFIT;
                 sp->class_free[c]--;
-                list_add(sp, s, next_use(sp, s));
+                list_add(sp, s, c, next_use(sp, s));
             }
         }
     }
+    const int32_t *acc = g->acc, *acc_off = g->acc_off;
+    const uint8_t *acc_flag = g->acc_flag;
     for (int32_t i = 0; i < sp->no; i++) {
         int32_t o = sched[i];
         double now = sp->t_at[i];
-        int32_t a0 = g->acc_off[o], a1 = g->acc_off[o + 1];
+        int32_t a0 = acc_off[o], a1 = acc_off[o + 1];
         if (++sp->epoch == 0) { /* wrapped: forget every old pin */
-            memset(sp->pin, 0, (size_t)nt * sizeof *sp->pin);
+            for (int32_t s = 0; s < nt; s++)
+                st[s].pin = 0;
             sp->epoch = 1;
         }
+        uint32_t epoch = sp->epoch;
         for (int32_t k = a0; k < a1; k++)
-            sp->pin[g->acc[k]] = sp->epoch;
+            st[acc[k]].pin = epoch;
         int rc = 0;
         for (int32_t k = a0; k < a1 && !rc; k++) {
-            int32_t s = g->acc[k];
-            if ((g->acc_flag[k] & GA_CREATE) || sp->resident[s])
+            int32_t s = acc[k];
+            sp_st *x = &st[s];
+            if ((acc_flag[k] & GA_CREATE) || x->res)
                 continue;
-            rc = need(sp, s, i, now, pass2, pass2);
+            if (x->cls >= 0)
+                rc = need(sp, s, x->cls, i, now, pass2, pass2);
             if (!rc && pass2)
                 rc = push_ev(sp, TASK_SWAP_IN, s);
-            sp->resident[s] = 1;
+            x->res = 1;
         }
         for (int32_t k = a0; k < a1 && !rc; k++) {
-            int32_t s = g->acc[k];
-            if (!(g->acc_flag[k] & GA_CREATE))
+            int32_t s = acc[k];
+            if (!(acc_flag[k] & GA_CREATE))
                 continue;
-            rc = need(sp, s, i, now, pass2, pass2);
-            sp->resident[s] = 1;
-            sp->host_valid[s] = 0;
+            sp_st *x = &st[s];
+            if (x->cls >= 0)
+                rc = need(sp, s, x->cls, i, now, pass2, pass2);
+            x->res = 1;
+            x->hv = 0;
         }
         if (!rc && pass2)
             rc = push_ev(sp, TASK_RUN, o);
         if (rc)
             return rc;
-        double end = sp->t_at[i + 1];
+        int32_t lu = i + 1;
         for (int32_t k = a0; k < a1; k++) {
-            int32_t s = g->acc[k];
-            if (g->acc_flag[k] & GA_MUTATE)
-                sp->host_valid[s] = 0;
-            sp->last_use_t[s] = end;
-            sp->used[s] = 1;
-            sp->next_idx[s]++;
+            int32_t s = acc[k];
+            sp_st *x = &st[s];
+            if (acc_flag[k] & GA_MUTATE)
+                x->hv = 0;
+            x->lu = lu;
+            x->used = 1;
+            x->nk++;
             /* freed at its death, as the builder: after its last use, or
                below after the op holding it */
-            if (!sp->persist[s] && sp->death[s] == i && sp->resident[s]) {
-                sp->resident[s] = 0;
-                if (sp->cls_of[s] >= 0) {
-                    list_remove(sp, s);
-                    sp->class_free[sp->cls_of[s]]++;
+            if (!x->res)
+                continue;
+            if (!(x->fl & TF_PERSIST) && x->death == i) {
+                x->res = 0;
+                if (x->cls >= 0) {
+                    list_remove(sp, s, x->cls);
+                    sp->class_free[x->cls]++;
                 }
-            } else if (sp->resident[s] && sp->cls_of[s] >= 0) {
-                ent_update(sp, s, next_use(sp, s));
+            } else if (x->cls >= 0) {
+                ent_update(sp, s, x->cls, next_use(sp, s));
             }
         }
         for (int32_t k = sp->hf_off[i]; k < sp->hf_off[i + 1]; k++) {
             int32_t s = sp->hf[k];
-            if (sp->resident[s]) {
-                sp->resident[s] = 0;
-                if (sp->cls_of[s] >= 0) {
-                    list_remove(sp, s);
-                    sp->class_free[sp->cls_of[s]]++;
+            sp_st *x = &st[s];
+            if (x->res) {
+                x->res = 0;
+                if (x->cls >= 0) {
+                    list_remove(sp, s, x->cls);
+                    sp->class_free[x->cls]++;
                 }
             }
         }
     }
     return 0;
+}
+
+/* walk for each pass, so each is compiled for its constant pass2 */
+static int walk_pass1(swapplan *sp, const int32_t *sched, const sp_alloc *al)
+{
+    return walk(sp, sched, al, 0);
+}
+static int walk_pass2(swapplan *sp, const int32_t *sched, const sp_alloc *al)
+{
+    return walk(sp, sched, al, 1);
 }
 
 /* Whether s dies after its last use (held_until), at a position that does
@@ -824,24 +927,35 @@ static inline void fast_join(int32_t *dst, const int32_t *src)
             dst[s] = src[s];
 }
 
+/* fast_choose's test of the candidate on stream s (a constant: always
+   inlined, so each stream's test is straight-line code) */
+static inline __attribute__((always_inline)) void fast_keep(const sp_fast *f, const int32_t *vc,
+                                                            const int64_t *cand, const int s,
+                                                            int64_t *keep, int32_t *kpos,
+                                                            int *ks, int *nk)
+{
+    if (cand[s] < 0)
+        return;
+    int32_t ce = fref_ev(cand[s]);
+    int32_t pos = fref_pass(cand[s]) * f->n_s[s] + f->stream_idx[ce];
+    if (vc[s] < pos) {
+        keep[*nk] = cand[s];
+        kpos[*nk] = pos;
+        ks[(*nk)++] = s;
+    }
+}
+
 /* the builder's choose(): at most two candidates not implied by vc.
    cand[s] is on stream s (fast_cand files it there). */
-static inline void fast_choose(const sp_fast *f, int32_t *vc, const int64_t *cand, int32_t *out)
+static inline __attribute__((always_inline)) void fast_choose(const sp_fast *f, int32_t *vc,
+                                                              const int64_t *cand, int32_t *out)
 {
     int64_t keep[3];
     int32_t kpos[3];
     int ks[3], nk = 0;
-    for (int s = 0; s < STREAM__COUNT; s++) {
-        if (cand[s] < 0)
-            continue;
-        int32_t ce = fref_ev(cand[s]);
-        int32_t pos = fref_pass(cand[s]) * f->n_s[s] + f->stream_idx[ce];
-        if (vc[s] < pos) {
-            keep[nk] = cand[s];
-            kpos[nk] = pos;
-            ks[nk++] = s;
-        }
-    }
+    fast_keep(f, vc, cand, 0, keep, kpos, ks, &nk);
+    fast_keep(f, vc, cand, 1, keep, kpos, ks, &nk);
+    fast_keep(f, vc, cand, 2, keep, kpos, ks, &nk);
     out[0] = out[1] = -1;
     if (nk == 0)
         return;
@@ -1406,6 +1520,8 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
     sp->t_at[0] = 0;
     for (int32_t i = 0; i < no; i++)
         sp->t_at[i + 1] = sp->t_at[i] + sp->op_time[schedule[i]];
+    sp->t_end[0] = -INFINITY;
+    memcpy(sp->t_end + 1, sp->t_at + 1, (size_t)no * sizeof *sp->t_end);
     /* storages the framework holds past their last use (held_until) are
        freed at a position that does not access them */
     memset(sp->hf_off, 0, ((size_t)no + 1) * sizeof(int32_t));
@@ -1503,16 +1619,16 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
        are the initially resident set */
     sp->n_ev = 0;
     memset(sp->in_r, 0, (size_t)nt);
-    int rc = walk(sp, schedule, al, 0);
+    int rc = walk_pass1(sp, schedule, al);
     if (rc) {
         return rc == SW_ENOFIT ? sw_fail(err, SW_ENOFIT, "does not fit: %s", sp->why)
                                : sw_fail(err, rc, "out of memory");
     }
     for (int32_t s = 0; s < nt; s++)
         sp->in_r[s] = (sp->tflag[s] & (TF_ROOT | TF_PERSIST)) == (TF_ROOT | TF_PERSIST) &&
-                      sp->resident[s];
+                      sp->st[s].res;
     /* pass 2: that set resident at start; pressure it causes drops members */
-    rc = walk(sp, schedule, al, 1);
+    rc = walk_pass2(sp, schedule, al);
     if (rc) {
         return rc == SW_ENOFIT ? sw_fail(err, SW_ENOFIT, "does not fit: %s", sp->why)
                                : sw_fail(err, rc, "out of memory");

@@ -299,21 +299,27 @@ typedef struct copy_state {
    left their latency phase at time now: a copy whose rate changed (the
    other direction started or stopped transferring) keeps its remaining
    bytes; divisions happen only here, not per event. */
+static inline __attribute__((always_inline)) void rerate_one(const sim_prog *s, copy_state *x,
+                                                              const int c, int both,
+                                                              int rated_both, double now)
+{
+    if (x->phase != 2)
+        return;
+    double r = both ? s->rate_both[c] : s->rate_alone[c];
+    if (x->fresh) {
+        x->end = now + x->rem / r;
+        x->fresh = 0;
+    } else if (both != rated_both) {
+        double r0 = rated_both ? s->rate_both[c] : s->rate_alone[c];
+        x->end = now + (x->end - now) * r0 / r;
+    }
+}
+
 static inline void rerate(const sim_prog *s, copy_state *cp, int *rated_both, double now)
 {
     int both = cp[0].phase == 2 && cp[1].phase == 2;
-    for (int c = 0; c < 2; c++) {
-        if (cp[c].phase != 2)
-            continue;
-        double r = both ? s->rate_both[c] : s->rate_alone[c];
-        if (cp[c].fresh) {
-            cp[c].end = now + cp[c].rem / r;
-            cp[c].fresh = 0;
-        } else if (both != *rated_both) {
-            double r0 = *rated_both ? s->rate_both[c] : s->rate_alone[c];
-            cp[c].end = now + (cp[c].end - now) * r0 / r;
-        }
-    }
+    rerate_one(s, &cp[0], 0, both, *rated_both, now);
+    rerate_one(s, &cp[1], 1, both, *rated_both, now);
     *rated_both = both;
 }
 
@@ -335,6 +341,9 @@ typedef struct run_state {
                                    a swap-in, on memory (swap-out, drop), on anything else */
     double *busy;               /* per iteration x 2: time (s) h2d, d2h copies ran */
     int it[STREAM__COUNT];      /* per stream: the iteration of its head task */
+    int elig[STREAM__COUNT];    /* per stream: its head's iteration may start (below
+                                   max_iters + LEAD, within LEAD of the slowest stream's);
+                                   recomputed whenever a stream moves to its next iteration */
     int32_t nx[STREAM__COUNT];  /* per stream: its head task's index in sq[] */
     const double *blk[STREAM__COUNT]; /* per stream: the finish time that blocked its head
                                    last time (in fin; re-checked first), or NULL */
@@ -348,6 +357,9 @@ typedef struct run_state {
     copy_state cp[2];           /* the copy engines: [0] h2d, [1] d2h */
     int rated_both;             /* the transfer ends were computed at the duplex rates */
     int phases_changed;         /* a copy changed phase: rerate before time advances */
+    int finished;               /* a task finished since the streams' heads were last
+                                   examined: until one does, none can start (each idle
+                                   stream's head waits for a task not finished) */
     int64_t mem, peak;          /* bytes in use now, and at most */
     int64_t tasks;              /* tasks started */
     int done_iters;             /* iterations whose last compute task finished */
@@ -361,6 +373,32 @@ static inline double *fin_at(const run_state *rs, int k, int32_t t)
     return rs->row[(unsigned)k % RING] + t;
 }
 
+/* Which streams' heads may start by their iteration (elig), after a
+   stream moved to its next iteration (and at the start). A stream that
+   becomes eligible has its iteration's row of fin reset to INFINITY now:
+   it is idle (it moved on, and has not started since), and no stream
+   within LEAD iterations reads the row it overwrites (LEAD + 2 back). */
+static void update_eligible(run_state *rs)
+{
+    const sim_prog *s = rs->s;
+    int min_it = rs->it[0];
+    for (int st = 1; st < STREAM__COUNT; st++)
+        if (rs->it[st] < min_it)
+            min_it = rs->it[st];
+    for (int st = 0; st < STREAM__COUNT; st++) {
+        int k = rs->it[st];
+        rs->elig[st] = !(k >= rs->max_iters + LEAD || k - min_it > LEAD);
+        if (!rs->elig[st])
+            continue;
+        while (rs->cleared < k) {
+            rs->cleared++;
+            double *row = rs->row[(unsigned)rs->cleared % RING];
+            for (int32_t i = 0; i < s->n; i++)
+                row[i] = INFINITY;
+        }
+    }
+}
+
 /* Stream st's head task finished (or started, for a zero-time one): the
    next task becomes the head, wrapping into the next iteration. */
 static inline void advance_head(run_state *rs, int st)
@@ -368,6 +406,7 @@ static inline void advance_head(run_state *rs, int st)
     if (++rs->nx[st] == rs->s->n_sq[st]) {
         rs->nx[st] = 0;
         rs->it[st]++;
+        update_eligible(rs);
     }
 }
 
@@ -469,6 +508,40 @@ static inline int start_copy(run_state *rs, int st, const sim_qt *q, int k, int 
     return 0;
 }
 
+/* Start stream st's head if it is idle, within LEAD iterations of the
+   slowest stream, and has its dependencies finished. Returns 1 when it
+   completed at once (a zero-time copy). Always inlined: st is a constant
+   at each call, which settles its stream's checks at compile time. */
+static inline __attribute__((always_inline)) int start_head(run_state *rs, const int st, int tr)
+{
+    const sim_prog *s = rs->s;
+    if (st == STREAM_COMPUTE ? rs->comp_busy : rs->cp[st - 1].phase != 0)
+        return 0;
+    if (!rs->elig[st])
+        return 0;
+    int k = rs->it[st];
+    if (rs->blk[st] && *rs->blk[st] > rs->now)
+        return 0;
+    rs->blk[st] = NULL;
+    const sim_qt *q = &s->q[st][rs->nx[st]];
+    double gate = -1;
+    int32_t gate_task = -1;
+    if (!deps_finished(rs, st, q, k, &gate, &gate_task))
+        return 0;
+    rs->tasks++;
+    rs->mem += q->alloc;
+    if (rs->mem > rs->peak)
+        rs->peak = rs->mem;
+    if (tr && q->alloc && k >= rs->tr_from && k <= rs->tr_to)
+        /* the memory level only */
+        rs->trace(rs->trace_ud, k, -1, st, rs->now, rs->now, rs->mem);
+    if (st == STREAM_COMPUTE) {
+        start_compute(rs, q, k, gate, gate_task);
+        return 0;
+    }
+    return start_copy(rs, st, q, k, tr);
+}
+
 /* Start every stream head that is idle, within LEAD iterations of the
    slowest stream, and has its dependencies finished, until none can start
    (in stream order: compute, h2d, d2h). Another round is needed only after
@@ -478,46 +551,11 @@ static inline int start_copy(run_state *rs, int st, const sim_qt *q, int k, int 
    one is blocked as before). */
 static inline void start_ready_tasks(run_state *rs, int tr)
 {
-    const sim_prog *s = rs->s;
     int again;
     do {
-        again = 0;
-        int min_it = rs->it[0];
-        for (int st = 1; st < STREAM__COUNT; st++)
-            if (rs->it[st] < min_it)
-                min_it = rs->it[st];
-        for (int st = 0; st < STREAM__COUNT; st++) {
-            if (st == STREAM_COMPUTE ? rs->comp_busy : rs->cp[st - 1].phase != 0)
-                continue;
-            int k = rs->it[st];
-            if (k >= rs->max_iters + LEAD || k - min_it > LEAD)
-                continue;
-            while (rs->cleared < k) {
-                rs->cleared++;
-                double *row = fin_at(rs, rs->cleared, 0);
-                for (int32_t i = 0; i < s->n; i++)
-                    row[i] = INFINITY;
-            }
-            if (rs->blk[st] && *rs->blk[st] > rs->now)
-                continue;
-            rs->blk[st] = NULL;
-            const sim_qt *q = &s->q[st][rs->nx[st]];
-            double gate = -1;
-            int32_t gate_task = -1;
-            if (!deps_finished(rs, st, q, k, &gate, &gate_task))
-                continue;
-            rs->tasks++;
-            rs->mem += q->alloc;
-            if (rs->mem > rs->peak)
-                rs->peak = rs->mem;
-            if (tr && q->alloc && k >= rs->tr_from && k <= rs->tr_to)
-                /* the memory level only */
-                rs->trace(rs->trace_ud, k, -1, st, rs->now, rs->now, rs->mem);
-            if (st == STREAM_COMPUTE)
-                start_compute(rs, q, k, gate, gate_task);
-            else
-                again |= start_copy(rs, st, q, k, tr);
-        }
+        start_head(rs, STREAM_COMPUTE, tr);
+        again = start_head(rs, STREAM_H2D, tr);
+        again |= start_head(rs, STREAM_D2H, tr);
     } while (again);
 }
 
@@ -588,6 +626,7 @@ static inline int complete_compute(run_state *rs, int tr)
     if (!rs->comp_busy || rs->comp_end > rs->now)
         return 0;
     rs->comp_busy = 0;
+    rs->finished = 1;
     *fin_at(rs, rs->comp_iter, rs->comp_task) = rs->now;
     rs->mem -= rs->comp_freeb;
     rs->idle_since = rs->now;
@@ -608,28 +647,34 @@ static inline int complete_compute(run_state *rs, int tr)
 
 /* Copies whose latency phase ends now enter the transfer phase; copies
    whose transfer ends now complete (h2d, then d2h). */
+static inline __attribute__((always_inline)) void complete_copy(run_state *rs, const int c,
+                                                                 int tr)
+{
+    copy_state *x = &rs->cp[c];
+    if (x->phase == 1 && x->lat_end <= rs->now) {
+        x->phase = 2;
+        x->fresh = 1;
+        rs->phases_changed = 1;
+    }
+    if (x->phase == 2 && !x->fresh && x->end <= rs->now) {
+        int st = c + 1;
+        x->phase = 0;
+        rs->phases_changed = 1;
+        rs->finished = 1;
+        *fin_at(rs, x->iter, x->task) = rs->now;
+        rs->mem -= x->freeb;
+        if (x->iter < rs->max_iters)
+            rs->busy[(size_t)x->iter * 2 + (size_t)c] += rs->now - x->start;
+        if (tr && x->iter >= rs->tr_from && x->iter <= rs->tr_to)
+            rs->trace(rs->trace_ud, x->iter, x->task, st, x->start, rs->now, rs->mem);
+        advance_head(rs, st);
+    }
+}
+
 static inline void complete_copies(run_state *rs, int tr)
 {
-    for (int c = 0; c < 2; c++) {
-        copy_state *x = &rs->cp[c];
-        if (x->phase == 1 && x->lat_end <= rs->now) {
-            x->phase = 2;
-            x->fresh = 1;
-            rs->phases_changed = 1;
-        }
-        if (x->phase == 2 && !x->fresh && x->end <= rs->now) {
-            int st = c + 1;
-            x->phase = 0;
-            rs->phases_changed = 1;
-            *fin_at(rs, x->iter, x->task) = rs->now;
-            rs->mem -= x->freeb;
-            if (x->iter < rs->max_iters)
-                rs->busy[(size_t)x->iter * 2 + (size_t)c] += rs->now - x->start;
-            if (tr && x->iter >= rs->tr_from && x->iter <= rs->tr_to)
-                rs->trace(rs->trace_ud, x->iter, x->task, st, x->start, rs->now, rs->mem);
-            advance_head(rs, st);
-        }
-    }
+    complete_copy(rs, 0, tr);
+    complete_copy(rs, 1, tr);
 }
 
 /* The result: the steady state (or, unconverged, the mean of the last
@@ -686,7 +731,10 @@ static void fill_result(run_state *rs, sim_result *r)
 static inline int run_loop(run_state *rs, int tr, sw_err *err)
 {
     for (;;) {
-        start_ready_tasks(rs, tr);
+        if (rs->finished) {
+            rs->finished = 0;
+            start_ready_tasks(rs, tr);
+        }
         update_rates(rs);
         if (!rs->comp_busy && !rs->cp[0].phase && !rs->cp[1].phase) {
             if (!rs->converged && rs->it[STREAM_COMPUTE] < rs->max_iters)
@@ -782,6 +830,8 @@ int sim_run_ws(const sim_prog *s, const sim_opts *o, sim_ws *w, sim_result *r, s
     for (int st = 0; st < STREAM__COUNT; st++)
         if (s->n_sq[st] == 0)
             rs.it[st] = rs.max_iters + LEAD + 1; /* never runs */
+    update_eligible(&rs);
+    rs.finished = 1;
     int rc = rs.trace ? run_loop(&rs, 1, err) : run_loop(&rs, 0, err);
     if (!rc)
         fill_result(&rs, r);

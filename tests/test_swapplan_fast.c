@@ -149,6 +149,61 @@ static void threshold_change(void)
     gsl_rng_free(rng);
 }
 
+/* swapplan_min_counts (which counts each distinct multiset of an op's
+   sizes once) against the definition: per class, the most of one op's
+   storages (zero bytes left out) it maps to, over every op. */
+static void min_counts_definition(void)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 29);
+    int compared = 0, same = 0, above_one = 0;
+    for (int seed = 31; seed <= 38; seed++) {
+        graph_profile *g = random_profile(seed, 60 + 40 * (seed % 4), seed % 2 ? "sgd" : "adam");
+        swapplan *sp = g ? swapplan_new(g, INT64_MAX / 4) : NULL;
+        const sp_sizes *z = sp ? swapplan_sizes(sp) : NULL;
+        if (!z || z->n <= 0 || z->n > 512) {
+            swapplan_free(sp);
+            graph_free(g);
+            continue;
+        }
+        for (int trial = 0; trial < 6; trial++) {
+            int32_t cls[512], need[512], want[512], cnt[512];
+            int32_t k = 1 + (int32_t)gsl_rng_uniform_int(rng, (unsigned long)(z->n < 5 ? z->n : 5));
+            for (int32_t i = 0; i < z->n; i++)
+                cls[i] = trial == 0 ? i : (int32_t)gsl_rng_uniform_int(rng, (unsigned long)k);
+            int32_t nc = sa_cls_repair(cls, z->n, trial % 2);
+            swapplan_min_counts(sp, cls, nc, need);
+            for (int32_t c = 0; c < nc; c++)
+                want[c] = 0;
+            for (int32_t o = 0; o < g->n_ops; o++) {
+                for (int32_t c = 0; c < nc; c++)
+                    cnt[c] = 0;
+                for (int32_t a = g->acc_off[o]; a < g->acc_off[o + 1]; a++) {
+                    int32_t s = g->acc[a];
+                    if (g->tensors[s].storage != s || g->tensors[s].bytes <= 0)
+                        continue;
+                    int32_t si = 0;
+                    while (si < z->n && z->size[si] != g->tensors[s].bytes)
+                        si++;
+                    if (si < z->n && ++cnt[cls[si]] > want[cls[si]])
+                        want[cls[si]] = cnt[cls[si]];
+                }
+            }
+            compared++;
+            same += memcmp(need, want, (size_t)nc * sizeof *need) == 0;
+            for (int32_t c = 0; c < nc; c++)
+                above_one += want[c] > 1;
+        }
+        swapplan_free(sp);
+        graph_free(g);
+    }
+    OK(compared > 20, "%d class maps compared", compared);
+    IS_INT(same, compared, "swapplan_min_counts gives the most storages of one op per class");
+    OK(above_one > 0, "some class needs more than one object (%d), so counting matters",
+       above_one);
+    gsl_rng_free(rng);
+}
+
 static void fast_matches_builder(void)
 {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -208,6 +263,7 @@ static void fast_matches_builder(void)
 }
 
 static const tap_test tests[] = {
+    {"min_counts_definition", min_counts_definition},
     {"fast_matches_builder", fast_matches_builder},
     {"threshold_change", threshold_change},
 };
