@@ -65,6 +65,10 @@ typedef struct osw_win {
     int drop;              /* the out is a drop */
 } osw_win;
 
+/* Decision sets the span model excludes, one by one, when their packing
+   overflows, before it solves again with less memory. */
+#define OSW_CUTS 2
+
 /* Perturbed orders the packing tries beside the three plain ones. */
 #define OSW_PACK_TRIES 40
 
@@ -75,6 +79,9 @@ typedef struct osw_item {
     int64_t bytes;
     int32_t a0, b0, a1, b1; /* intervals [a0,b0] and [a1,b1] (a1 < 0: none) */
     int64_t off;
+    int lead;               /* span model: brought back by a trip around the iteration's end
+                               whose in starts before the end: the storage's first placement */
+    int32_t key;            /* a rotation's order: -1 across the cut, else start after it */
 } osw_item;
 
 typedef struct osw {
@@ -819,10 +826,7 @@ static int osw_build_span(osw *x, milp *m, int64_t cap, const double *fix, sw_er
                 idx[nz] = v_x + j;
                 val[nz++] = -d;
             }
-            if (!getenv("OSW_NOA")) milp_row(m, 0, MILP_INF, nz, idx, val);
-            if (getenv("OSW_NOB")) continue;
-            if (getenv("OSW_NOI") && in) continue;
-            if (getenv("OSW_NOO") && !in) continue;
+            milp_row(m, 0, MILP_INF, nz, idx, val);
             if (!in) {
                 /* an out starts after op lop ends, and has ended before op b
                    starts (b: its end op, binary) */
@@ -834,7 +838,7 @@ static int osw_build_span(osw *x, milp *m, int64_t cap, const double *fix, sw_er
                     val[nz++] = -d;
                 }
                 nz = t_start(x, w->lop, -1, idx, val, nz);
-                if (!getenv("OSW_NOBB")) milp_row(m, op_tau(x, w->lop), MILP_INF, nz, idx, val);
+                milp_row(m, op_tau(x, w->lop), MILP_INF, nz, idx, val);
                 for (int32_t b = w->lop + 1; b <= w->hop - 1; b++) {
                     nz = 0;
                     idx[nz] = v_e;
@@ -848,7 +852,7 @@ static int osw_build_span(osw *x, milp *m, int64_t cap, const double *fix, sw_er
                             val[nz++] = M;
                         }
                     }
-                    if (!getenv("OSW_NOC")) milp_row(m, -MILP_INF, M, nz, idx, val);
+                    milp_row(m, -MILP_INF, M, nz, idx, val);
                 }
             } else {
                 /* an in has ended before op hop starts (times of the
@@ -880,7 +884,6 @@ static int osw_build_span(osw *x, milp *m, int64_t cap, const double *fix, sw_er
     }
     /* memory per half-stage */
     for (int32_t j = 0; j < n; j++) {
-        if (getenv("OSW_NOMEM")) break;
         if (live[j] > 1 + 1e-12) {
             if (!mm[j].n) {
                 char h1[32], h2[32];
@@ -901,6 +904,39 @@ done:
     sw_free(idx);
     sw_free(val);
     return rc;
+}
+
+/* Exclude the decisions of incumbent v (the span model's binaries) from
+   the program: sum of those at 1 - sum of the others <= ones - 1. */
+static void osw_nogood(const osw *x, milp *m, const double *v)
+{
+    int n = milp_vars(m), nz = 0;
+    int *idx = sw_malloc(((size_t)n + 1) * sizeof *idx);
+    double *val = sw_malloc(((size_t)n + 1) * sizeof *val);
+    if (!idx || !val) {
+        sw_free(idx);
+        sw_free(val);
+        milp_row(m, 0, 0, 1, (int[]){-1}, (double[]){1}); /* reported by the solve */
+        return;
+    }
+    double ones = 0;
+    for (int32_t i = 0; i < x->n_win; i++) {
+        const osw_win *w = &x->win[i];
+        int32_t len = w->hop - w->lop - 1;
+        for (int part = 0; part < 3; part++) {
+            int v0 = part == 0 ? w->v_oc : part == 1 ? w->v_in : w->v_od;
+            int32_t cnt = part < 2 ? len : w->v_od >= 0 ? w->od_hi - w->od_lo + 1 : 0;
+            for (int32_t k = 0; k < cnt; k++) {
+                int on = v[v0 + k] > 0.5;
+                idx[nz] = v0 + k;
+                val[nz++] = on ? 1 : -1;
+                ones += on;
+            }
+        }
+    }
+    milp_row(m, -MILP_INF, ones - 1, nz, idx, val);
+    sw_free(idx);
+    sw_free(val);
 }
 
 /* Read the span model's decisions: out_op/in_op, and the half-stages
@@ -1000,6 +1036,7 @@ static int add_item(osw *x, int32_t s, int32_t a0, int32_t b0, int32_t a1, int32
     it->a1 = a1;
     it->b1 = b1;
     it->off = 0;
+    it->lead = 0;
     return 0;
 }
 
@@ -1061,6 +1098,19 @@ static int item_cmp_start(const void *a, const void *b)
     return item_tie(p, q);
 }
 
+/* A rotation of the cycle: the items across its cut first (largest
+   first), then by start after the cut (first fit in that order colours an
+   interval graph optimally). */
+static int item_cmp_key(const void *a, const void *b)
+{
+    const osw_item *p = a, *q = b;
+    if (p->key != q->key)
+        return p->key < q->key ? -1 : 1;
+    if (p->bytes != q->bytes)
+        return p->bytes > q->bytes ? -1 : 1;
+    return item_tie(p, q);
+}
+
 /* Most byte-stages first. */
 static int item_cmp_area(const void *a, const void *b)
 {
@@ -1109,11 +1159,12 @@ static int osw_pack(osw *x, int64_t *high, sw_err *err)
         } else {
             /* on the cycle: the trips sorted by out stage (windows are in gap
                order, the wrap one last) */
-            int32_t outs[512], ins[512], k = 0;
+            int32_t outs[512], ins[512], k = 0, lead = 0;
             for (int32_t i = x->win_off[s]; i < x->win_off[s + 1] && k < 512; i++)
                 if (x->win[i].out_at >= 0) {
                     outs[k] = x->win[i].out_at;
                     ins[k++] = x->win[i].in_at;
+                    lead = x->span && x->win[i].wrap && x->win[i].in_at < n;
                 }
             if (k == 0) {
                 bad |= add_item(x, s, 0, n - 1, -1, -1);
@@ -1127,6 +1178,8 @@ static int osw_pack(osw *x, int64_t *high, sw_err *err)
                         bad |= add_item(x, s, a2, e2, -1, -1);
                     else
                         bad |= add_item(x, s, 0, e2 - n, a2, n - 1);
+                    if (!bad && lead && i == k - 1)
+                        x->item[x->n_item - 1].lead = 1;
                 }
             }
         }
@@ -1148,11 +1201,24 @@ static int osw_pack(osw *x, int64_t *high, sw_err *err)
                                                         item_cmp_len, item_cmp_start};
     int64_t best_hw = -1;
     uint64_t rng = 0x9e3779b97f4a7c15ULL; /* fixed: the packing is repeatable */
-    for (int c = 0; c < 8 + 2 * OSW_PACK_TRIES; c++) {
+    int base = 8 + 2 * OSW_PACK_TRIES;
+    for (int c = 0; c < base + (x->span ? 2 * n : 0); c++) {
         int bestfit = c % 2; /* 0: the lowest gap; 1: the tightest gap */
         memcpy(sorted, x->item, (size_t)x->n_item * sizeof *sorted);
-        qsort(sorted, (size_t)x->n_item, sizeof *sorted, cmps[c < 8 ? c / 2 : 0]);
-        if (c >= 8) /* perturbed: swap random neighbours of the size order */
+        if (c >= base) { /* span model: each rotation of the cycle */
+            int32_t t0 = (c - base) / 2;
+            for (int32_t i = 0; i < x->n_item; i++) {
+                osw_item *it = &sorted[i];
+                int across = (it->a0 <= t0 && t0 <= it->b0) ||
+                             (it->a1 >= 0 && it->a1 <= t0 && t0 <= it->b1);
+                int32_t st = it->a1 >= 0 ? it->a1 : it->a0;
+                it->key = across ? -1 : (st - t0 + n) % n;
+            }
+            qsort(sorted, (size_t)x->n_item, sizeof *sorted, item_cmp_key);
+        } else {
+            qsort(sorted, (size_t)x->n_item, sizeof *sorted, cmps[c < 8 ? c / 2 : 0]);
+        }
+        if (c >= 8 && c < base) /* perturbed: swap random neighbours of the size order */
             for (int32_t i = 0; i + 1 < x->n_item; i++) {
                 rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
                 if ((rng >> 33) % 3 == 0) {
@@ -1318,8 +1384,8 @@ static int osw_queues(osw *x, const uint8_t *resident)
             for (int32_t k = from; k < i; k++) {
                 /* (off the GPU at the start, a residency around the end is
                    the one a trip around the end brings back: placed first) */
-                int32_t st = x->item[k].a1 >= 0 ? (resident[s] ? x->item[k].a1 : -1)
-                                                : x->item[k].a0;
+                int32_t st = x->item[k].lead ? -1 : x->item[k].a1 >= 0 ? x->item[k].a1
+                                                                       : x->item[k].a0;
                 if (k == wrap && x->item[k].a1 < 0)
                     continue; /* resident from the start to a swap-out: placed once */
                 if (st > done_upto && (best < 0 || st < bs)) {
@@ -1659,25 +1725,33 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
     milp_opts mo = {tl, (long)params_int(ps, "max_nodes"), params_float(ps, "gap"), 0};
     milp_result r;
     int64_t limit = cap, high = 0;
-    int shrinks = 0;
+    int shrinks = 0, tries = 0, cuts = 0, rebuild = 1;
     double first_bound = 0;
     for (;;) {
-        milp_free(m);
-        m = milp_new();
-        if (!m) {
-            rc = sw_fail(err, SW_ENOMEM, "out of memory");
-            goto done;
+        if (rebuild) {
+            milp_free(m);
+            m = milp_new();
+            if (!m) {
+                rc = sw_fail(err, SW_ENOMEM, "out of memory");
+                goto done;
+            }
+            x.cap = limit;
+            if ((rc = x.span ? osw_build_span(&x, m, limit, NULL, err)
+                             : osw_build(&x, m, limit, err)))
+                goto done;
+            rebuild = 0;
         }
-        x.cap = limit;
         /* the time limit is for all the solves together, split by a fixed
            rule (never by the time measured, so that a plan does not depend
-           on the machine's load): 3/4 to the first, then 1/8, 1/16, ... */
-        mo.time_limit_s = shrinks ? tl / (double)(4 << shrinks) : 0.75 * tl;
-        if ((rc = x.span ? osw_build_span(&x, m, limit, NULL, err) : osw_build(&x, m, limit, err)))
-            goto done;
-        if (getenv("OSW_LP")) milp_write_lp(m, getenv("OSW_LP"), NULL);
+           on the machine's load): 1/2 to the first, then 1/4, 1/8, ... */
+        mo.time_limit_s = tl / (double)(2 << SW_MIN(tries, 20));
         if ((rc = milp_solve(m, &mo, &r, err)))
             goto done;
+        if (r.status == MILP_INFEASIBLE && cuts) {
+            /* every decision set left over packs badly: less memory */
+            cuts = 0;
+            goto shrink;
+        }
         if (r.status == MILP_INFEASIBLE) {
             char h1[32];
             rc = sw_fail(err, SW_ENOFIT, "does not fit: no swapping plan of the profile's "
@@ -1691,7 +1765,7 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
                          r.solve_s, r.nodes);
             goto done;
         }
-        if (!shrinks)
+        if (!tries)
             first_bound = r.bound * x.tau;
         if (x.span) {
             sw_free(fixed);
@@ -1709,13 +1783,28 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
             goto done;
         if (high <= cap)
             break;
+        if (x.span && cuts < OSW_CUTS) {
+            /* the span model first excludes the decisions that do not pack
+               (a no-good row over the binaries) and solves again with the
+               same memory: another optimum, or the next best, may pack */
+            tries++;
+            cuts++;
+            osw_nogood(&x, m, r.x);
+            continue;
+        }
+    shrink:
+        tries++;
         if (++shrinks > 8) {
             rc = sw_fail(err, SW_ENOFIT, "does not fit: optimal-swap's offline packing of the "
                          "optimal decisions overflows the arena (%lld > %lld bytes) after 8 "
                          "tries with less memory", (long long)high, (long long)cap);
             goto done;
         }
-        limit -= SW_MAX(high - cap, limit / 100);
+        rebuild = 1;
+        cuts = 0;
+        /* (the span model steps down by 2%: its overflows come from
+           circular conflicts, which a little less memory often undoes) */
+        limit -= x.span ? limit / 50 : SW_MAX(high - cap, limit / 100);
     }
     /* the resident set: persistent storages accessed and not away over the end */
     for (int32_t s = 0; s < nt; s++)
@@ -1797,7 +1886,8 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
     char note[512];
     snprintf(note, sizeof note, "optimal-swap: %s (%s); objective %.9g s, best bound %.9g s, "
              "gap %.4g%%; %d vars, %d rows; %d round trips (%d drops) in the %s model (%d "
-             "stages)%s", status_name(r.status), r.solver, model, bound, 100 * gap,
+             "stages)%s", shrinks ? "lowered memory" : status_name(r.status), r.solver, model,
+             bound, 100 * gap,
              milp_vars(m), milp_rows(m), trips, drops, x.span ? "span" : "stage", 2 * n,
              shrinks ? "; memory lowered for the packing" : "");
     if (plan_set_notes(q, note)) {
