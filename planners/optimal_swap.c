@@ -67,7 +67,7 @@ typedef struct osw_win {
 
 /* Decision sets the span model excludes, one by one, when their packing
    overflows, before it solves again with less memory. */
-#define OSW_CUTS 2
+#define OSW_CUTS 2 /* (the time rule below assumes at most 2) */
 
 /* Perturbed orders the packing tries beside the three plain ones. */
 #define OSW_PACK_TRIES 40
@@ -1743,8 +1743,11 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
         }
         /* the time limit is for all the solves together, split by a fixed
            rule (never by the time measured, so that a plan does not depend
-           on the machine's load): 1/2 to the first, then 1/4, 1/8, ... */
-        mo.time_limit_s = tl / (double)(2 << SW_MIN(tries, 20));
+           on the machine's load): 3/4 to the first memory limit, then 1/8,
+           1/16, ...; the span model's solve gets 3/4 of a limit's share,
+           each solve after a no-good row 1/8 */
+        double share = shrinks ? tl / (double)(4 << SW_MIN(shrinks, 20)) : 0.75 * tl;
+        mo.time_limit_s = x.span ? share * (cuts ? 0.125 : 0.75) : share;
         if ((rc = milp_solve(m, &mo, &r, err)))
             goto done;
         if (r.status == MILP_INFEASIBLE && cuts) {
@@ -1758,6 +1761,10 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
                          "schedule keeps within %s (optimal-swap's %s model, proven by %s)",
                          sw_fmt_bytes(limit, h1, sizeof h1), x.span ? "span" : "stage", r.solver);
             goto done;
+        }
+        if (r.status == MILP_NOSOLUTION && cuts) {
+            cuts = 0; /* nothing else found in its time: less memory */
+            goto shrink;
         }
         if (r.status == MILP_NOSOLUTION) {
             rc = sw_fail(err, SW_ENOFIT, "does not fit: optimal-swap found no plan within the "
@@ -1909,7 +1916,7 @@ done:
 }
 
 const planner planner_optimal_swap = {1, "optimal-swap", "the optimal swapping plan for the "
-                                      "profile's schedule in a stage model (one stage per op), "
-                                      "a mixed-integer program solved by CBC; refuses above "
-                                      "max_ops", osw_params, plan_optimal_swap,
+                                      "profile's schedule, copies spanning ops (an event model; "
+                                      "model=stage: one stage per op), a mixed-integer program "
+                                      "solved by CBC; refuses above max_ops", osw_params, plan_optimal_swap,
                                       PLANNER_SIZE_LIMIT};
