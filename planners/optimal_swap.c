@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "../sim/builder.h"
+#include "../sim/simulate.h"
 #include "milp.h"
 #include "planner.h"
 
@@ -36,9 +37,9 @@ static const param_def osw_params[] = {
      0, 1e9},
     {"max_nodes", PT_INT, "0", "branch-and-bound node limit (0: none); unlike a time limit, a "
      "node limit stops the solve at the same incumbent every run", NULL, 0, 1e12},
-    {"model", PT_CHOICE, "span", "span: copies may span ops, op and copy times continuous "
-     "(event model); stage: no copy spans a stage (the older, weaker model)", "span|stage", 1,
-     0},
+    {"model", PT_CHOICE, "auto", "span: copies may span ops, op and copy times continuous "
+     "(event model); stage: no copy spans a stage (the older model); auto: solve both, each "
+     "with half the time, and keep the plan that simulates faster", "auto|span|stage", 1, 0},
     PARAM_END};
 
 /* One possible round trip of a storage: out in one stage of the gap between
@@ -1675,8 +1676,9 @@ static const char *status_name(milp_status s)
            ? "infeasible" : "no solution";
 }
 
-static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan **out,
-                             sw_err *err)
+/* optimal-swap in one model (use_span: 1, stage: 0) with a fraction of the time limit */
+static int plan_model(const graph_profile *g, const planner_opts *o, int use_span,
+                      double fraction, plan **out, sw_err *err)
 {
     const param_set *ps = &o->params;
     int32_t n = g->n_ops;
@@ -1717,11 +1719,12 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
     dev_rates(&g->device, &x.rate_h, &x.rate_d, &rh_b, &rd_b);
     x.lat = lat;
     x.tau = g->total_compute_s > 0 ? g->total_compute_s / n : 1e-3;
-    x.span = strcmp(params_str(ps, "model"), "stage") != 0;
+    x.span = use_span;
     if ((rc = osw_accesses(&x, err)) || (rc = osw_windows(&x, err)))
         goto done;
     /* solve, and again with less memory while the packing overflows */
-    double tl = o->time_budget_s > 0 ? o->time_budget_s : params_seconds(ps, "time_limit");
+    double tl = fraction * (o->time_budget_s > 0 ? o->time_budget_s
+                                                 : params_seconds(ps, "time_limit"));
     milp_opts mo = {tl, (long)params_int(ps, "max_nodes"), params_float(ps, "gap"), 0};
     milp_result r;
     int64_t limit = cap, high = 0;
@@ -1915,8 +1918,59 @@ done:
     return rc;
 }
 
+/* model=auto: both models, half the time each (a fixed split, so the plan
+   does not depend on the machine's load); the plan that simulates faster,
+   its notes saying what the other model gave */
+static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan **out,
+                             sw_err *err)
+{
+    const char *model = params_str(&o->params, "model");
+    if (strcmp(model, "auto"))
+        return plan_model(g, o, strcmp(model, "stage") != 0, 1.0, out, err);
+    *out = NULL;
+    plan *p[2] = {NULL, NULL};
+    sw_err e[2];
+    double t[2] = {HUGE_VAL, HUGE_VAL};
+    int rc[2];
+    for (int k = 0; k < 2; k++) { /* 0: span, 1: stage */
+        rc[k] = plan_model(g, o, k == 0, 0.5, &p[k], &e[k]);
+        if (rc[k] == SW_ENOMEM || rc[k] == SW_EUNSUPPORTED) {
+            plan_free(p[0]);
+            *err = e[k];
+            return rc[k];
+        }
+        sim_result r;
+        sw_err es;
+        if (!rc[k] && sim_plan(p[k], NULL, NULL, &r, &es) == 0)
+            t[k] = r.iteration_time_s;
+    }
+    if (!p[0] && !p[1]) {
+        *err = e[0];
+        return rc[0];
+    }
+    int pick = t[1] < t[0] ? 1 : 0; /* ties: the span model's */
+    if (!p[pick])
+        pick = 1 - pick;
+    char note[768], other[96];
+    if (p[1 - pick])
+        snprintf(other, sizeof other, "%.9g s", t[1 - pick]);
+    else
+        snprintf(other, sizeof other, "no plan");
+    snprintf(note, sizeof note, "%s; model=auto: the %s model's plan (%.9g s simulated), the %s "
+             "model's %s", p[pick]->notes ? p[pick]->notes : "", pick ? "stage" : "span", t[pick],
+             pick ? "span" : "stage", other);
+    plan_free(p[1 - pick]);
+    if (plan_set_notes(p[pick], note)) {
+        plan_free(p[pick]);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    *out = p[pick];
+    return 0;
+}
+
 const planner planner_optimal_swap = {1, "optimal-swap", "the optimal swapping plan for the "
-                                      "profile's schedule, copies spanning ops (an event model; "
-                                      "model=stage: one stage per op), a mixed-integer program "
-                                      "solved by CBC; refuses above max_ops", osw_params, plan_optimal_swap,
+                                      "profile's schedule as a mixed-integer program solved by "
+                                      "CBC, in two models (copies spanning ops, or one stage per "
+                                      "op; by default both, the faster plan kept); refuses above "
+                                      "max_ops", osw_params, plan_optimal_swap,
                                       PLANNER_SIZE_LIMIT};
