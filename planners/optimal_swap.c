@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "../sim/builder.h"
+#include "../sim/simulate.h"
 #include "milp.h"
 #include "planner.h"
 
@@ -36,6 +37,9 @@ static const param_def osw_params[] = {
      0, 1e9},
     {"max_nodes", PT_INT, "0", "branch-and-bound node limit (0: none); unlike a time limit, a "
      "node limit stops the solve at the same incumbent every run", NULL, 0, 1e12},
+    {"model", PT_CHOICE, "auto", "span: copies may span ops, op and copy times continuous "
+     "(event model); stage: no copy spans a stage (the older model); auto: solve both, each "
+     "with half the time, and keep the plan that simulates faster", "auto|span|stage", 1, 0},
     PARAM_END};
 
 /* One possible round trip of a storage: out in one stage of the gap between
@@ -52,10 +56,19 @@ typedef struct osw_win {
     int32_t od_lo, od_hi;
     int v_in;       /* vars: swap in in stage lo+2+i, i < hi-lo-2 */
     int v_r;        /* vars: off the GPU during stage lo+2+i, i < hi-lo-3 (continuous) */
+    /* span model (op indices, unwrapped: a wrap window's hop >= ops) */
+    int32_t lop, hop;      /* the ops of the accesses around the gap */
+    int v_eo, v_ei;        /* vars: the d2h and h2d stream cursors after this window's copies */
+    int32_t out_op, in_op; /* the solution: out done before op out_op starts, in starts after
+                              op in_op - 1 ends (unwrapped), -1: not taken */
     /* the solution */
     int32_t out_at, in_at; /* unwrapped stages, -1: not taken */
     int drop;              /* the out is a drop */
 } osw_win;
+
+/* Decision sets the span model excludes, one by one, when their packing
+   overflows, before it solves again with less memory. */
+#define OSW_CUTS 2 /* (the time rule below assumes at most 2) */
 
 /* Perturbed orders the packing tries beside the three plain ones. */
 #define OSW_PACK_TRIES 40
@@ -67,6 +80,9 @@ typedef struct osw_item {
     int64_t bytes;
     int32_t a0, b0, a1, b1; /* intervals [a0,b0] and [a1,b1] (a1 < 0: none) */
     int64_t off;
+    int lead;               /* span model: brought back by a trip around the iteration's end
+                               whose in starts before the end: the storage's first placement */
+    int32_t key;            /* a rotation's order: -1 across the cut, else start after it */
 } osw_item;
 
 typedef struct osw {
@@ -90,6 +106,11 @@ typedef struct osw {
     size_t cap_item;
     int32_t *qoff, *qitem, *qcur; /* per storage: the items its placements take, in order */
     int32_t n_q;
+    /* span model */
+    int span;              /* 1: the span model (copies may span ops), 0: the stage model */
+    int v_s;               /* vars: op i of the schedule starts at v_s + i (s / tau) */
+    int v_p;               /* var: the iteration time (s / tau), the objective */
+    int32_t *ord_in, *ord_out; /* the windows in h2d and d2h stream order */
 } osw;
 
 static void osw_free(osw *x)
@@ -106,6 +127,8 @@ static void osw_free(osw *x)
     sw_free(x->qoff);
     sw_free(x->qitem);
     sw_free(x->qcur);
+    sw_free(x->ord_in);
+    sw_free(x->ord_out);
 }
 
 static int is_storage(const graph_profile *g, int32_t s) { return g->tensors[s].storage == s; }
@@ -495,6 +518,461 @@ done:
     return rc;
 }
 
+/* ---- the span model ---- */
+
+/* A binary variable, fixed to fix's value where fix is given (the timing
+   of decisions already taken: a linear program). */
+static int bvar(milp *m, const double *fix)
+{
+    int i = milp_vars(m);
+    if (fix) {
+        double v = fix[i] > 0.5 ? 1 : 0;
+        return milp_var(m, v, v, 0, 1);
+    }
+    return milp_var(m, 0, 1, 0, 1);
+}
+
+/* Op position i's time (s / tau), possibly past an iteration's end or
+   before its start: the op's duration. */
+static double op_tau(const osw *x, int32_t i)
+{
+    int32_t n = x->n_ops;
+    i = ((i % n) + n) % n;
+    return x->g->ops[x->order[i]].time_s / x->tau;
+}
+
+/* Append c times the start of op position i (unwrapped: S_(i mod n) plus
+   P per iteration away) to a row; returns the new length. */
+static int t_start(const osw *x, int32_t i, double c, int *idx, double *val, int nz)
+{
+    int32_t n = x->n_ops, k = 0;
+    while (i >= n) {
+        i -= n;
+        k++;
+    }
+    while (i < 0) {
+        i += n;
+        k--;
+    }
+    idx[nz] = x->v_s + i;
+    val[nz++] = c;
+    if (k) {
+        idx[nz] = x->v_p;
+        val[nz++] = c * k;
+    }
+    return nz;
+}
+
+/* The span model's drops: where the host copy may be current, each end op
+   of the window may be reached by a drop; the row that says when (earlier
+   trips since the last write, or, before any write, the trip around the
+   iteration's end that leaves the storage off the GPU at the start). */
+static int drop_rows_span(osw *x, milp *m, osw_win *w, const double *fix, int *idx, double *val)
+{
+    const graph_profile *g = x->g;
+    int32_t s = w->s, u0 = x->uoff[s], ms = x->uoff[s + 1] - u0;
+    int persistent = g->tensors[s].persistent;
+    int clean = persistent && g->n_mutations[s] == 0;
+    int32_t q = -1;
+    for (int32_t k = 0; k <= w->gap; k++)
+        if (x->udirty[u0 + k])
+            q = k;
+    int nz = 0;
+    w->v_od = -1;
+    w->od_lo = w->lop + 1;
+    w->od_hi = w->hop - 1;
+    if (!clean) {
+        int32_t upto = w->wrap ? ms - 1 : w->gap;
+        for (int32_t k = q < 0 ? 0 : q; k < upto; k++) {
+            osw_win *p = win_at(x, s, k);
+            if (p && p != w) {
+                idx[nz] = p->v_w;
+                val[nz++] = -1;
+            }
+        }
+        osw_win *wr = persistent ? win_at(x, s, ms - 1) : NULL;
+        if (!w->wrap && q < 0 && wr && wr != w) {
+            idx[nz] = wr->v_w;
+            val[nz++] = -1;
+        }
+        if (!nz) {
+            w->od_lo = 1, w->od_hi = 0;
+            return 0;
+        }
+    }
+    w->v_od = milp_vars(m);
+    for (int32_t b = w->od_lo; b <= w->od_hi; b++) {
+        int v = bvar(m, fix);
+        if (!clean) {
+            idx[nz] = v;
+            val[nz++] = 1;
+        }
+    }
+    if (!clean)
+        milp_row(m, -MILP_INF, 0, nz, idx, val);
+    return 0;
+}
+
+/* The d2h (outs) order: by the op after which the out is issued; the h2d
+   (ins) order: by the op that needs the storage back (in the iteration the
+   in is issued), ties by storage and gap. */
+static int span_before(const osw *x, const osw_win *a, const osw_win *b, int in)
+{
+    int32_t ka = in ? a->hop - (a->wrap ? x->n_ops : 0) : a->lop;
+    int32_t kb = in ? b->hop - (b->wrap ? x->n_ops : 0) : b->lop;
+    if (ka != kb)
+        return ka < kb;
+    if (a->s != b->s)
+        return a->s < b->s;
+    return a->gap < b->gap;
+}
+
+static int span_orders(osw *x)
+{
+    sw_free(x->ord_in);
+    sw_free(x->ord_out);
+    x->ord_in = sw_malloc(((size_t)x->n_win + 1) * sizeof *x->ord_in);
+    x->ord_out = sw_malloc(((size_t)x->n_win + 1) * sizeof *x->ord_out);
+    if (!x->ord_in || !x->ord_out)
+        return -1;
+    for (int32_t i = 0; i < x->n_win; i++) {
+        x->win[i].lop = (x->win[i].lo - 1) / 2;
+        x->win[i].hop = (x->win[i].hi - 1) / 2;
+    }
+    for (int in = 0; in < 2; in++) {
+        int32_t *o = in ? x->ord_in : x->ord_out;
+        for (int32_t i = 0; i < x->n_win; i++) { /* insertion sort: a total order */
+            int32_t j = i;
+            while (j > 0 && span_before(x, &x->win[i], &x->win[o[j - 1]], in)) {
+                o[j] = o[j - 1];
+                j--;
+            }
+            o[j] = i;
+        }
+    }
+    return 0;
+}
+
+/* The span model (docs/bounds.md, "optimal-swap"): op starts S_i and the
+   iteration time P continuous; per window an out that ends before op b
+   starts (b binary, a drop or a copy) and an in that starts after op a - 1
+   ends (a binary), the storage off the GPU in the half-stages between;
+   each copy stream runs its copies in a fixed order, its cursor (the end
+   of the stream's last copy so far) a continuous variable; big-M rows tie
+   the cursors to the chosen ops. fix: the binaries fixed to these values
+   (NULL: free). */
+static int osw_build_span(osw *x, milp *m, int64_t cap, const double *fix, sw_err *err)
+{
+    const graph_profile *g = x->g;
+    int32_t n = x->n, no = x->n_ops, nt = g->n_tensors;
+    double L = x->lat / x->tau;
+    term_list *mm = sw_calloc((size_t)n, sizeof *mm);
+    double *live = sw_calloc((size_t)n, sizeof *live);
+    size_t cap_nz = 4 * (size_t)no + 64;
+    int *idx = sw_malloc(cap_nz * sizeof *idx);
+    double *val = sw_malloc(cap_nz * sizeof *val);
+    int rc = 0;
+    if (!mm || !live || !idx || !val || span_orders(x)) {
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        goto done;
+    }
+    /* op starts (op 0 at time 0) and the iteration time */
+    x->v_s = milp_vars(m);
+    for (int32_t i = 0; i < no; i++)
+        milp_var(m, 0, i ? MILP_INF : 0, 0, 0);
+    x->v_p = milp_var(m, 0, MILP_INF, 1, 0);
+    for (int32_t i = 1; i < no; i++)
+        milp_row2(m, op_tau(x, i - 1), MILP_INF, x->v_s + i, 1, x->v_s + i - 1, -1);
+    milp_row2(m, op_tau(x, no - 1), MILP_INF, x->v_p, 1, x->v_s + no - 1, -1);
+    /* big M: above any time difference of a plan worth having (every op,
+       every possible copy, one after another) */
+    double ub = 0;
+    for (int32_t i = 0; i < no; i++)
+        ub += op_tau(x, i);
+    for (int32_t i = 0; i < x->n_win; i++) {
+        double b = (double)g->bytes[x->win[i].s] / x->tau;
+        ub += 2 * L + b / x->rate_h + b / x->rate_d;
+    }
+    double M = 3 * ub + 1;
+    /* live bytes per half-stage */
+    for (int32_t s = 0; s < nt; s++) {
+        if (!is_storage(g, s) || x->uoff[s + 1] == x->uoff[s])
+            continue;
+        double b = (double)g->bytes[s] / (double)cap;
+        if (osw_persistent(x, s)) {
+            for (int32_t j = 0; j < n; j++)
+                live[j] += b;
+        } else {
+            int32_t d = x->death[s] >= 0 ? x->death[s] : x->upos[x->uoff[s + 1] - 1];
+            for (int32_t j = x->upos[x->uoff[s]]; j <= d && j < n; j++)
+                live[j] += b;
+        }
+    }
+    /* windows: variables */
+    for (int32_t i = 0; i < x->n_win; i++) {
+        osw_win *w = &x->win[i];
+        const graph_tensor *t = &g->tensors[w->s];
+        int clean = t->persistent && g->n_mutations[w->s] == 0;
+        int32_t len = w->hop - w->lop - 1;
+        w->v_w = milp_var(m, 0, 1, 0, 0);
+        w->v_oc = milp_vars(m);
+        for (int32_t k = 0; k < len; k++)
+            if (clean) /* never copied: every out is a drop */
+                milp_var(m, 0, 0, 0, 1);
+            else
+                bvar(m, fix);
+        w->v_in = milp_vars(m);
+        for (int32_t k = 0; k < len; k++)
+            bvar(m, fix);
+        w->v_r = milp_vars(m);
+        for (int32_t k = 0; k < len; k++)
+            milp_var(m, 0, 1, 0, 0);
+        w->v_eo = milp_var(m, -MILP_INF, MILP_INF, 0, 0);
+        w->v_ei = milp_var(m, -MILP_INF, MILP_INF, 0, 0);
+    }
+    /* windows: flow and memory */
+    for (int32_t i = 0; i < x->n_win; i++) {
+        osw_win *w = &x->win[i];
+        int32_t len = w->hop - w->lop - 1;
+        if ((size_t)(3 * len + 16) > cap_nz) {
+            rc = sw_fail(err, SW_EINVAL, "optimal-swap: internal: row too long");
+            goto done;
+        }
+        drop_rows_span(x, m, w, fix, idx, val);
+        int nz = 0;
+        for (int32_t k = 0; k < len; k++) {
+            idx[nz] = w->v_oc + k;
+            val[nz++] = 1;
+        }
+        if (w->v_od >= 0)
+            for (int32_t b = w->od_lo; b <= w->od_hi; b++) {
+                idx[nz] = w->v_od + (b - w->od_lo);
+                val[nz++] = 1;
+            }
+        idx[nz] = w->v_w;
+        val[nz++] = -1;
+        milp_row(m, 0, 0, nz, idx, val);
+        nz = 0;
+        for (int32_t k = 0; k < len; k++) {
+            idx[nz] = w->v_in + k;
+            val[nz++] = 1;
+        }
+        idx[nz] = w->v_w;
+        val[nz++] = -1;
+        milp_row(m, 0, 0, nz, idx, val);
+        /* off while op i runs (R_i, i = lop+1+k): R_i = R_(i-1) + out_i - in_i,
+           in_i for i >= lop+2 (at index i-lop-2); R_(hop-1) = in_hop; off in
+           the half-stage before op i: R_(i-1) - in_i >= 0 */
+        for (int32_t k = 0; k < len; k++) {
+            int32_t b = w->lop + 1 + k;
+            nz = 0;
+            idx[nz] = w->v_r + k;
+            val[nz++] = 1;
+            if (k > 0) {
+                idx[nz] = w->v_r + k - 1;
+                val[nz++] = -1;
+                idx[nz] = w->v_in + k - 1;
+                val[nz++] = 1;
+            }
+            idx[nz] = w->v_oc + k;
+            val[nz++] = -1;
+            if (w->v_od >= 0 && b >= w->od_lo && b <= w->od_hi) {
+                idx[nz] = w->v_od + (b - w->od_lo);
+                val[nz++] = -1;
+            }
+            milp_row(m, 0, 0, nz, idx, val);
+            if (k > 0)
+                milp_row2(m, 0, MILP_INF, w->v_r + k - 1, 1, w->v_in + k - 1, -1);
+        }
+        milp_row2(m, 0, 0, w->v_r + len - 1, 1, w->v_in + len - 1, -1);
+        double bm = (double)g->bytes[w->s] / (double)cap;
+        int bad = 0;
+        for (int32_t k = 0; k < len; k++) {
+            int32_t op = w->lop + 1 + k;
+            bad |= tl_add(&mm[(2 * op + 1) % n], w->v_r + k, -bm);
+            if (k > 0) { /* the half-stage before op: R_(op-1) - in_op */
+                bad |= tl_add(&mm[(2 * op) % n], w->v_r + k - 1, -bm);
+                bad |= tl_add(&mm[(2 * op) % n], w->v_in + k - 1, bm);
+            }
+        }
+        if (bad) {
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+            goto done;
+        }
+    }
+    /* the streams */
+    for (int in = 0; in < 2; in++) {
+        const int32_t *ord = in ? x->ord_in : x->ord_out;
+        for (int32_t k = 0; k < x->n_win; k++) {
+            osw_win *w = &x->win[ord[k]], *pw = &x->win[ord[k ? k - 1 : x->n_win - 1]];
+            int32_t len = w->hop - w->lop - 1;
+            double bytes = (double)g->bytes[w->s] / x->tau;
+            double d = L + bytes / (in ? x->rate_h : x->rate_d);
+            int v_e = in ? w->v_ei : w->v_eo, v_pe = in ? pw->v_ei : pw->v_eo;
+            int v_x = in ? w->v_in : w->v_oc; /* the copies (drops take no time) */
+            int nz = 0;
+            /* after the stream's previous copy (of the previous iteration for
+               the first one, one iteration time earlier) */
+            if (x->n_win > 1) {
+                idx[nz] = v_e;
+                val[nz++] = 1;
+                idx[nz] = v_pe;
+                val[nz++] = -1;
+            }
+            if (!k) {
+                idx[nz] = x->v_p;
+                val[nz++] = 1;
+            }
+            for (int32_t j = 0; j < len; j++) {
+                idx[nz] = v_x + j;
+                val[nz++] = -d;
+            }
+            milp_row(m, 0, MILP_INF, nz, idx, val);
+            if (!in) {
+                /* an out starts after op lop ends, and has ended before op b
+                   starts (b: its end op, binary) */
+                nz = 0;
+                idx[nz] = v_e;
+                val[nz++] = 1;
+                for (int32_t j = 0; j < len; j++) {
+                    idx[nz] = v_x + j;
+                    val[nz++] = -d;
+                }
+                nz = t_start(x, w->lop, -1, idx, val, nz);
+                milp_row(m, op_tau(x, w->lop), MILP_INF, nz, idx, val);
+                for (int32_t b = w->lop + 1; b <= w->hop - 1; b++) {
+                    nz = 0;
+                    idx[nz] = v_e;
+                    val[nz++] = 1;
+                    nz = t_start(x, b, -1, idx, val, nz);
+                    for (int32_t b2 = w->lop + 1; b2 <= b; b2++) {
+                        idx[nz] = w->v_oc + (b2 - w->lop - 1);
+                        val[nz++] = M;
+                        if (w->v_od >= 0 && b2 >= w->od_lo && b2 <= w->od_hi) {
+                            idx[nz] = w->v_od + (b2 - w->od_lo);
+                            val[nz++] = M;
+                        }
+                    }
+                    milp_row(m, -MILP_INF, M, nz, idx, val);
+                }
+            } else {
+                /* an in has ended before op hop starts (times of the
+                   iteration it is issued in: one earlier for a wrap window),
+                   and starts after op a - 1 ends (a: its start op, binary) */
+                int32_t sh = w->wrap ? 1 : 0;
+                nz = 0;
+                idx[nz] = v_e;
+                val[nz++] = 1;
+                nz = t_start(x, w->hop - sh * no, -1, idx, val, nz);
+                milp_row(m, -MILP_INF, 0, nz, idx, val);
+                for (int32_t a = w->lop + 2; a <= w->hop; a++) {
+                    nz = 0;
+                    idx[nz] = v_e;
+                    val[nz++] = 1;
+                    for (int32_t j = 0; j < len; j++) {
+                        idx[nz] = v_x + j;
+                        val[nz++] = -d;
+                    }
+                    nz = t_start(x, a - 1 - sh * no, -1, idx, val, nz);
+                    for (int32_t a2 = a; a2 <= w->hop; a2++) {
+                        idx[nz] = w->v_in + (a2 - w->lop - 2);
+                        val[nz++] = -M;
+                    }
+                    milp_row(m, op_tau(x, a - 1) - M, MILP_INF, nz, idx, val);
+                }
+            }
+        }
+    }
+    /* memory per half-stage */
+    for (int32_t j = 0; j < n; j++) {
+        if (live[j] > 1 + 1e-12) {
+            if (!mm[j].n) {
+                char h1[32], h2[32];
+                int32_t op = x->order[j / 2];
+                rc = sw_fail(err, SW_ENOFIT, "does not fit: %s op %d '%s' (position %d of the "
+                             "schedule) %s are live and none can leave the GPU; the arena "
+                             "holds %s", j % 2 ? "at" : "before", op, g->ops[op].name, j / 2,
+                             sw_fmt_bytes((int64_t)(live[j] * (double)cap), h1, sizeof h1),
+                             sw_fmt_bytes(cap, h2, sizeof h2));
+                goto done;
+            }
+            milp_row(m, -MILP_INF, 1 - live[j], (int)mm[j].n, mm[j].idx, mm[j].val);
+        }
+    }
+done:
+    tl_free(mm, n);
+    sw_free(live);
+    sw_free(idx);
+    sw_free(val);
+    return rc;
+}
+
+/* Exclude the decisions of incumbent v (the span model's binaries) from
+   the program: sum of those at 1 - sum of the others <= ones - 1. */
+static void osw_nogood(const osw *x, milp *m, const double *v)
+{
+    int n = milp_vars(m), nz = 0;
+    int *idx = sw_malloc(((size_t)n + 1) * sizeof *idx);
+    double *val = sw_malloc(((size_t)n + 1) * sizeof *val);
+    if (!idx || !val) {
+        sw_free(idx);
+        sw_free(val);
+        milp_row(m, 0, 0, 1, (int[]){-1}, (double[]){1}); /* reported by the solve */
+        return;
+    }
+    double ones = 0;
+    for (int32_t i = 0; i < x->n_win; i++) {
+        const osw_win *w = &x->win[i];
+        int32_t len = w->hop - w->lop - 1;
+        for (int part = 0; part < 3; part++) {
+            int v0 = part == 0 ? w->v_oc : part == 1 ? w->v_in : w->v_od;
+            int32_t cnt = part < 2 ? len : w->v_od >= 0 ? w->od_hi - w->od_lo + 1 : 0;
+            for (int32_t k = 0; k < cnt; k++) {
+                int on = v[v0 + k] > 0.5;
+                idx[nz] = v0 + k;
+                val[nz++] = on ? 1 : -1;
+                ones += on;
+            }
+        }
+    }
+    milp_row(m, -MILP_INF, ones - 1, nz, idx, val);
+    sw_free(idx);
+    sw_free(val);
+}
+
+/* Read the span model's decisions: out_op/in_op, and the half-stages
+   out_at = 2 out_op (resident until op out_op starts), in_at = 2 in_op
+   (resident from the end of op in_op - 1) that the packing works in. */
+static void osw_read_span(osw *x, const double *v)
+{
+    for (int32_t i = 0; i < x->n_win; i++) {
+        osw_win *w = &x->win[i];
+        int32_t len = w->hop - w->lop - 1;
+        w->out_at = w->in_at = w->out_op = w->in_op = -1;
+        w->drop = 0;
+        if (v[w->v_w] < 0.5)
+            continue;
+        for (int32_t k = 0; k < len; k++) {
+            if (v[w->v_oc + k] > 0.5)
+                w->out_op = w->lop + 1 + k;
+            if (v[w->v_in + k] > 0.5)
+                w->in_op = w->lop + 2 + k;
+        }
+        if (w->v_od >= 0)
+            for (int32_t b = w->od_lo; b <= w->od_hi; b++)
+                if (v[w->v_od + (b - w->od_lo)] > 0.5) {
+                    w->out_op = b;
+                    w->drop = 1;
+                }
+        if (w->out_op < 0 || w->in_op < 0) {
+            w->out_op = w->in_op = -1;
+            continue;
+        }
+        w->out_at = 2 * w->out_op;
+        w->in_at = 2 * w->in_op;
+    }
+}
+
 /* Read the decisions from the incumbent. */
 static void osw_read(osw *x, const double *v)
 {
@@ -559,6 +1037,7 @@ static int add_item(osw *x, int32_t s, int32_t a0, int32_t b0, int32_t a1, int32
     it->a1 = a1;
     it->b1 = b1;
     it->off = 0;
+    it->lead = 0;
     return 0;
 }
 
@@ -620,6 +1099,19 @@ static int item_cmp_start(const void *a, const void *b)
     return item_tie(p, q);
 }
 
+/* A rotation of the cycle: the items across its cut first (largest
+   first), then by start after the cut (first fit in that order colours an
+   interval graph optimally). */
+static int item_cmp_key(const void *a, const void *b)
+{
+    const osw_item *p = a, *q = b;
+    if (p->key != q->key)
+        return p->key < q->key ? -1 : 1;
+    if (p->bytes != q->bytes)
+        return p->bytes > q->bytes ? -1 : 1;
+    return item_tie(p, q);
+}
+
 /* Most byte-stages first. */
 static int item_cmp_area(const void *a, const void *b)
 {
@@ -668,11 +1160,12 @@ static int osw_pack(osw *x, int64_t *high, sw_err *err)
         } else {
             /* on the cycle: the trips sorted by out stage (windows are in gap
                order, the wrap one last) */
-            int32_t outs[512], ins[512], k = 0;
+            int32_t outs[512], ins[512], k = 0, lead = 0;
             for (int32_t i = x->win_off[s]; i < x->win_off[s + 1] && k < 512; i++)
                 if (x->win[i].out_at >= 0) {
                     outs[k] = x->win[i].out_at;
                     ins[k++] = x->win[i].in_at;
+                    lead = x->span && x->win[i].wrap && x->win[i].in_at < n;
                 }
             if (k == 0) {
                 bad |= add_item(x, s, 0, n - 1, -1, -1);
@@ -686,6 +1179,8 @@ static int osw_pack(osw *x, int64_t *high, sw_err *err)
                         bad |= add_item(x, s, a2, e2, -1, -1);
                     else
                         bad |= add_item(x, s, 0, e2 - n, a2, n - 1);
+                    if (!bad && lead && i == k - 1)
+                        x->item[x->n_item - 1].lead = 1;
                 }
             }
         }
@@ -707,11 +1202,24 @@ static int osw_pack(osw *x, int64_t *high, sw_err *err)
                                                         item_cmp_len, item_cmp_start};
     int64_t best_hw = -1;
     uint64_t rng = 0x9e3779b97f4a7c15ULL; /* fixed: the packing is repeatable */
-    for (int c = 0; c < 8 + 2 * OSW_PACK_TRIES; c++) {
+    int base = 8 + 2 * OSW_PACK_TRIES;
+    for (int c = 0; c < base + (x->span ? 2 * n : 0); c++) {
         int bestfit = c % 2; /* 0: the lowest gap; 1: the tightest gap */
         memcpy(sorted, x->item, (size_t)x->n_item * sizeof *sorted);
-        qsort(sorted, (size_t)x->n_item, sizeof *sorted, cmps[c < 8 ? c / 2 : 0]);
-        if (c >= 8) /* perturbed: swap random neighbours of the size order */
+        if (c >= base) { /* span model: each rotation of the cycle */
+            int32_t t0 = (c - base) / 2;
+            for (int32_t i = 0; i < x->n_item; i++) {
+                osw_item *it = &sorted[i];
+                int across = (it->a0 <= t0 && t0 <= it->b0) ||
+                             (it->a1 >= 0 && it->a1 <= t0 && t0 <= it->b1);
+                int32_t st = it->a1 >= 0 ? it->a1 : it->a0;
+                it->key = across ? -1 : (st - t0 + n) % n;
+            }
+            qsort(sorted, (size_t)x->n_item, sizeof *sorted, item_cmp_key);
+        } else {
+            qsort(sorted, (size_t)x->n_item, sizeof *sorted, cmps[c < 8 ? c / 2 : 0]);
+        }
+        if (c >= 8 && c < base) /* perturbed: swap random neighbours of the size order */
             for (int32_t i = 0; i + 1 < x->n_item; i++) {
                 rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
                 if ((rng >> 33) % 3 == 0) {
@@ -871,11 +1379,14 @@ static int osw_queues(osw *x, const uint8_t *resident)
             x->qitem[q++] = wrap;
         /* the rest by start stage (the wrap item's placement is its second
            interval's start) */
-        int32_t done_upto = -1;
+        int32_t done_upto = -2;
         for (;;) {
             int32_t best = -1, bs = 0;
             for (int32_t k = from; k < i; k++) {
-                int32_t st = x->item[k].a1 >= 0 ? x->item[k].a1 : x->item[k].a0;
+                /* (off the GPU at the start, a residency around the end is
+                   the one a trip around the end brings back: placed first) */
+                int32_t st = x->item[k].lead ? -1 : x->item[k].a1 >= 0 ? x->item[k].a1
+                                                                       : x->item[k].a0;
                 if (k == wrap && x->item[k].a1 < 0)
                     continue; /* resident from the start to a swap-out: placed once */
                 if (st > done_upto && (best < 0 || st < bs)) {
@@ -1017,14 +1528,157 @@ static plan *add_stage_edges(plan *p, const int32_t *stage)
     return q;
 }
 
+/* Record the span model's decisions through the builder: before op i of
+   the schedule the ins placed there (in the h2d order, each no earlier
+   than its start op and than the in before it), op i, then the outs and
+   drops issued after it (in the d2h order). Fills each window's in and
+   out task and each op position's run task; extra edges then say when
+   each copy may start and must end: e_to[k] waits for e_from[k] (of the
+   previous iteration where e_prev[k]). */
+static int osw_record_span(osw *x, plan_builder *b, const uint8_t *resident, int32_t *t_in,
+                           int32_t *t_out, int32_t *t_run, int32_t *n_ev)
+{
+    const graph_profile *g = x->g;
+    int32_t no = x->n_ops, e = 0;
+    int32_t *at = sw_malloc(((size_t)x->n_win + 1) * sizeof *at);
+    if (!at)
+        return -1;
+    int32_t p = 0;
+    for (int32_t k = 0; k < x->n_win; k++) {
+        const osw_win *w = &x->win[x->ord_in[k]];
+        at[k] = -1;
+        if (w->in_op < 0)
+            continue;
+        int32_t a = w->in_op - (w->wrap ? no : 0);
+        p = SW_MAX(p, SW_MAX(a, 0));
+        at[k] = p;
+    }
+    for (int32_t s = 0; s < g->n_tensors; s++)
+        if (resident[s])
+            pb_resident(b, s);
+    int32_t kin = 0, kout = 0;
+    for (int32_t i = 0; i < no; i++) {
+        for (; kin < x->n_win && (at[kin] < 0 || at[kin] == i); kin++)
+            if (at[kin] >= 0) {
+                pb_swap_in(b, x->win[x->ord_in[kin]].s);
+                t_in[x->ord_in[kin]] = e++;
+            }
+        pb_run(b, x->order[i]);
+        t_run[i] = e++;
+        for (; kout < x->n_win && x->win[x->ord_out[kout]].lop == i; kout++) {
+            const osw_win *w = &x->win[x->ord_out[kout]];
+            if (w->out_op < 0)
+                continue;
+            if (w->drop)
+                pb_drop(b, w->s);
+            else
+                pb_swap_out(b, w->s);
+            t_out[x->ord_out[kout]] = e++;
+        }
+    }
+    sw_free(at);
+    *n_ev = e;
+    return 0;
+}
+
+/* The plan p with extra edges: task to[k] waits for from[k] (of the
+   previous iteration where prev[k]). Returns the new plan or NULL. */
+static plan *add_edges(plan *p, const int32_t *to, const int32_t *from, const uint8_t *prev,
+                       int32_t ne)
+{
+    plan *q = plan_new(p->prof, 0);
+    int32_t *d = sw_malloc(((size_t)ne + 64) * sizeof *d);
+    int32_t *pd = sw_malloc(((size_t)ne + 64) * sizeof *pd);
+    if (!q || !d || !pd)
+        goto fail;
+    q->mem_kind = p->mem_kind;
+    q->budget = p->budget;
+    q->capacity = p->capacity;
+    q->workspace_reserve = p->workspace_reserve;
+    memcpy(q->policy, p->policy, sizeof q->policy);
+    if (p->n_resident) {
+        q->resident = sw_malloc((size_t)p->n_resident * sizeof *q->resident);
+        if (!q->resident)
+            goto fail;
+        memcpy(q->resident, p->resident, (size_t)p->n_resident * sizeof *q->resident);
+        q->n_resident = p->n_resident;
+    }
+    for (int32_t t = 0; t < p->n_tasks; t++) {
+        const plan_task *x = &p->tasks[t];
+        int nd = 0, npd = 0;
+        for (uint32_t k = 0; k < x->n_dep; k++)
+            d[nd++] = plan_task_deps(p, x)[k];
+        for (uint32_t k = 0; k < x->n_pdep; k++)
+            pd[npd++] = plan_task_pdeps(p, x)[k];
+        int base_d = nd, base_pd = npd;
+        for (int32_t k = 0; k < ne; k++) {
+            if (to[k] != t || plan_task_stream(p->tasks[from[k]].kind) == plan_task_stream(x->kind))
+                continue; /* (same stream: implied by its order) */
+            int32_t *l = prev[k] ? pd : d;
+            int *nl = prev[k] ? &npd : &nd;
+            int dup = 0;
+            for (int i = 0; i < *nl; i++)
+                dup |= l[i] == from[k];
+            if (!dup && *nl < ne + 64 - 1)
+                l[(*nl)++] = from[k];
+        }
+        (void)base_d;
+        (void)base_pd;
+        if (plan_add_task(q, x->kind, x->op, x->tensor, plan_task_places(p, x), (int)x->n_place,
+                          plan_task_frees(p, x), (int)x->n_free, d, nd, pd, npd) < 0)
+            goto fail;
+    }
+    sw_free(d);
+    sw_free(pd);
+    return q;
+fail:
+    sw_free(d);
+    sw_free(pd);
+    plan_free(q);
+    return NULL;
+}
+
+/* The span model's edges: an in waits for the end of the op before its
+   start op; the op an out (or drop) must end before waits for it. */
+static plan *span_edges(const osw *x, plan *p, const int32_t *t_in, const int32_t *t_out,
+                        const int32_t *t_run)
+{
+    int32_t no = x->n_ops, ne = 0;
+    int32_t *to = sw_malloc((2 * (size_t)x->n_win + 1) * sizeof *to);
+    int32_t *from = sw_malloc((2 * (size_t)x->n_win + 1) * sizeof *from);
+    uint8_t *prev = sw_malloc(2 * (size_t)x->n_win + 1);
+    plan *q = NULL;
+    if (to && from && prev) {
+        for (int32_t i = 0; i < x->n_win; i++) {
+            const osw_win *w = &x->win[i];
+            if (w->in_op < 0)
+                continue;
+            int32_t ga = w->in_op - 1 - (w->wrap ? no : 0);
+            to[ne] = t_in[i];
+            from[ne] = t_run[ga >= 0 ? ga : ga + no];
+            prev[ne++] = ga < 0;
+            int32_t b = w->out_op;
+            to[ne] = t_run[b < no ? b : b - no];
+            from[ne] = t_out[i];
+            prev[ne++] = b >= no;
+        }
+        q = add_edges(p, to, from, prev, ne);
+    }
+    sw_free(to);
+    sw_free(from);
+    sw_free(prev);
+    return q;
+}
+
 static const char *status_name(milp_status s)
 {
     return s == MILP_OPTIMAL ? "optimal" : s == MILP_FEASIBLE ? "stopped" : s == MILP_INFEASIBLE
            ? "infeasible" : "no solution";
 }
 
-static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan **out,
-                             sw_err *err)
+/* optimal-swap in one model (use_span: 1, stage: 0) with a fraction of the time limit */
+static int plan_model(const graph_profile *g, const planner_opts *o, int use_span,
+                      double fraction, plan **out, sw_err *err)
 {
     const param_set *ps = &o->params;
     int32_t n = g->n_ops;
@@ -1049,7 +1703,8 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
     double *stage_t = sw_malloc((2 * (size_t)n + 1) * sizeof *stage_t);
     milp *m = NULL;
     plan_builder *b = NULL;
-    int32_t *stage = NULL;
+    int32_t *stage = NULL, *t_task = NULL;
+    double *fixed = NULL;
     oracle orc;
     memset(&orc, 0, sizeof orc);
     orc.base.methods = &oracle_methods;
@@ -1064,37 +1719,55 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
     dev_rates(&g->device, &x.rate_h, &x.rate_d, &rh_b, &rd_b);
     x.lat = lat;
     x.tau = g->total_compute_s > 0 ? g->total_compute_s / n : 1e-3;
+    x.span = use_span;
     if ((rc = osw_accesses(&x, err)) || (rc = osw_windows(&x, err)))
         goto done;
     /* solve, and again with less memory while the packing overflows */
-    double tl = o->time_budget_s > 0 ? o->time_budget_s : params_seconds(ps, "time_limit");
+    double tl = fraction * (o->time_budget_s > 0 ? o->time_budget_s
+                                                 : params_seconds(ps, "time_limit"));
     milp_opts mo = {tl, (long)params_int(ps, "max_nodes"), params_float(ps, "gap"), 0};
     milp_result r;
     int64_t limit = cap, high = 0;
-    int shrinks = 0;
+    int shrinks = 0, tries = 0, cuts = 0, rebuild = 1;
     double first_bound = 0;
     for (;;) {
-        milp_free(m);
-        m = milp_new();
-        if (!m) {
-            rc = sw_fail(err, SW_ENOMEM, "out of memory");
-            goto done;
+        if (rebuild) {
+            milp_free(m);
+            m = milp_new();
+            if (!m) {
+                rc = sw_fail(err, SW_ENOMEM, "out of memory");
+                goto done;
+            }
+            x.cap = limit;
+            if ((rc = x.span ? osw_build_span(&x, m, limit, NULL, err)
+                             : osw_build(&x, m, limit, err)))
+                goto done;
+            rebuild = 0;
         }
-        x.cap = limit;
         /* the time limit is for all the solves together, split by a fixed
            rule (never by the time measured, so that a plan does not depend
-           on the machine's load): 3/4 to the first, then 1/8, 1/16, ... */
-        mo.time_limit_s = shrinks ? tl / (double)(4 << shrinks) : 0.75 * tl;
-        if ((rc = osw_build(&x, m, limit, err)))
-            goto done;
+           on the machine's load): 3/4 to the first memory limit, then 1/8,
+           1/16, ...; the span model's solve gets 3/4 of a limit's share,
+           each solve after a no-good row 1/8 */
+        double share = shrinks ? tl / (double)(4 << SW_MIN(shrinks, 20)) : 0.75 * tl;
+        mo.time_limit_s = x.span ? share * (cuts ? 0.125 : 0.75) : share;
         if ((rc = milp_solve(m, &mo, &r, err)))
             goto done;
+        if (r.status == MILP_INFEASIBLE && cuts) {
+            /* every decision set left over packs badly: less memory */
+            cuts = 0;
+            goto shrink;
+        }
         if (r.status == MILP_INFEASIBLE) {
             char h1[32];
             rc = sw_fail(err, SW_ENOFIT, "does not fit: no swapping plan of the profile's "
-                         "schedule keeps within %s (optimal-swap's stage model, proven by %s)",
-                         sw_fmt_bytes(limit, h1, sizeof h1), r.solver);
+                         "schedule keeps within %s (optimal-swap's %s model, proven by %s)",
+                         sw_fmt_bytes(limit, h1, sizeof h1), x.span ? "span" : "stage", r.solver);
             goto done;
+        }
+        if (r.status == MILP_NOSOLUTION && cuts) {
+            cuts = 0; /* nothing else found in its time: less memory */
+            goto shrink;
         }
         if (r.status == MILP_NOSOLUTION) {
             rc = sw_fail(err, SW_ENOFIT, "does not fit: optimal-swap found no plan within the "
@@ -1102,28 +1775,54 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
                          r.solve_s, r.nodes);
             goto done;
         }
-        if (!shrinks)
+        if (!tries)
             first_bound = r.bound * x.tau;
-        osw_read(&x, r.x);
+        if (x.span) {
+            sw_free(fixed);
+            fixed = sw_malloc(((size_t)milp_vars(m) + 1) * sizeof *fixed);
+            if (!fixed) {
+                rc = sw_fail(err, SW_ENOMEM, "out of memory");
+                goto done;
+            }
+            memcpy(fixed, r.x, (size_t)milp_vars(m) * sizeof *fixed);
+            osw_read_span(&x, r.x);
+        } else {
+            osw_read(&x, r.x);
+        }
         if ((rc = osw_pack(&x, &high, err)))
             goto done;
         if (high <= cap)
             break;
+        if (x.span && cuts < OSW_CUTS) {
+            /* the span model first excludes the decisions that do not pack
+               (a no-good row over the binaries) and solves again with the
+               same memory: another optimum, or the next best, may pack */
+            tries++;
+            cuts++;
+            osw_nogood(&x, m, r.x);
+            continue;
+        }
+    shrink:
+        tries++;
         if (++shrinks > 8) {
             rc = sw_fail(err, SW_ENOFIT, "does not fit: optimal-swap's offline packing of the "
                          "optimal decisions overflows the arena (%lld > %lld bytes) after 8 "
                          "tries with less memory", (long long)high, (long long)cap);
             goto done;
         }
-        limit -= SW_MAX(high - cap, limit / 100);
+        rebuild = 1;
+        cuts = 0;
+        /* (the span model steps down by 2%: its overflows come from
+           circular conflicts, which a little less memory often undoes) */
+        limit -= x.span ? limit / 50 : SW_MAX(high - cap, limit / 100);
     }
     /* the resident set: persistent storages accessed and not away over the end */
     for (int32_t s = 0; s < nt; s++)
         resident[s] = is_storage(g, s) && osw_persistent(&x, s);
     for (int32_t i = 0; i < x.n_win; i++) {
         const osw_win *w = &x.win[i];
-        if (w->wrap && w->out_at >= 0 && w->out_at < x.n && w->in_at >= x.n)
-            resident[w->s] = 0;
+        if (w->wrap && w->out_at >= 0 && (x.span || (w->out_at < x.n && w->in_at >= x.n)))
+            resident[w->s] = 0; /* (span: the in is issued in the next iteration) */
     }
     if (osw_queues(&x, resident)) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
@@ -1132,12 +1831,21 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
     orc.capacity = SW_MAX(high, 1);
     b = pb_new(g, &orc.base, o->memory_budget, g->max_workspace);
     stage = sw_malloc(((size_t)n + 2 * (size_t)x.n_win + 1) * sizeof *stage);
-    if (!b || !stage) {
+    t_task = sw_malloc((2 * (size_t)x.n_win + (size_t)n + 1) * sizeof *t_task);
+    if (!b || !stage || !t_task) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
     }
     int32_t n_ev = 0;
-    osw_record(&x, b, resident, stage, &n_ev);
+    if (x.span) {
+        if (osw_record_span(&x, b, resident, t_task, t_task + x.n_win, t_task + 2 * x.n_win,
+                            &n_ev)) {
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+            goto done;
+        }
+    } else {
+        osw_record(&x, b, resident, stage, &n_ev);
+    }
     plan *p = NULL;
     if ((rc = pb_finish(b, &p, err)))
         goto done;
@@ -1147,13 +1855,34 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
                      "the plan)", n_ev, p->n_tasks);
         goto done;
     }
-    plan *q = add_stage_edges(p, stage);
+    plan *q = x.span ? span_edges(&x, p, t_task, t_task + x.n_win, t_task + 2 * x.n_win)
+                     : add_stage_edges(p, stage);
     plan_free(p);
     if (!q) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
     }
-    double model = osw_time(&x, stage_t);
+    double model = 0;
+    if (x.span) {
+        /* the iteration time of the decisions taken: the program again with
+           every binary fixed (a linear program), whose optimum is the
+           schedule's exact time where the solver's incumbent is not tight */
+        milp *m2 = milp_new();
+        milp_result r2;
+        milp_opts mo2 = {0, 0, 0, 0};
+        model = r.objective * x.tau;
+        if (!m2) {
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+            plan_free(q);
+            goto done;
+        }
+        if (!osw_build_span(&x, m2, limit, fixed, err) && !milp_solve(m2, &mo2, &r2, err) &&
+            r2.status == MILP_OPTIMAL)
+            model = SW_MIN(model, r2.objective * x.tau);
+        milp_free(m2);
+    } else {
+        model = osw_time(&x, stage_t);
+    }
     int32_t trips = 0, drops = 0;
     for (int32_t i = 0; i < x.n_win; i++)
         if (x.win[i].out_at >= 0) {
@@ -1166,9 +1895,10 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
         gap = SW_MAX(0.0, SW_MIN(gap, r.gap));
     char note[512];
     snprintf(note, sizeof note, "optimal-swap: %s (%s); objective %.9g s, best bound %.9g s, "
-             "gap %.4g%%; %d vars, %d rows; %d round trips (%d drops) in %d stages%s",
-             status_name(r.status), r.solver, model, bound, 100 * gap,
-             milp_vars(m), milp_rows(m), trips, drops, 2 * n,
+             "gap %.4g%%; %d vars, %d rows; %d round trips (%d drops) in the %s model (%d "
+             "stages)%s", shrinks ? "lowered memory" : status_name(r.status), r.solver, model,
+             bound, 100 * gap,
+             milp_vars(m), milp_rows(m), trips, drops, x.span ? "span" : "stage", 2 * n,
              shrinks ? "; memory lowered for the packing" : "");
     if (plan_set_notes(q, note)) {
         plan_free(q);
@@ -1180,14 +1910,67 @@ done:
     milp_free(m);
     pb_free(b);
     sw_free(stage);
+    sw_free(t_task);
+    sw_free(fixed);
     sw_free(stage_t);
     sw_free(resident);
     osw_free(&x);
     return rc;
 }
 
+/* model=auto: both models, half the time each (a fixed split, so the plan
+   does not depend on the machine's load); the plan that simulates faster,
+   its notes saying what the other model gave */
+static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan **out,
+                             sw_err *err)
+{
+    const char *model = params_str(&o->params, "model");
+    if (strcmp(model, "auto"))
+        return plan_model(g, o, strcmp(model, "stage") != 0, 1.0, out, err);
+    *out = NULL;
+    plan *p[2] = {NULL, NULL};
+    sw_err e[2];
+    double t[2] = {HUGE_VAL, HUGE_VAL};
+    int rc[2];
+    for (int k = 0; k < 2; k++) { /* 0: span, 1: stage */
+        rc[k] = plan_model(g, o, k == 0, 0.5, &p[k], &e[k]);
+        if (rc[k] == SW_ENOMEM || rc[k] == SW_EUNSUPPORTED) {
+            plan_free(p[0]);
+            *err = e[k];
+            return rc[k];
+        }
+        sim_result r;
+        sw_err es;
+        if (!rc[k] && sim_plan(p[k], NULL, NULL, &r, &es) == 0)
+            t[k] = r.iteration_time_s;
+    }
+    if (!p[0] && !p[1]) {
+        *err = e[0];
+        return rc[0];
+    }
+    int pick = t[1] < t[0] ? 1 : 0; /* ties: the span model's */
+    if (!p[pick])
+        pick = 1 - pick;
+    char note[768], other[96];
+    if (p[1 - pick])
+        snprintf(other, sizeof other, "%.9g s", t[1 - pick]);
+    else
+        snprintf(other, sizeof other, "no plan");
+    snprintf(note, sizeof note, "%s; model=auto: the %s model's plan (%.9g s simulated), the %s "
+             "model's %s", p[pick]->notes ? p[pick]->notes : "", pick ? "stage" : "span", t[pick],
+             pick ? "span" : "stage", other);
+    plan_free(p[1 - pick]);
+    if (plan_set_notes(p[pick], note)) {
+        plan_free(p[pick]);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    *out = p[pick];
+    return 0;
+}
+
 const planner planner_optimal_swap = {1, "optimal-swap", "the optimal swapping plan for the "
-                                      "profile's schedule in a stage model (one stage per op), "
-                                      "a mixed-integer program solved by CBC; refuses above "
+                                      "profile's schedule as a mixed-integer program solved by "
+                                      "CBC, in two models (copies spanning ops, or one stage per "
+                                      "op; by default both, the faster plan kept); refuses above "
                                       "max_ops", osw_params, plan_optimal_swap,
                                       PLANNER_SIZE_LIMIT};

@@ -38,6 +38,9 @@ static int plan_once(const planner *pl, const graph_profile *g, int64_t budget, 
     params_set(&o.params, "population", "6", &ignore);
     /* exact solvers (optimal-remat) are held to graphs they solve in seconds */
     params_set(&o.params, "max_ops", "24", &ignore);
+    /* and to a node limit, so that two runs stop at the same incumbent
+       whatever the machine's load (a time limit does not) */
+    params_set(&o.params, "max_nodes", "300", &ignore);
     int rc = planner_run(pl, g, &o, out, e);
     planner_opts_free(&o);
     *json = NULL;
