@@ -287,6 +287,34 @@ static osw_win *win_at(osw *x, int32_t s, int32_t k)
     return NULL;
 }
 
+/* A round trip is taken (w->v_w) exactly when one copy-out or drop, and one
+   copy-in, of window w is: two rows over its len stage variables. idx and
+   val hold at least 2 * len + drop stages + 1 entries. */
+static void trip_rows(milp *m, const osw_win *w, int32_t len, int *idx, double *val)
+{
+    int nz = 0;
+    for (int32_t k = 0; k < len; k++) {
+        idx[nz] = w->v_oc + k;
+        val[nz++] = 1;
+    }
+    if (w->v_od >= 0)
+        for (int32_t a = w->od_lo; a <= w->od_hi; a++) {
+            idx[nz] = w->v_od + (a - w->od_lo);
+            val[nz++] = 1;
+        }
+    idx[nz] = w->v_w;
+    val[nz++] = -1;
+    milp_row(m, 0, 0, nz, idx, val);
+    nz = 0;
+    for (int32_t k = 0; k < len; k++) {
+        idx[nz] = w->v_in + k;
+        val[nz++] = 1;
+    }
+    idx[nz] = w->v_w;
+    val[nz++] = -1;
+    milp_row(m, 0, 0, nz, idx, val);
+}
+
 /* Where a drop is allowed (the host copy may be current): the stages of
    the window's out range that can be drops, and the row that says when. */
 static int drop_rows(osw *x, milp *m, osw_win *w)
@@ -426,27 +454,8 @@ static int osw_build(osw *x, milp *m, int64_t cap, sw_err *err)
             rc = sw_fail(err, SW_ENOMEM, "out of memory");
             goto done;
         }
-        int nz = 0;
-        for (int32_t k = 0; k < len; k++) {
-            idx[nz] = w->v_oc + k;
-            val[nz++] = 1;
-        }
-        if (w->v_od >= 0)
-            for (int32_t a = w->od_lo; a <= w->od_hi; a++) {
-                idx[nz] = w->v_od + (a - w->od_lo);
-                val[nz++] = 1;
-            }
-        idx[nz] = w->v_w;
-        val[nz++] = -1;
-        milp_row(m, 0, 0, nz, idx, val);
-        nz = 0;
-        for (int32_t k = 0; k < len; k++) {
-            idx[nz] = w->v_in + k;
-            val[nz++] = 1;
-        }
-        idx[nz] = w->v_w;
-        val[nz++] = -1;
-        milp_row(m, 0, 0, nz, idx, val);
+        trip_rows(m, w, len, idx, val);
+        int nz;
         /* off during stage t: r_t = r_{t-1} + out_{t-1} - in_t, r = 0 before
            the first out stage and after the last in stage */
         for (int32_t st = w->lo + 2; st <= w->hi - 1; st++) {
@@ -739,27 +748,8 @@ static int osw_build_span(osw *x, milp *m, int64_t cap, const double *fix, sw_er
             goto done;
         }
         drop_rows_span(x, m, w, fix, idx, val);
-        int nz = 0;
-        for (int32_t k = 0; k < len; k++) {
-            idx[nz] = w->v_oc + k;
-            val[nz++] = 1;
-        }
-        if (w->v_od >= 0)
-            for (int32_t b = w->od_lo; b <= w->od_hi; b++) {
-                idx[nz] = w->v_od + (b - w->od_lo);
-                val[nz++] = 1;
-            }
-        idx[nz] = w->v_w;
-        val[nz++] = -1;
-        milp_row(m, 0, 0, nz, idx, val);
-        nz = 0;
-        for (int32_t k = 0; k < len; k++) {
-            idx[nz] = w->v_in + k;
-            val[nz++] = 1;
-        }
-        idx[nz] = w->v_w;
-        val[nz++] = -1;
-        milp_row(m, 0, 0, nz, idx, val);
+        trip_rows(m, w, len, idx, val);
+        int nz;
         /* off while op i runs (R_i, i = lop+1+k): R_i = R_(i-1) + out_i - in_i,
            in_i for i >= lop+2 (at index i-lop-2); R_(hop-1) = in_hop; off in
            the half-stage before op i: R_(i-1) - in_i >= 0 */
