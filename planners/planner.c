@@ -105,7 +105,11 @@ int planner_resolve_budget(const graph_profile *g, const char *text, int64_t *bu
             int rc = planner_ideal_peak(g, &peak, err);
             if (rc)
                 return rc;
-            b = (int64_t)((double)peak * frac);
+            double v = (double)peak * frac;
+            if (!(v < 0x1p62)) /* the fuzzer's 5.6e29x: no conversion past int64 */
+                return sw_fail(err, SW_EINVAL, "%s: the budget is too large (%.3g bytes; at "
+                               "most %.3g)", text, v, 0x1p62);
+            b = (int64_t)v;
         }
     }
     if (b <= 0)

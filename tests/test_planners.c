@@ -92,8 +92,28 @@ static void registry_and_ideal_peak(void)
     graph_free(g);
 }
 
+/* A fraction budget resolves against the ideal peak; one too large for 64
+   bits (the fuzzer's 5.6e29x, undefined behaviour to convert) is an error. */
+static void resolve_budget(void)
+{
+    sw_err e;
+    graph_profile *g = random_profile(5, 30, "sgd");
+    int64_t peak, b = 0;
+    OK(planner_ideal_peak(g, &peak, &e) == 0, "ideal peak computed");
+    IS_INT(planner_resolve_budget(g, "0.5x", &b, &e), 0, "0.5x resolves");
+    OK(b == (int64_t)((double)peak * 0.5), "0.5x is half the ideal peak (%lld of %lld)",
+       (long long)b, (long long)peak);
+    IS_INT(planner_resolve_budget(g, "1GiB", &b, &e), 0, "1GiB resolves");
+    OK(b == 1073741824, "1GiB is 2^30 bytes");
+    IS_INT(planner_resolve_budget(g, "0556555555555555155555555555555.7x", &b, &e), SW_EINVAL,
+           "a fraction past 64 bits is refused");
+    OK(strstr(e.msg, "too large") && !strchr(e.msg, '\n'), "one line: %s", e.msg);
+    graph_free(g);
+}
+
 static const tap_test tests[] = {
     {"ideal_and_none", ideal_and_none},
+    {"resolve_budget", resolve_budget},
     {"builder_random_decisions", builder_random_decisions},
     {"registry_and_ideal_peak", registry_and_ideal_peak},
 };
