@@ -197,7 +197,7 @@ test: deps
 	  echo "test: could not install $(TEST_MPI_PKGS): tests/test_mpi will skip"
 	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) cuda
 	SWAPSIM_BIN=$(abspath $(SWAPSIM)) SWAPSIM_DATA=$(abspath $(DATA)) \
-	  prove --exec '' $(TEST_BIN)
+	  LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) prove --exec '' $(TEST_BIN)
 
 bench: deps
 	$(MAKE) --no-print-directory SANITIZE=0 bin/swapsim $(patsubst tests/%.c,build/rel/tests/%,$(BENCH_SRC))
