@@ -322,6 +322,7 @@ int cmd_colocate(int argc, char **argv)
     const char *path = NULL, *mem_csv = NULL, *row_csv = NULL, *trace = NULL;
     int pol = CO_ZICO, oom_swap = 0;
     int json = 0, rc;
+    double time_budget = 0;
     const cli_pos args[] = {{"WORKLOAD", "the workload file (docs/colocate.md)", 1, 1, &path},
                             {NULL, NULL, 0, 0, NULL}};
     const cli_opt opts[] = {
@@ -335,6 +336,9 @@ int cmd_colocate(int argc, char **argv)
          .choices = "fail|swap",
          .help = "spatial: a job that runs out of memory fails (fail), or starts its iteration "
                  "over with an ODSwap plan within an equal share of the memory (swap)"},
+        {.name = "time-budget", .type = PT_SECONDS, .dst = &time_budget,
+         .help = "search time limit for the jobs' planners that search (default: each "
+                 "planner's own)"},
         {.name = "trace", .type = PT_STRING, .dst = &trace, .meta = "FILE",
          .help = "write a Chrome trace (one track group per job: iterations, waits, switches, "
                  "and its memory; the total memory) for https://ui.perfetto.dev"},
@@ -359,10 +363,11 @@ int cmd_colocate(int argc, char **argv)
         return rc;
     co_workload w;
     sw_err e;
-    if (co_workload_read(path, pol == CO_SPATIAL && oom_swap, &w, &e))
+    if (co_workload_read(path, pol == CO_SPATIAL && oom_swap, time_budget, &w, &e))
         return cli_fail(EXIT_USER, "colocate: %s", e.msg);
     co_result r;
-    if (co_run(w.jobs, w.n_jobs, w.memory, pol, w.device.h2d_bw, w.device.d2h_bw, &r, &e)) {
+    if (co_run(w.jobs, w.n_jobs, w.memory, pol, w.device.h2d_bw, w.device.d2h_bw,
+               trace || mem_csv, &r, &e)) {
         co_workload_free(&w);
         return cli_fail(EXIT_USER, "colocate: %s", e.msg);
     }

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/json.h"
@@ -151,7 +152,8 @@ static double job_util(const graph_profile *g)
 }
 
 int co_job_from_profile(co_job *j, const char *name, const graph_profile *g,
-                        const char *planner_name, int64_t budget, sw_err *err)
+                        const char *planner_name, int64_t budget, double time_budget_s,
+                        sw_err *err)
 {
     memset(j, 0, sizeof *j);
     const planner *pl = planner_find(planner_name);
@@ -163,6 +165,7 @@ int co_job_from_profile(co_job *j, const char *name, const graph_profile *g,
     o.memory_budget = budget > 0 ? budget : g->device.memory_bytes;
     o.seed = 1;
     o.threads = 1;
+    o.time_budget_s = time_budget_s;
     plan *p = NULL;
     int rc = planner_run(pl, g, &o, &p, err);
     planner_opts_free(&o);
@@ -320,37 +323,85 @@ static double rate_of(const co_job *jobs, const js *st, int32_t n, int extra)
     return m > 1 ? 1 / m : 1;
 }
 
+/* zico_start's scratch: room for every candidate start (allocated once per
+   run, so planning allocates nothing) */
+typedef struct zscratch {
+    double *cand, *tmp;
+    int64_t *others;
+    int *run;      /* where each sorted run of candidates starts */
+} zscratch;
+
+static void zscratch_free(zscratch *z)
+{
+    sw_free(z->cand);
+    sw_free(z->tmp);
+    sw_free(z->others);
+    sw_free(z->run);
+}
+
+/* sort cand[0..nc), the concatenation of nrun ascending runs starting at
+   run[0..nrun), by merging neighbouring runs (the runs are each job's
+   predicted steps, already in order) */
+static void merge_runs(double *cand, double *tmp, int nc, int *run, int nrun)
+{
+    while (nrun > 1) {
+        int m = 0;
+        for (int j = 0; j < nrun; j += 2) {
+            int lo = run[j], mid = j + 1 < nrun ? run[j + 1] : nc;
+            int hi = j + 2 < nrun ? run[j + 2] : nc;
+            int a = lo, b = mid, o = lo;
+            while (a < mid && b < hi)
+                tmp[o++] = cand[b] < cand[a] ? cand[b++] : cand[a++];
+            while (a < mid)
+                tmp[o++] = cand[a++];
+            while (b < hi)
+                tmp[o++] = cand[b++];
+            memcpy(cand + lo, tmp + lo, (size_t)(hi - lo) * sizeof *cand);
+            run[m++] = lo;
+        }
+        nrun = m;
+    }
+}
+
 /* zico: the earliest s >= now at which job q can start an iteration with
    the predicted combined memory within memory over that iteration;
    INFINITY if none within the horizon */
 static double zico_start(const co_job *jobs, const js *st, const int *done, int32_t n, int32_t q,
-                         double now, int64_t memory)
+                         double now, int64_t memory, const zscratch *z)
 {
     double r = rate_of(jobs, st, n, q);
     double span = st[q].cv->iter_s / r, horizon = span;
     for (int32_t i = 0; i < n; i++)
         horizon = SW_MAX(horizon, 2 * st[i].cv->iter_s / r);
-    /* candidate starts: now, and every predicted step of the others */
-    double cand[1 + 64 * (CO_MAX_STEPS + 1)];
-    int nc = 0;
+    /* candidate starts: now, and every predicted step of the others (each
+       job's in order) */
+    double *cand = z->cand;
+    int nc = 0, nrun = 0;
+    z->run[nrun++] = 0;
     cand[nc++] = now;
-    for (int32_t i = 0; i < n && nc < (int)SW_ARRAY_LEN(cand) - 1; i++) {
+    for (int32_t i = 0; i < n; i++) {
         if (i == q || st[i].state != S_RUNNING)
             continue;
+        z->run[nrun++] = nc;
         for (int rep = 0; rep < 2; rep++)
-            for (int32_t k = 0; k <= st[i].cv->n && nc < (int)SW_ARRAY_LEN(cand) - 1; k++) {
+            for (int32_t k = 0; k <= st[i].cv->n; k++) {
                 double p = st[i].cv->at[k] + rep * st[i].cv->iter_s;
                 if (p > st[i].tau)
                     cand[nc++] = now + (p - st[i].tau) / r;
             }
     }
-    /* sort candidates (small n: insertion sort) */
-    for (int a = 1; a < nc; a++)
-        for (int b = a; b > 0 && cand[b] < cand[b - 1]; b--) {
-            double t = cand[b];
-            cand[b] = cand[b - 1];
-            cand[b - 1] = t;
-        }
+    merge_runs(cand, z->tmp, nc, z->run, nrun);
+    /* the others' predicted memory at each candidate (it does not depend on
+       q's start) */
+    int64_t *others = z->others;
+    for (int c = 0; c < nc; c++) {
+        if (cand[c] > now + horizon + span)
+            break;
+        others[c] = 0;
+        for (int32_t i = 0; i < n; i++)
+            if (i != q)
+                others[c] += predict(st[i].cv, &st[i], done[i], now, r, cand[c]);
+    }
     for (int c = 0; c < nc; c++) {
         double s = cand[c];
         if (s > now + horizon)
@@ -358,17 +409,17 @@ static double zico_start(const co_job *jobs, const js *st, const int *done, int3
         int ok = 1;
         /* the combined memory changes only at q's own steps and at the
            others' predicted steps: check it there, over [s, s + span) */
-        for (int32_t k = 0; k < st[q].cv->n && ok; k++) {
-            double x = s + st[q].cv->at[k] / r;
-            int64_t tot = st[q].cv->level[k];
-            for (int32_t i = 0; i < n; i++)
-                if (i != q)
-                    tot += predict(st[i].cv, &st[i], done[i], now, r, x);
-            ok = tot <= memory;
-        }
+        const co_job *qc = st[q].cv;
+        int32_t kq = 0; /* q's step at cand[c2], which only moves forward */
         for (int c2 = c; c2 < nc && ok && cand[c2] < s + span; c2++) {
-            double x = cand[c2];
-            int64_t tot = level_at(st[q].cv, (x - s) * r);
+            double p = (cand[c2] - s) * r;
+            while (kq + 1 < qc->n && qc->at[kq + 1] <= p)
+                kq++;
+            ok = qc->level[kq] + others[c2] <= memory;
+        }
+        for (int32_t k = 0; k < qc->n && ok; k++) {
+            double x = s + qc->at[k] / r;
+            int64_t tot = qc->level[k];
             for (int32_t i = 0; i < n; i++)
                 if (i != q)
                     tot += predict(st[i].cv, &st[i], done[i], now, r, x);
@@ -397,10 +448,10 @@ void co_result_free(co_result *r)
     memset(r, 0, sizeof *r);
 }
 
-static int sample(co_result *r, int32_t n, const js *st, double t, size_t *cap)
+static int sample(co_result *r, int32_t n, const js *st, double t, size_t *cap, int record)
 {
-    if (r->n_samples > 0 && r->t[r->n_samples - 1] == t)
-        r->n_samples--; /* the same instant: keep the state after it */
+    if (r->n_samples > 0 && (r->t[r->n_samples - 1] == t || !record))
+        r->n_samples--; /* the same instant (or not recording): keep the latest state only */
     if ((size_t)r->n_samples == *cap) {
         size_t nc = *cap ? 2 * *cap : 256;
         double *tt = sw_realloc(r->t, nc * sizeof *tt);
@@ -444,7 +495,7 @@ static void fail(co_result *r, js *s, int32_t i, double t, const char *why)
 /* record a span of job i (kind CO_SPAN_*) for the trace; 0 or SW_ENOMEM */
 static int span(co_result *r, int32_t i, int kind, double a, double b)
 {
-    if (b <= a)
+    if (b <= a || !r->record)
         return 0;
     if ((size_t)r->n_spans == r->spans_cap) {
         size_t nc = r->spans_cap ? 2 * r->spans_cap : 64;
@@ -497,9 +548,10 @@ static int oom_swap(const co_job *jobs, js *st, int32_t n, int32_t i, int64_t me
 }
 
 int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d, double d2h,
-           co_result *r, sw_err *err)
+           int record, co_result *r, sw_err *err)
 {
     memset(r, 0, sizeof *r);
+    r->record = record != 0;
     if (n < 1)
         return sw_fail(err, SW_EINVAL, "no jobs");
     if (n > 64)
@@ -525,6 +577,22 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
     if (!r->jobs)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     r->memory = memory;
+    size_t nz = 1;
+    /* every event moves some job a step, starts, switches or fails one:
+       far fewer than this many (beyond it the run is a bug, not a result) */
+    int64_t max_events = 1000000;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t steps = SW_MAX(jobs[i].n, jobs[i].fallback ? jobs[i].fallback->n : 0);
+        nz += 2 * ((size_t)steps + 1);
+        max_events += 8 * (int64_t)jobs[i].iterations * (steps + 3);
+    }
+    zscratch z = {sw_malloc(nz * sizeof *z.cand), sw_malloc(nz * sizeof *z.tmp),
+                  sw_malloc(nz * sizeof *z.others), sw_malloc(((size_t)n + 1) * sizeof *z.run)};
+    if (!z.cand || !z.tmp || !z.others || !z.run) {
+        zscratch_free(&z);
+        co_result_free(r);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
     size_t cap = 0;
     int64_t sum_peaks = 0;
     for (int32_t i = 0; i < n; i++) {
@@ -543,7 +611,8 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
     double switch_end = -1;
     int32_t switch_to = -1;
     int rc = 0;
-    for (int guard = 0; guard < 50000000; guard++) {
+    int64_t events = 0;
+    for (; events < max_events; events++) {
         /* arrivals */
         for (int32_t i = 0; i < n; i++)
             if (st[i].state == S_ARRIVING && jobs[i].arrival_s <= t + CO_EPS) {
@@ -609,7 +678,7 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
                 /* planned again at every event: the prediction assumes the
                    rates stay as they are, and they change (Zico refines its
                    plan from what actually happened) */
-                st[q].start_at = zico_start(jobs, st, done, n, q, t, memory);
+                st[q].start_at = zico_start(jobs, st, done, n, q, t, memory, &z);
                 st[q].planned = isfinite(st[q].start_at);
                 if (!st[q].planned || st[q].start_at > t + CO_EPS)
                     continue;
@@ -619,7 +688,7 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
             }
             rc |= begin(r, &st[q], q, t);
         }
-        if (rc || (rc = sample(r, n, st, t, &cap)) != 0)
+        if (rc || (rc = sample(r, n, st, t, &cap, r->record)) != 0)
             break;
         /* the next event */
         double rate = policy == CO_TIME ? 1 : rate_of(jobs, st, n, -1);
@@ -701,6 +770,12 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
                 s->mem = nxt;
             }
     }
+    zscratch_free(&z);
+    if (!rc && events == max_events) {
+        co_result_free(r);
+        return sw_fail(err, SW_EINVAL, "internal error (a bug): the run did not end after %lld "
+                       "events", (long long)max_events);
+    }
     if (rc == SW_EINVAL) {
         double at_t = r->t[r->n_samples - 1];
         int64_t tot = r->bytes[(size_t)(r->n_samples - 1) * ((size_t)n + 1) + (size_t)n];
@@ -735,7 +810,8 @@ void co_workload_free(co_workload *w)
 }
 
 static int read_job(jr *r, const json_value *o, const char *dir, int32_t idx, co_workload *w,
-                    int64_t memory_default, graph_profile **gout, sw_err *err)
+                    int64_t memory_default, double time_budget_s, graph_profile **gout,
+                    sw_err *err)
 {
     const char *name, *prof, *pl, *budget_s;
     double arrival, util;
@@ -776,7 +852,7 @@ static int read_job(jr *r, const json_value *o, const char *dir, int32_t idx, co
         w->device = g->device;
     g->device.memory_bytes = SW_MAX(g->device.memory_bytes, budget);
     co_job *j = &w->jobs[idx];
-    rc = co_job_from_profile(j, name, g, pl, budget, err);
+    rc = co_job_from_profile(j, name, g, pl, budget, time_budget_s, err);
     if (rc) {
         graph_free(g);
         return rc;
@@ -793,6 +869,7 @@ static int read_job(jr *r, const json_value *o, const char *dir, int32_t idx, co
 typedef struct wl_ctx {
     const char *path;  /* the workload file (job profiles are relative to its folder) */
     int fallbacks;     /* build spatial's ODSwap fallback plans */
+    double time_budget_s; /* the jobs' search time limit (0: each planner's default) */
     co_workload *w;    /* filled in */
 } wl_ctx;
 
@@ -859,7 +936,7 @@ static int read_workload(jr *r, const json_value *root, void *ctx_)
     for (uint32_t i = 0; i < jobs->n && !rc; i++) {
         size_t s1 = jr_push_idx(r, i);
         int64_t mem = w->memory ? w->memory : (w->device.name[0] ? w->device.memory_bytes : 0);
-        rc = read_job(r, &jobs->u.items[i], dir, (int32_t)i, w, mem, &gs[i], err);
+        rc = read_job(r, &jobs->u.items[i], dir, (int32_t)i, w, mem, ctx->time_budget_s, &gs[i], err);
         w->n_jobs = (int32_t)i + (rc ? 0 : 1);
         jr_pop(r, s1);
     }
@@ -880,7 +957,7 @@ static int read_workload(jr *r, const json_value *root, void *ctx_)
             rc = sw_fail(err, SW_ENOMEM, "out of memory");
             break;
         }
-        if ((rc = co_job_from_profile(j->fallback, j->name, gs[i], "odswap", fb, err)) != 0) {
+        if ((rc = co_job_from_profile(j->fallback, j->name, gs[i], "odswap", fb, 0, err)) != 0) {
             sw_free(j->fallback);
             j->fallback = NULL;
             if (rc == SW_ENOFIT || rc == SW_EEXCEEDED) {
@@ -900,10 +977,11 @@ static int read_workload(jr *r, const json_value *root, void *ctx_)
     return rc;
 }
 
-int co_workload_read(const char *path, int fallbacks, co_workload *w, sw_err *err)
+int co_workload_read(const char *path, int fallbacks, double time_budget_s, co_workload *w,
+                     sw_err *err)
 {
     memset(w, 0, sizeof *w);
-    wl_ctx ctx = {path, fallbacks, w};
+    wl_ctx ctx = {path, fallbacks, time_budget_s, w};
     int rc = jr_read_file(path, read_workload, &ctx, err);
     if (rc)
         co_workload_free(w);

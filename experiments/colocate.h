@@ -48,9 +48,11 @@ typedef struct co_job {
    time-weighted bottleneck utilisation of the ops that carry FLOP and byte
    counts (max of FLOPs / peak FLOP/s and bytes / memory bandwidth), 1 where
    none do; pcie the busier copy stream's busy time over the iteration.
-   Errors name the job. Free with co_job_free. */
+   time_budget_s limits a planner that searches (0: its default). Errors
+   name the job. Free with co_job_free. */
 int co_job_from_profile(co_job *j, const char *name, const graph_profile *g,
-                        const char *planner_name, int64_t budget, sw_err *err);
+                        const char *planner_name, int64_t budget, double time_budget_s,
+                        sw_err *err);
 /* Fill j with a given curve (copied). */
 int co_job_from_curve(co_job *j, const char *name, const double *at, const int64_t *level,
                       int32_t n, int64_t persistent);
@@ -86,6 +88,9 @@ typedef struct co_result {
     int64_t peak_bytes;   /* largest combined memory in use */
     double total_normalized; /* sum of the jobs' normalised throughputs */
     int64_t memory;       /* the GPU memory shared */
+    int record;           /* the run was asked to record the timeline below; without,
+                             n_samples <= 1 and n_spans == 0 (memory does not grow with
+                             the iterations) */
     /* combined memory over time (owned): n_samples change points */
     int32_t n_samples;
     double *t;
@@ -96,11 +101,13 @@ typedef struct co_result {
 } co_result;
 
 /* Run jobs[0..n) together on memory bytes with policy; h2d, d2h: the copy
-   rates for switches under `time` (bytes/s). Returns 0 (a job failing is a
+   rates for switches under `time` (bytes/s). With record, r also holds the
+   timeline (every memory change point and span, memory linear in the
+   iterations); without, only the results. Returns 0 (a job failing is a
    result, not an error); SW_EINVAL for an empty list or bad figures;
    SW_ENOMEM. Free with co_result_free. */
 int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d, double d2h,
-           co_result *r, sw_err *err);
+           int record, co_result *r, sw_err *err);
 void co_result_free(co_result *r);
 
 /* A workload file (docs/colocate.md): jobs (a profile, a planner and its
@@ -118,9 +125,11 @@ typedef struct co_workload {
    simulated for its memory curve. With fallbacks, each job also gets the
    curve of an ODSwap plan within an equal share of the memory, which
    spatial sharing switches it to when it runs out of memory (--on-oom
-   swap). Errors name the file, the JSON path or the job. Free with
-   co_workload_free. */
-int co_workload_read(const char *path, int fallbacks, co_workload *w, sw_err *err);
+   swap). time_budget_s limits the jobs' planners that search (0: each
+   planner's default). Errors name the file, the JSON path or the job. Free
+   with co_workload_free. */
+int co_workload_read(const char *path, int fallbacks, double time_budget_s, co_workload *w,
+                     sw_err *err);
 void co_workload_free(co_workload *w);
 
 #endif

@@ -146,7 +146,7 @@ int main(void)
         return 1;
     co_job j[2];
     for (int i = 0; i < 2; i++) {
-        if (co_job_from_profile(&j[i], "r50", g, "none", 0, &e)) {
+        if (co_job_from_profile(&j[i], "r50", g, "none", 0, 0, &e)) {
             fprintf(stderr, "bench_extra: %s\n", e.msg);
             return 1;
         }
@@ -158,7 +158,7 @@ int main(void)
     for (int i = 0; i < 3; i++) {
         co_result r;
         double t0 = sw_now();
-        if (co_run(j, 2, (int64_t)16 << 30, CO_ZICO, 12e9, 12e9, &r, &e)) {
+        if (co_run(j, 2, (int64_t)16 << 30, CO_ZICO, 12e9, 12e9, 1, &r, &e)) {
             fprintf(stderr, "bench_extra: %s\n", e.msg);
             return 1;
         }

@@ -31,7 +31,7 @@ static void test_hand_worked(void)
     sw_err e;
     two_jobs(j, 1);
     /* spatial: at 0 both start: 6 + 6 > 10, so B fails; A runs alone 0-4 */
-    IS_INT(co_run(j, 2, 10000000000LL, CO_SPATIAL, 10e9, 10e9, &r, &e), 0, "spatial runs");
+    IS_INT(co_run(j, 2, 10000000000LL, CO_SPATIAL, 10e9, 10e9, 1, &r, &e), 0, "spatial runs");
     OK(r.jobs[1].failed && strstr(r.jobs[1].why, "out of memory"), "spatial: B fails (%s)",
        r.jobs[1].why);
     IS_NUM(r.jobs[0].finish_s, 4, 1e-9, "spatial: A alone finishes at 4 s");
@@ -40,7 +40,7 @@ static void test_hand_worked(void)
     /* time: 6 + 6 > 10, so a switch swaps the persistent 1 GB out and the
        next job's in (0.1 + 0.1 s): A 0-2, switch, B 2.2-4.2, switch, A
        4.4-6.4, switch, B 6.6-8.6 */
-    IS_INT(co_run(j, 2, 10000000000LL, CO_TIME, 10e9, 10e9, &r, &e), 0, "time runs");
+    IS_INT(co_run(j, 2, 10000000000LL, CO_TIME, 10e9, 10e9, 1, &r, &e), 0, "time runs");
     IS_NUM(r.jobs[0].finish_s, 6.4, 1e-9, "time: A finishes at 6.4 s");
     IS_NUM(r.jobs[1].finish_s, 8.6, 1e-9, "time: B finishes at 8.6 s");
     IS_NUM(r.jobs[1].switch_s, 0.4, 1e-9, "time: two switches into B");
@@ -53,7 +53,7 @@ static void test_hand_worked(void)
        at half speed: A's second second and B's first take 1-3; at 3 A
        starts again (6 + B's 2 = 8), both halves take 3-5; at 5 B starts its
        second (A at 2); A ends at 7, B alone runs its last second 7-8 */
-    IS_INT(co_run(j, 2, 10000000000LL, CO_ZICO, 10e9, 10e9, &r, &e), 0, "zico runs");
+    IS_INT(co_run(j, 2, 10000000000LL, CO_ZICO, 10e9, 10e9, 1, &r, &e), 0, "zico runs");
     IS_NUM(r.jobs[0].finish_s, 7, 1e-9, "zico util 1: A finishes at 7 s");
     IS_NUM(r.jobs[1].finish_s, 8, 1e-9, "zico util 1: B finishes at 8 s");
     IS_NUM(r.jobs[1].stall_s, 1, 1e-9, "zico util 1: B stalls 1 s");
@@ -65,13 +65,13 @@ static void test_hand_worked(void)
     /* zico with each job using half the GPU: running together costs nothing:
        A 0-2 and 2-4; B waits until 1, runs 1-3 and 3-5 */
     two_jobs(j, 0.5);
-    IS_INT(co_run(j, 2, 10000000000LL, CO_ZICO, 10e9, 10e9, &r, &e), 0, "zico util 0.5 runs");
+    IS_INT(co_run(j, 2, 10000000000LL, CO_ZICO, 10e9, 10e9, 1, &r, &e), 0, "zico util 0.5 runs");
     IS_NUM(r.jobs[0].finish_s, 4, 1e-9, "zico util 0.5: A finishes at 4 s");
     IS_NUM(r.jobs[1].finish_s, 5, 1e-9, "zico util 0.5: B finishes at 5 s");
     IS_NUM(r.total_normalized, 1.0 + 0.8, 1e-9, "zico util 0.5: 1.8 jobs' worth of throughput");
     co_result_free(&r);
     /* spatial with room for both (12 GB): both at full speed, 0-4 */
-    IS_INT(co_run(j, 2, 12000000000LL, CO_SPATIAL, 10e9, 10e9, &r, &e), 0, "spatial 12 GB");
+    IS_INT(co_run(j, 2, 12000000000LL, CO_SPATIAL, 10e9, 10e9, 1, &r, &e), 0, "spatial 12 GB");
     OK(!r.jobs[0].failed && !r.jobs[1].failed, "spatial 12 GB: nobody fails");
     IS_NUM(r.jobs[1].finish_s, 4, 1e-9, "spatial 12 GB: B finishes at 4 s");
     co_result_free(&r);
@@ -79,17 +79,51 @@ static void test_hand_worked(void)
        alone, so together they run at 1 / 1.6 = 0.625 of their speed: two
        iterations of 2 s take 6.4 s */
     j[0].pcie = j[1].pcie = 0.8;
-    IS_INT(co_run(j, 2, 12000000000LL, CO_SPATIAL, 10e9, 10e9, &r, &e), 0, "spatial, PCIe shared");
+    IS_INT(co_run(j, 2, 12000000000LL, CO_SPATIAL, 10e9, 10e9, 1, &r, &e), 0, "spatial, PCIe shared");
     IS_NUM(r.jobs[0].finish_s, 6.4, 1e-9, "PCIe shared: A finishes at 6.4 s");
     IS_NUM(r.jobs[1].finish_s, 6.4, 1e-9, "PCIe shared: B finishes at 6.4 s");
     co_result_free(&r);
     j[0].pcie = j[1].pcie = 0;
     /* time with room for both: no switches, A 0-2, B 2-4, A 4-6, B 6-8 */
-    IS_INT(co_run(j, 2, 12000000000LL, CO_TIME, 10e9, 10e9, &r, &e), 0, "time 12 GB");
+    IS_INT(co_run(j, 2, 12000000000LL, CO_TIME, 10e9, 10e9, 1, &r, &e), 0, "time 12 GB");
     IS_NUM(r.jobs[1].finish_s, 8, 1e-9, "time 12 GB: no switch cost: B at 8 s");
     co_result_free(&r);
-    IS_INT(co_run(j, 0, 1, CO_TIME, 1, 1, &r, &e), SW_EINVAL, "no jobs: refused");
-    IS_INT(co_run(j, 2, 10000000000LL, 7, 1, 1, &r, &e), SW_EINVAL, "unknown policy: refused");
+    IS_INT(co_run(j, 0, 1, CO_TIME, 1, 1, 1, &r, &e), SW_EINVAL, "no jobs: refused");
+    IS_INT(co_run(j, 2, 10000000000LL, 7, 1, 1, 1, &r, &e), SW_EINVAL, "unknown policy: refused");
+    co_job_free(&j[0]);
+    co_job_free(&j[1]);
+}
+
+/* without recording, the results are the same and memory does not grow
+   with the iterations (no spans, one memory sample) */
+static void test_no_record(void)
+{
+    co_job j[2];
+    sw_err e;
+    two_jobs(j, 0.5);
+    for (int pol = 0; pol < CO__COUNT; pol++) {
+        j[0].iterations = j[1].iterations = 50;
+        co_result a, b;
+        if (co_run(j, 2, 10000000000LL, pol, 10e9, 10e9, 1, &a, &e) ||
+            co_run(j, 2, 10000000000LL, pol, 10e9, 10e9, 0, &b, &e)) {
+            OK(0, "%s: co_run: %s", co_policy_name(pol), e.msg);
+            continue;
+        }
+        OK(a.n_spans >= 50 && a.n_samples > 50, "%s: recorded: %d spans, %d samples",
+           co_policy_name(pol), (int)a.n_spans, (int)a.n_samples);
+        OK(b.n_spans == 0 && b.n_samples <= 1, "%s: not recorded: %d spans, %d samples",
+           co_policy_name(pol), (int)b.n_spans, (int)b.n_samples);
+        int same = a.makespan_s == b.makespan_s && a.peak_bytes == b.peak_bytes &&
+                   a.total_normalized == b.total_normalized;
+        for (int k = 0; k < 2; k++)
+            same &= a.jobs[k].done == b.jobs[k].done && a.jobs[k].failed == b.jobs[k].failed &&
+                    a.jobs[k].stall_s == b.jobs[k].stall_s;
+        OK(same, "%s: the same results (makespan %.6f / %.6f s, peak %lld / %lld)",
+           co_policy_name(pol), a.makespan_s, b.makespan_s, (long long)a.peak_bytes,
+           (long long)b.peak_bytes);
+        co_result_free(&a);
+        co_result_free(&b);
+    }
     co_job_free(&j[0]);
     co_job_free(&j[1]);
 }
@@ -108,11 +142,11 @@ static void test_random_workloads(void)
             sw_err e;
             if (cal_generate("random", kv, 3, "v100", &g, &e))
                 continue;
-            int rc = co_job_from_profile(&j[nj], "job", g, k == 2 ? "odswap" : "none", 0, &e);
+            int rc = co_job_from_profile(&j[nj], "job", g, k == 2 ? "odswap" : "none", 0, 0, &e);
             if (rc == 0 && k == 2) {
                 co_job_free(&j[nj]);
                 int64_t peak = graph_peak_memory(g, g->order);
-                rc = co_job_from_profile(&j[nj], "job", g, "odswap", peak * 7 / 10, &e);
+                rc = co_job_from_profile(&j[nj], "job", g, "odswap", peak * 7 / 10, 0, &e);
             }
             graph_free(g);
             if (rc) {
@@ -135,7 +169,7 @@ static void test_random_workloads(void)
             co_result r;
             sw_err e;
             int64_t mem = sum * 6 / 10;
-            if (co_run(j, nj, mem, pol, 12e9, 12e9, &r, &e)) {
+            if (co_run(j, nj, mem, pol, 12e9, 12e9, 1, &r, &e)) {
                 OK(0, "co_run: %s", e.msg);
                 continue;
             }
@@ -244,6 +278,7 @@ static void cli(void)
 
 static const tap_test tests[] = {
     {"hand_worked", test_hand_worked},
+    {"no_record", test_no_record},
     {"random_workloads", test_random_workloads},
     {"cli", cli},
 };
