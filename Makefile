@@ -227,7 +227,7 @@ optimality: deps $(SWAPSIM)
 # and paper_results.md regenerated from the CSVs. Results go to $(OUT)/;
 # cells already run with the same inputs and binary are reused.
 OUT ?= out
-EXPERIMENTS := table1 fig6 fig6-mixed fig7 table2 fig9 fig10 fig10-mixed ablation tuning defaults mutation planners \
+EXPERIMENTS := table1 fig6 fig6-mixed fig7 table2 fig9 fig9-mixed fig10 fig10-mixed ablation tuning defaults mutation planners \
                planners-recorded dtr dtr-megengine hybrid hybrid-dtr
 
 # MPI=N: each experiment's cells spread over N ranks ($(MPIRUN) -np N
