@@ -437,6 +437,34 @@ static int var(orm *q, double lb, double ub, double cost, int integer, double st
     return v;
 }
 
+/* The row that op k of stage t may run only with its input present: with
+   rk, R[t][k]'s column (k computed before the stage's own op t), R[t][k] <=
+   R[t][p] + S[t][x]; without (k = t, which always runs), 1 <= R[t][p] +
+   S[t][x]. rp: R[t][p]'s column (p, the input's maker, computed earlier in
+   the stage), sv: S[t][x]'s (x kept from the last stage); -1 where there is
+   none. ridx and rval hold 3 entries. */
+static void input_row(milp *m, int rk, int rp, int sv, int *ridx, double *rval)
+{
+    int nz = 0;
+    double sg = rk >= 0 ? -1 : 1;
+    if (rk >= 0) {
+        ridx[nz] = rk;
+        rval[nz++] = 1;
+    }
+    if (rp >= 0) {
+        ridx[nz] = rp;
+        rval[nz++] = sg;
+    }
+    if (sv >= 0) {
+        ridx[nz] = sv;
+        rval[nz++] = sg;
+    }
+    if (rk >= 0)
+        milp_row(m, -MILP_INF, 0, nz, ridx, rval);
+    else
+        milp_row(m, 1, MILP_INF, nz, ridx, rval);
+}
+
 /* Count the R and S variables the program would have. */
 static int64_t orm_size(const orc *c)
 {
@@ -547,25 +575,7 @@ static int orm_build(orc *c, orm *q, int with_start)
                 if (c->acc_mk[a])
                     continue;
                 int32_t x = c->acc_c[a], p = c->pp[x];
-                int32_t rp = p < t ? Rv[p] : -1, sv = Sv[x];
-                double sg = k < t ? -1 : 1; /* R[t][k] <= R[t][p] + S, or 1 <= ... */
-                int nz = 0;
-                if (k < t) {
-                    ridx[nz] = Rv[k];
-                    rval[nz++] = 1;
-                }
-                if (rp >= 0) {
-                    ridx[nz] = rp;
-                    rval[nz++] = sg;
-                }
-                if (sv >= 0) {
-                    ridx[nz] = sv;
-                    rval[nz++] = sg;
-                }
-                if (k < t)
-                    milp_row(q->m, -MILP_INF, 0, nz, ridx, rval);
-                else
-                    milp_row(q->m, 1, MILP_INF, nz, ridx, rval);
+                input_row(q->m, k < t ? Rv[k] : -1, p < t ? Rv[p] : -1, Sv[x], ridx, rval);
             }
         }
         /* FREE[t][x][k]: after the k-th touch, if no later one in the stage and
@@ -1000,25 +1010,7 @@ static int orm_build_coarse(orc *c, orm *q, int64_t tiny)
                 touch[x] = t;
                 if (c->acc_mk[a] || c->M[x] < tiny)
                     continue;
-                int32_t rp = p < t ? Rv[p] : -1, sv = Sv[x];
-                int nz = 0;
-                if (k < t) {
-                    ridx[nz] = Rv[k];
-                    rval[nz++] = 1;
-                }
-                double sg = k < t ? -1 : 1;
-                if (rp >= 0) {
-                    ridx[nz] = rp;
-                    rval[nz++] = sg;
-                }
-                if (sv >= 0) {
-                    ridx[nz] = sv;
-                    rval[nz++] = sg;
-                }
-                if (k < t)
-                    milp_row(q->m, -MILP_INF, 0, nz, ridx, rval);
-                else
-                    milp_row(q->m, 1, MILP_INF, nz, ridx, rval);
+                input_row(q->m, k < t ? Rv[k] : -1, p < t ? Rv[p] : -1, Sv[x], ridx, rval);
             }
         }
         /* the stage's start */

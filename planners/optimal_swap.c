@@ -930,6 +930,34 @@ static void osw_nogood(const osw *x, milp *m, const double *v)
     sw_free(val);
 }
 
+/* One gap's decisions in the incumbent v, for both models: a trip taken
+   (v_w) leaves at lo + 1 + k where its out binary k is set, or at the
+   drop's position, and comes back at lo + 2 + k where its in binary k is
+   set (len binaries each; positions are ops in the span model, half-stages
+   in the stage model). *out and *in are -1 where none is set; returns 1 for
+   a drop. */
+static int osw_pick(const osw_win *w, const double *v, int32_t lo, int32_t len, int32_t *out,
+                    int32_t *in)
+{
+    int drop = 0;
+    *out = *in = -1;
+    if (v[w->v_w] < 0.5)
+        return 0;
+    for (int32_t k = 0; k < len; k++) {
+        if (v[w->v_oc + k] > 0.5)
+            *out = lo + 1 + k;
+        if (v[w->v_in + k] > 0.5)
+            *in = lo + 2 + k;
+    }
+    if (w->v_od >= 0)
+        for (int32_t a = w->od_lo; a <= w->od_hi; a++)
+            if (v[w->v_od + (a - w->od_lo)] > 0.5) {
+                *out = a;
+                drop = 1;
+            }
+    return drop;
+}
+
 /* Read the span model's decisions: out_op/in_op, and the half-stages
    out_at = 2 out_op (resident until op out_op starts), in_at = 2 in_op
    (resident from the end of op in_op - 1) that the packing works in. */
@@ -937,25 +965,11 @@ static void osw_read_span(osw *x, const double *v)
 {
     for (int32_t i = 0; i < x->n_win; i++) {
         osw_win *w = &x->win[i];
-        int32_t len = w->hop - w->lop - 1;
-        w->out_at = w->in_at = w->out_op = w->in_op = -1;
-        w->drop = 0;
-        if (v[w->v_w] < 0.5)
-            continue;
-        for (int32_t k = 0; k < len; k++) {
-            if (v[w->v_oc + k] > 0.5)
-                w->out_op = w->lop + 1 + k;
-            if (v[w->v_in + k] > 0.5)
-                w->in_op = w->lop + 2 + k;
-        }
-        if (w->v_od >= 0)
-            for (int32_t b = w->od_lo; b <= w->od_hi; b++)
-                if (v[w->v_od + (b - w->od_lo)] > 0.5) {
-                    w->out_op = b;
-                    w->drop = 1;
-                }
+        w->out_at = w->in_at = -1;
+        w->drop = osw_pick(w, v, w->lop, w->hop - w->lop - 1, &w->out_op, &w->in_op);
         if (w->out_op < 0 || w->in_op < 0) {
             w->out_op = w->in_op = -1;
+            w->drop = 0;
             continue;
         }
         w->out_at = 2 * w->out_op;
@@ -963,28 +977,12 @@ static void osw_read_span(osw *x, const double *v)
     }
 }
 
-/* Read the decisions from the incumbent. */
+/* Read the stage model's decisions (half-stages) from the incumbent. */
 static void osw_read(osw *x, const double *v)
 {
     for (int32_t i = 0; i < x->n_win; i++) {
         osw_win *w = &x->win[i];
-        int32_t len = w->hi - w->lo - 2;
-        w->out_at = w->in_at = -1;
-        w->drop = 0;
-        if (v[w->v_w] < 0.5)
-            continue;
-        for (int32_t k = 0; k < len; k++) {
-            if (v[w->v_oc + k] > 0.5)
-                w->out_at = w->lo + 1 + k;
-            if (v[w->v_in + k] > 0.5)
-                w->in_at = w->lo + 2 + k;
-        }
-        if (w->v_od >= 0)
-            for (int32_t a = w->od_lo; a <= w->od_hi; a++)
-                if (v[w->v_od + (a - w->od_lo)] > 0.5) {
-                    w->out_at = a;
-                    w->drop = 1;
-                }
+        w->drop = osw_pick(w, v, w->lo, w->hi - w->lo - 2, &w->out_at, &w->in_at);
     }
 }
 
