@@ -162,9 +162,20 @@ static void put_result_json(const plan *p, const sim_result *r, int verified, sw
                   r->swap_outs, r->drops, r->reruns, p->n_tasks, r->iterations,
                   r->steady ? "true" : "false", verified ? "true" : "false",
                   p->mem_kind == MEM_POOL ? "pool" : p->policy);
+    if (p->solver_status) { /* an exact planner's solve */
+        b->len -= 2; /* reopen the object */
+        sw_buf_puts(b, ",\"solver_status\":");
+        sw_buf_put_jstr(b, p->solver_status);
+        sw_buf_puts(b, ",\"solver_objective_s\":");
+        sw_buf_put_f64(b, p->solver_objective_s);
+        sw_buf_puts(b, ",\"solver_bound_s\":");
+        sw_buf_put_f64(b, p->solver_bound_s);
+        sw_buf_puts(b, ",\"solver_gap_pct\":");
+        sw_buf_put_f64(b, 100 * p->solver_gap);
+        sw_buf_puts(b, "}\n");
+    }
     if (p->notes) { /* the planner's own account (e.g. dtr's evictions, fragmentation) */
-        b->len--; /* reopen the object */
-        b->len--;
+        b->len -= 2; /* reopen the object */
         sw_buf_puts(b, ",\"notes\":");
         sw_buf_put_jstr(b, p->notes);
         sw_buf_puts(b, "}\n");

@@ -1756,7 +1756,7 @@ static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, pla
                       "tensors", attempt, attempt > 1 ? "s" : "", (long long)(c.cap + c.persist));
     if (!strcmp(params_str(ps, "recompute"), "forward"))
         sw_buf_printf(&b, "; forward ops only (recompute=forward)");
-    if (b.oom || plan_set_notes(*out, b.data)) {
+    if (b.oom || plan_set_notes(*out, b.data) || plan_set_solver(*out, status, obj, bound, gap)) {
         plan_free(*out);
         *out = NULL;
         rc = sw_fail(err, SW_ENOMEM, "out of memory");

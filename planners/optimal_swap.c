@@ -1888,7 +1888,8 @@ static int plan_model(const graph_profile *g, const planner_opts *o, int use_spa
              bound, 100 * gap,
              milp_vars(m), milp_rows(m), trips, drops, x.span ? "span" : "stage", 2 * n,
              shrinks ? "; memory lowered for the packing" : "");
-    if (plan_set_notes(q, note)) {
+    if (plan_set_notes(q, note) ||
+        plan_set_solver(q, shrinks ? "lowered memory" : status_name(r.status), model, bound, gap)) {
         plan_free(q);
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;

@@ -45,6 +45,7 @@ void plan_free(plan *p)
     sw_free(p->planner);
     sw_free(p->options_json);
     sw_free(p->notes);
+    sw_free(p->solver_status);
     sw_free(p);
 }
 
@@ -139,6 +140,19 @@ int plan_set_notes(plan *p, const char *notes)
         return SW_ENOMEM;
     sw_free(p->notes);
     p->notes = n;
+    return 0;
+}
+
+int plan_set_solver(plan *p, const char *status, double objective_s, double bound_s, double gap)
+{
+    char *s = status ? sw_strdup(status) : NULL;
+    if (status && !s)
+        return SW_ENOMEM;
+    sw_free(p->solver_status);
+    p->solver_status = s;
+    p->solver_objective_s = objective_s;
+    p->solver_bound_s = bound_s;
+    p->solver_gap = gap;
     return 0;
 }
 

@@ -72,6 +72,13 @@ typedef struct plan {
     char *options_json;      /* the planner options as a JSON object text */
     double planning_time_s;
     char *notes;
+    /* An exact planner's solve (optimal-swap, optimal-remat); solver_status
+       NULL where the plan comes from no solve (every other planner). */
+    char *solver_status;       /* the planner's word for how the solve ended ("optimal",
+                                  "stopped", "lowered memory", ...) */
+    double solver_objective_s; /* the plan's objective in the planner's model (s per iteration) */
+    double solver_bound_s;     /* the best proven lower bound of that model (s per iteration) */
+    double solver_gap;         /* (objective - bound) / objective, a fraction */
 } plan;
 
 const char *plan_task_kind_name(int kind);
@@ -99,6 +106,9 @@ int plan_set_meta(plan *p, const char *planner, uint64_t seed, const char *optio
 /* Replace the plan's notes with a copy of notes (NULL: none). Returns 0 or
    SW_ENOMEM (the old notes kept). */
 int plan_set_notes(plan *p, const char *notes);
+/* Record an exact planner's solve (status copied; NULL clears it). Returns 0
+   or SW_ENOMEM (the old record kept). */
+int plan_set_solver(plan *p, const char *status, double objective_s, double bound_s, double gap);
 
 static inline const plan_place *plan_task_places(const plan *p, const plan_task *t)
 {

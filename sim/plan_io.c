@@ -55,6 +55,17 @@ void plan_to_json(const plan *p, sw_buf *b)
         sw_buf_puts(b, ",\"notes\":");
         sw_buf_put_jstr(b, p->notes);
     }
+    if (p->solver_status) {
+        sw_buf_puts(b, ",\"solver\":{\"status\":");
+        sw_buf_put_jstr(b, p->solver_status);
+        sw_buf_puts(b, ",\"objective_s\":");
+        sw_buf_put_f64(b, p->solver_objective_s);
+        sw_buf_puts(b, ",\"bound_s\":");
+        sw_buf_put_f64(b, p->solver_bound_s);
+        sw_buf_puts(b, ",\"gap\":");
+        sw_buf_put_f64(b, p->solver_gap);
+        sw_buf_putc(b, '}');
+    }
     sw_buf_puts(b, "},\n  \"memory\":{\"model\":");
     sw_buf_puts(b, p->mem_kind == MEM_POOL ? "\"pool\"" : "\"address\"");
     sw_buf_puts(b, ",\"budget_bytes\":");
@@ -262,7 +273,8 @@ static int read_plan(jr *r, const json_value *root, plan **out)
     int64_t seed = 0;
     double pt = 0;
     const json_value *opts = NULL;
-    const char *notes = NULL;
+    const char *notes = NULL, *sstatus = NULL;
+    double sobj = 0, sbound = 0, sgap = 0;
     if (plv) {
         s = jr_push_key(r, "planner");
         if ((rc = jr_str(r, plv, "name", 0, "unknown", &pname)) ||
@@ -271,6 +283,18 @@ static int read_plan(jr *r, const json_value *root, plan **out)
             (rc = jr_field(r, plv, "options", JSON_OBJECT, 0, &opts)) ||
             (rc = jr_str(r, plv, "notes", 0, NULL, &notes)))
             goto fail;
+        const json_value *sv = NULL;
+        if ((rc = jr_field(r, plv, "solver", JSON_OBJECT, 0, &sv)))
+            goto fail;
+        if (sv) {
+            size_t s2 = jr_push_key(r, "solver");
+            if ((rc = jr_str(r, sv, "status", 1, NULL, &sstatus)) ||
+                (rc = jr_f64(r, sv, "objective_s", 1, 0, 0, &sobj)) ||
+                (rc = jr_f64(r, sv, "bound_s", 1, 0, 0, &sbound)) ||
+                (rc = jr_f64_range(r, sv, "gap", 1, 0, 0, 1, &sgap)))
+                goto fail;
+            jr_pop(r, s2);
+        }
         jr_pop(r, s);
     }
     sw_buf ob;
@@ -279,7 +303,7 @@ static int read_plan(jr *r, const json_value *root, plan **out)
         options_text(opts, &ob);
     rc = ob.oom ? SW_ENOMEM : plan_set_meta(p, pname, (uint64_t)seed, opts ? ob.data : "{}");
     sw_buf_free(&ob);
-    if (rc || plan_set_notes(p, notes)) {
+    if (rc || plan_set_notes(p, notes) || plan_set_solver(p, sstatus, sobj, sbound, sgap)) {
         rc = sw_fail(r->err, SW_ENOMEM, "%s: out of memory", r->file);
         goto fail;
     }

@@ -393,6 +393,175 @@ static void report_number(void)
                 "number without pick");
 }
 
+static void put_text(const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* the start of field col of the CSV line at p (quoted fields skipped whole),
+   or NULL past the line's end */
+static const char *csv_at(const char *p, int col)
+{
+    for (int c = 0; c < col; c++) {
+        int q = 0;
+        for (; *p && (q || (*p != ',' && *p != '\n')); p++)
+            q ^= *p == '"';
+        if (*p != ',')
+            return NULL;
+        p++;
+    }
+    return p;
+}
+
+/* the CSV cell of row (1 = the first after the header) and column name, as
+   a number (NAN where empty or missing) */
+static double csv_num(const char *csv, int row, const char *name)
+{
+    if (!csv)
+        return NAN;
+    int col = -1;
+    for (int c = 0; col < 0; c++) {
+        const char *f = csv_at(csv, c);
+        if (!f)
+            return NAN;
+        size_t l = strcspn(f, ",\n");
+        if (l == strlen(name) && !strncmp(f, name, l))
+            col = c;
+    }
+    const char *line = csv;
+    for (int r = 0; r < row && line; r++)
+        line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL;
+    const char *f = line && *line ? csv_at(line, col) : NULL;
+    if (!f)
+        return NAN;
+    char *e;
+    double v = strtod(f, &e);
+    return e == f ? NAN : v;
+}
+
+/* experiment files' "derive": columns from a reference cell (a ratio over
+   it, or a copy of its field), "where" and first-match-wins, and errors that
+   name the file and the place; a variable's value may name {data}/... */
+static void experiment_derive(void)
+{
+    char args[1024], path[512], *o = NULL, *csv = NULL;
+    put_text("d.json",
+             "{\"name\": \"d\", \"profile\": [\"model\", \"random\", \"--ops\", \"12\", \"--seed\", "
+             "\"{seed}\"],\n"
+             " \"command\": [\"run\", \"{profile}\", \"--planner\", \"{planner}\", \"--memory\", "
+             "\"{mem}\", \"--json\"],\n"
+             " \"vars\": {\"seed\": [1, 2], \"mem\": [\"0.7x\"], \"planner\": [\"ideal\", \"none\", "
+             "\"odswap\"]},\n"
+             " \"derive\": [\n"
+             "  {\"column\": \"slowdown\", \"ratio\": \"iteration_time_s\", \"over\": "
+             "\"iteration_time_s\", \"from\": {\"planner\": \"ideal\"}, \"where\": {\"planner\": "
+             "[\"odswap\", \"ideal\"]}},\n"
+             "  {\"column\": \"slowdown\", \"copy\": \"status\", \"from\": {\"planner\": \"none\"}},\n"
+             "  {\"column\": \"ideal_s\", \"copy\": \"iteration_time_s\", \"from\": {\"planner\": "
+             "\"ideal\"}}]}\n");
+    snprintf(args, sizeof args, "experiment %s/d.json --out %s/dout --jobs 1", dir, dir);
+    IS_INT(sh(args, NULL, NULL), 0, "an experiment with derived columns runs");
+    snprintf(path, sizeof path, "%s/dout/d.csv", dir);
+    size_t n;
+    sw_err e;
+    if (sw_read_file(path, &csv, &n, &e))
+        csv = NULL;
+    OK(csv && strstr(csv, ",slowdown,ideal_s\n"), "the derived columns come last, once each");
+    /* rows: seed 1 ideal, none, odswap; seed 2 ideal, none, odswap */
+    for (int s = 0; s < 2; s++) {
+        double ti = csv_num(csv, 3 * s + 1, "iteration_time_s");
+        double to = csv_num(csv, 3 * s + 3, "iteration_time_s");
+        double r = csv_num(csv, 3 * s + 3, "slowdown");
+        OK(ti > 0 && to >= ti && fabs(r - to / ti) <= 1e-5 * r,
+           "seed %d: odswap's slowdown is its time over ideal's in the same seed (%g / %g = %g)",
+           s + 1, to, ti, r);
+        IS_NUM(csv_num(csv, 3 * s + 1, "slowdown"), 1.0, 1e-12, "seed %d: ideal over itself", s + 1);
+        IS_NUM(csv_num(csv, 3 * s + 3, "ideal_s"), ti, 1e-9 * ti, "seed %d: a copy of the "
+               "reference's field", s + 1);
+    }
+    const char *row2 = csv ? strchr(csv, '\n') : NULL;
+    row2 = row2 ? strchr(row2 + 1, '\n') : NULL; /* the end of row 1 */
+    OK(row2 && !strncmp(row2 + 1, "1,0.7x,none,error,", 18) && strstr(row2, ",error,"),
+       "none fails at 0.7x: an error row, and the copy fills its slowdown (first match wins)");
+    sw_free(csv);
+    /* errors: one line naming the file and the place */
+    put_text("bad1.json", "{\"name\": \"b\", \"command\": [\"run\"], \"vars\": {\"p\": [\"a\"]},\n"
+                          " \"derive\": [{\"column\": \"x\", \"copy\": \"y\", \"from\": {\"q\": "
+                          "\"a\"}}]}\n");
+    snprintf(args, sizeof args, "experiment %s/bad1.json --out %s/b1 --dry-run", dir, dir);
+    expect_fail(args, 1, "'q' is not a variable field", "derive: from names no variable");
+    o = NULL;
+    sh(args, NULL, &o);
+    OK(o && strstr(o, "bad1.json") && strstr(o, "derive") && !strchr(o, '\n')[1],
+       "the error names the file and the place, in one line");
+    sw_free(o);
+    put_text("bad2.json", "{\"name\": \"b\", \"command\": [\"run\"], \"vars\": {\"p\": [\"a\"]},\n"
+                          " \"derive\": [{\"column\": \"x\", \"ratio\": \"y\", \"from\": {\"p\": "
+                          "\"a\"}}]}\n");
+    snprintf(args, sizeof args, "experiment %s/bad2.json --out %s/b2 --dry-run", dir, dir);
+    expect_fail(args, 1, "\"ratio\" and \"over\" go together", "derive: ratio without over");
+    put_text("bad3.json", "{\"name\": \"b\", \"command\": [\"run\"], \"vars\": {\"p\": [\"a\"]},\n"
+                          " \"derive\": [{\"column\": \"x\", \"from\": {\"p\": \"a\"}}]}\n");
+    snprintf(args, sizeof args, "experiment %s/bad3.json --out %s/b3 --dry-run", dir, dir);
+    expect_fail(args, 1, "expected one of \"copy\" or \"ratio\"", "derive: neither copy nor ratio");
+    /* {data} inside a variable's value */
+    put_text("dv.json", "{\"name\": \"dv\", \"command\": [\"stats\", \"{f}\", \"--json\"], "
+                        "\"vars\": {\"f\": [\"{data}/x.json\"]}}\n");
+    snprintf(args, sizeof args, "experiment %s/dv.json --out %s/dv --dry-run --data /some/where",
+             dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "dry run of a value naming {data}");
+    IS_STR_HAS(o, "stats /some/where/x.json --json", "{data} in a variable's value expands");
+    sw_free(o);
+}
+
+/* an exact planner's solve in `run --json` (solver_status, objective, bound,
+   gap) and in the plan file, where `simulate --json` reads it back; other
+   planners have none */
+static void solver_fields(void)
+{
+    char args[1024], *o = NULL;
+    json_doc *d = json_doc_new();
+    snprintf(args, sizeof args, "model random --ops 6 --seed 1 --unit 1MiB -o %s/s6.json", dir);
+    IS_INT(sh(args, NULL, NULL), 0, "a 6-op profile");
+    snprintf(args, sizeof args, "plan %s/s6.json --planner optimal-swap --memory 0.9x --set "
+             "model=stage --set max_nodes=50 -o %s/s6p.json", dir, dir);
+    int rc = sh(args, NULL, NULL);
+    IS_INT(rc, 0, "optimal-swap plans the 6-op profile");
+    snprintf(args, sizeof args, "simulate %s/s6p.json --json", dir);
+    IS_INT(sh(args, &o, NULL), 0, "simulate its plan");
+    const json_value *v = parse_json(d, o);
+    const json_value *st = json_get(v, "solver_status"), *ob = json_get(v, "solver_objective_s"),
+                     *bd = json_get(v, "solver_bound_s"), *gp = json_get(v, "solver_gap_pct"),
+                     *it = json_get(v, "iteration_time_s");
+    OK(st && st->type == JSON_STRING && *st->u.str, "solver_status: %s",
+       st && st->type == JSON_STRING ? st->u.str : "(missing)");
+    OK(ob && bd && gp && it, "objective, bound and gap are there");
+    if (ob && bd && gp && it) {
+        double obj = ob->u.num.d, b = bd->u.num.d, g = gp->u.num.d;
+        OK(b <= obj * (1 + 1e-9) && g >= 0 && g <= 100, "bound %g <= objective %g, gap %g%%", b,
+           obj, g);
+        IS_NUM(g, obj > 0 ? 100 * (obj - b) / obj : 0, 1e-6, "the gap is (objective - bound) / "
+               "objective");
+        /* the stage model's time is exact in the simulator (docs/bounds.md) */
+        IS_NUM(it->u.num.d, obj, 1e-6 * obj, "the plan simulates at its objective");
+    }
+    sw_free(o);
+    snprintf(args, sizeof args, "run %s/s6.json --planner odswap --memory 0.9x --json", dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "odswap runs");
+    v = parse_json(d, o);
+    OK(v && !json_get(v, "solver_status"), "a heuristic has no solver fields");
+    sw_free(o);
+    json_doc_free(d);
+}
+
 static const tap_test tests[] = {
     {"help_and_usage", help_and_usage},
     {"model_and_stats", model_and_stats},
@@ -406,6 +575,8 @@ static const tap_test tests[] = {
     {"report_compare", report_compare},
     {"report_number", report_number},
     {"report_compare_best", report_compare_best},
+    {"experiment_derive", experiment_derive},
+    {"solver_fields", solver_fields},
 };
 
 int main(int argc, char **argv)
