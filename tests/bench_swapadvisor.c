@@ -1,6 +1,7 @@
 /* bench_swapadvisor.c: `make bench` figures of SwapAdvisor: evaluations per
    second per core (swap planning + simulation of one individual) on
-   NASNet-25 and RNN-8-8K, RNN-8-8K's throughput after a 60 s search on two
+   NASNet-25 and RNN-8-8K (seeded with the default individual, and from a
+   random first generation), RNN-8-8K's throughput after a 60 s search on two
    threads from the paper's random first generation (with the paper's
    schedule mutation and with ours, schedule_mutation=mixed) and from a
    seeded one (seed_default=true), and (with SWAPSIM_BENCH_LONG=1) what 10
@@ -83,6 +84,16 @@ int main(void)
     search(rnn, 20, 1, 1, "dataflow", &ev, &el);
     printf("# RNN-8-8K batch 256, v100 16 GiB: %ld evaluations in %.1f s on one thread\n", ev, el);
     printf("bench: sa_evals_per_s_core_rnn88k %.0f evals/s\n", (double)ev / el);
+    /* the same from a random first generation: its individuals' schedules
+       swap far more (thousands of copies per iteration), so each costs more */
+    search(nas, 20, 1, 0, "dataflow", &ev, &el);
+    printf("# NASNet-25, random first generation: %ld evaluations in %.1f s on one thread\n", ev,
+           el);
+    printf("bench: sa_evals_per_s_core_nasnet25_random_start %.0f evals/s\n", (double)ev / el);
+    search(rnn, 20, 1, 0, "dataflow", &ev, &el);
+    printf("# RNN-8-8K, random first generation: %ld evaluations in %.1f s on one thread\n", ev,
+           el);
+    printf("bench: sa_evals_per_s_core_rnn88k_random_start %.0f evals/s\n", (double)ev / el);
     double t60 = search(rnn, 60, 2, 0, "dataflow", &ev, &el);
     printf("# RNN-8-8K, 60 s on 2 threads from a random first generation, the paper's schedule "
            "mutation: %ld evaluations, %.4f s per iteration, ideal %.4f s\n", ev, t60,
