@@ -1037,9 +1037,9 @@ static int derive_check(exp *x, jr *r, const json_value *d)
         }
         for (uint32_t k = 0; !rc && where && k < where->n; k++) {
             const json_value *v = &where->u.members[k].val;
-            int ok = v->type == JSON_STRING;
+            int ok = v->type == JSON_STRING || v->type == JSON_ARRAY;
             for (uint32_t j = 0; v->type == JSON_ARRAY && j < v->n; j++)
-                ok = v->u.items[j].type == JSON_STRING;
+                ok &= v->u.items[j].type == JSON_STRING;
             if (!ok || (v->type == JSON_ARRAY && v->n == 0)) {
                 size_t s2 = jr_push_key(r, "where");
                 rc = jr_error(r, v, where->u.members[k].key, "expected a string or a non-empty "

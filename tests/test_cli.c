@@ -510,6 +510,12 @@ static void experiment_derive(void)
                           " \"derive\": [{\"column\": \"x\", \"from\": {\"p\": \"a\"}}]}\n");
     snprintf(args, sizeof args, "experiment %s/bad3.json --out %s/b3 --dry-run", dir, dir);
     expect_fail(args, 1, "expected one of \"copy\" or \"ratio\"", "derive: neither copy nor ratio");
+    put_text("bad4.json", "{\"name\": \"b\", \"command\": [\"run\"], \"vars\": {\"p\": [\"a\"]},\n"
+                          " \"derive\": [{\"column\": \"x\", \"copy\": \"y\", \"from\": {\"p\": \"a\"}, "
+                          "\"where\": {\"p\": [\"a\", 3, \"b\"]}}]}\n");
+    snprintf(args, sizeof args, "experiment %s/bad4.json --out %s/b4 --dry-run", dir, dir);
+    expect_fail(args, 1, "expected a string or a non-empty list of strings",
+                "derive: a where list with a number in it");
     /* {data} inside a variable's value */
     put_text("dv.json", "{\"name\": \"dv\", \"command\": [\"stats\", \"{f}\", \"--json\"], "
                         "\"vars\": {\"f\": [\"{data}/x.json\"]}}\n");
