@@ -4,7 +4,7 @@
 load 'plots/common.gp'
 set linetype 9 lc rgb '#bcbd22' lw 2
 set linetype 10 lc rgb '#17becf' lw 2
-f = tab('optimality.csv', 'rows=model,budget cols=planner value=ratio_bound where=planner:optimal-swap|optimal-remat|swapadvisor|hybrid|odswap|tflms|vdnn|dtr|dtr-megengine|sublinear fmt=%.3f')
+f = tab('optimality.csv', 'rows=model,budget cols=planner value=ratio_bound "where=planner:optimal-swap|optimal-remat|swapadvisor|hybrid|odswap|tflms|vdnn|dtr|dtr-megengine|sublinear" fmt=%.3f')
 do for [t in 'png svg'] {
     if (t eq 'png') { set terminal pngcairo size 1600,600 font 'Sans,11'; set output data . '/optimality.png' }
     else { set terminal svg size 1600,600 font 'Sans,11' dynamic; set output data . '/optimality.svg' }

@@ -84,8 +84,8 @@ int main(void)
     search(rnn, 20, 1, 1, "dataflow", &ev, &el);
     printf("# RNN-8-8K batch 256, v100 16 GiB: %ld evaluations in %.1f s on one thread\n", ev, el);
     printf("bench: sa_evals_per_s_core_rnn88k %.0f evals/s\n", (double)ev / el);
-    /* the same from a random first generation: its individuals' schedules
-       swap far more (thousands of copies per iteration), so each costs more */
+    /* the same from a random first generation, whose individuals' schedules
+       may swap more (and cost more) than the seeded search's */
     search(nas, 20, 1, 0, "dataflow", &ev, &el);
     printf("# NASNet-25, random first generation: %ld evaluations in %.1f s on one thread\n", ev,
            el);
