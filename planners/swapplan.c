@@ -997,6 +997,10 @@ static inline int fast_pass(swapplan *sp, const int p, int32_t e0, int32_t *last
     sp_fast *f = &sp->f;
     const graph_profile *g = sp->g;
     int32_t E = f->E;
+    unsigned covered = 0, streams = 0; /* pass 1: the streams covered, and those with events */
+    for (int s = 0; s < STREAM__COUNT; s++)
+        if (f->n_s[s] > 0)
+            streams |= 1u << s;
     for (int32_t e = e0; e < E; e++) {
         int kind = sp->ev[e].kind;
         int32_t x = sp->ev[e].x;
@@ -1088,6 +1092,21 @@ static inline int fast_pass(swapplan *sp, const int p, int32_t e0, int32_t *last
         }
         vc[st] = fast_pos(f, p, e);
         last_in_stream[st] = e;
+        /* pass 1: once an event's clock covers every stream's last pass 0
+           event, every later event of its stream (whose clock starts from
+           this one and only grows) has each pass 0 candidate implied, so
+           no edge from the previous iteration; when that holds on every
+           stream, the rest of the pass adds nothing. Nothing else it
+           computes differs from pass 0, whose checks all passed: from its
+           first write in this pass each storage's and object's state is
+           pass 0's at the same event, and before it pass 0's end state,
+           which is its start state (the resident set, every one home). */
+        if (p == 1) {
+            if (vc[0] >= f->n_s[0] - 1 && vc[1] >= f->n_s[1] - 1 && vc[2] >= f->n_s[2] - 1)
+                covered |= 1u << st;
+            if (covered == streams)
+                break;
+        }
     }
     return 0;
 }
