@@ -106,6 +106,7 @@ struct swapplan {
     uint8_t *heaped;           /* per class: its list is a heap (kept lazily: only once an
                                   eviction needs it; until then an unordered list) */
     uint64_t *class_list;      /* flat resident lists (heap keys, see ent_key) */
+    int32_t *frontier;         /* need's walk over a heap in key order (SP_WALK_MAX steps) */
     int32_t n_classes_cap;
     sp_ev *ev;
     size_t n_ev, cap_ev;
@@ -124,6 +125,11 @@ struct swapplan {
     sp_fast f;                 /* the fast evaluation path's buffers */
     char why[256];
 };
+
+#define SP_ARITY 4     /* children per node of the class heaps */
+#define SP_WALK_MAX 8192 /* entries need's walk visits at most */
+#define SP_FRONTIER (SP_WALK_MAX * (SP_ARITY - 1) + 2) /* its frontier at most: each step
+                          takes one entry out and puts at most SP_ARITY in */
 
 #define TF_ROOT 1     /* a storage (root tensor) */
 #define TF_EXTERNAL 2 /* no producer: its host copy exists at start */
@@ -240,6 +246,7 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->persist = sw_calloc(nt, 1);
     sp->cls_of = sw_malloc(nt * sizeof(int32_t));
     sp->class_list = sw_malloc(nt * sizeof(uint64_t));
+    sp->frontier = sw_malloc(SP_FRONTIER * sizeof(int32_t));
     sp->rset = sw_malloc(nt * sizeof(int32_t));
     sp->fast = 1;
     sp->tflag = sw_malloc(nt);
@@ -298,7 +305,8 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     }
     if (!sp->sz.size || !sp->sz.of || !sp->pos_of_op || !sp->t_at || !sp->use_off ||
         !sp->use_pos || !sp->death || !sp->hf_off || !sp->hf || !sp->st || !sp->t_end ||
-        !sp->in_r || !sp->persist || !sp->cls_of || !sp->class_list || !sp->rset) {
+        !sp->in_r || !sp->persist || !sp->cls_of || !sp->class_list || !sp->frontier ||
+        !sp->rset) {
         swapplan_free(sp);
         return NULL;
     }
@@ -349,6 +357,7 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->cnt_eff);
     sw_free(sp->heaped);
     sw_free(sp->class_list);
+    sw_free(sp->frontier);
     sw_free(sp->ev);
     sw_free(sp->rset);
     pb_free(sp->b);
@@ -451,8 +460,11 @@ static inline int push_ev(swapplan *sp, int kind, int32_t x)
     return 0;
 }
 
-/* Each class's resident storages form a max-heap on (next use, then lowest
-   id): Belady's victim is at the top, unless the threshold excludes it.
+/* Each class's resident storages form a 4-ary max-heap on (next use, then
+   lowest id): Belady's victim is at the top, unless the threshold excludes
+   it. Four children per node: a use moves its storage's key up (its next
+   use is later), and up is one comparison per level, so a shallower heap
+   costs less.
    An entry is one 64-bit key, next use in the high half and the
    complement of the storage in the low half, so the order is one unsigned
    comparison (a larger key comes first) and the storage is in the key;
@@ -477,7 +489,7 @@ static void heap_up(swapplan *sp, int32_t base, int32_t i)
     sp_key *h = sp->class_list + base;
     sp_key e = h[i];
     while (i > 0) {
-        int32_t p = (i - 1) / 2;
+        int32_t p = (i - 1) / SP_ARITY;
         sp_key hp = h[p];
         if (e <= hp)
             break;
@@ -492,12 +504,13 @@ static void heap_down(swapplan *sp, int32_t base, int32_t n, int32_t i)
     sp_key *h = sp->class_list + base;
     sp_key e = h[i];
     for (;;) {
-        int32_t l = 2 * i + 1, m;
+        int32_t l = SP_ARITY * i + 1, m = l;
         if (l >= n)
             break;
-        m = l;
-        if (l + 1 < n && h[l + 1] > h[l])
-            m = l + 1;
+        int32_t end = n - l < SP_ARITY ? n : l + SP_ARITY;
+        for (int32_t j = l + 1; j < end; j++)
+            if (h[j] > h[m])
+                m = j;
         if (h[m] <= e)
             break;
         heap_put(sp, h, base, i, h[m]);
@@ -548,7 +561,7 @@ static inline void list_remove(swapplan *sp, int32_t s, int32_t c)
 static void heapify(swapplan *sp, int32_t c)
 {
     int32_t base = sp->class_off[c], n = sp->class_n[c];
-    for (int32_t i = n / 2 - 1; i >= 0; i--)
+    for (int32_t i = (n - 2) / SP_ARITY; i >= 0 && n > 1; i--)
         heap_down(sp, base, n, i);
     sp->heaped[c] = 1;
 }
@@ -586,14 +599,16 @@ static inline __attribute__((always_inline)) int need(swapplan *sp, int32_t s, i
     const sp_key *h = sp->class_list + base;
     const sp_st *st = sp->st;
     uint32_t epoch = sp->epoch;
-    /* walk the heap in key order (best-first over a small frontier): the
-       first entry not used by the current op and old enough is the victim;
-       failing that, the first not used by the current op */
+    /* walk the heap in key order (best-first: the frontier holds the
+       children of the entries visited, so the largest of it is the next in
+       key order), at most SP_WALK_MAX entries: the first entry not used by
+       the current op and old enough is the victim; failing that, the first
+       not used by the current op */
     int32_t best = -1, any = -1;
-    int32_t fr[64], nf = 0;
+    int32_t *fr = sp->frontier, nf = 0;
     if (n > 0)
         fr[nf++] = 0;
-    for (int steps = 0; nf > 0 && steps < 8192; steps++) {
+    for (int steps = 0; nf > 0 && steps < SP_WALK_MAX; steps++) {
         int32_t bi = 0;
         for (int32_t k = 1; k < nf; k++)
             if (h[fr[k]] > h[fr[bi]])
@@ -609,9 +624,8 @@ static inline __attribute__((always_inline)) int need(swapplan *sp, int32_t s, i
                 break;
             }
         }
-        for (int32_t ch = 2 * i + 1; ch <= 2 * i + 2 && ch < n; ch++)
-            if (nf < 64)
-                fr[nf++] = ch;
+        for (int32_t ch = SP_ARITY * i + 1; ch <= SP_ARITY * i + SP_ARITY && ch < n; ch++)
+            fr[nf++] = ch;
     }
     if (best < 0)
         best = any; /* none old enough: Belady's choice anyway */
