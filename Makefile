@@ -27,10 +27,11 @@ WERROR  ?= 1
 WARN    := -Wall -Wextra -Wshadow -Wconversion -Wmissing-prototypes -Wstrict-prototypes
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 OPT     := -O2 -g
-# COIN-OR CBC (planners/milp.c, the optimal planners): Debian coinor-libcbc-dev
+# COIN-OR CBC (planners/milp.c, the optimal planners): Debian coinor-libcbc-dev; GLPK
+# (planners/milp_glpk.c, their --set solver=glpk): libglpk-dev
 CBC_CFLAGS ?= $(patsubst -I%,-isystem %,$(shell pkg-config --cflags cbc 2>/dev/null || echo -I/usr/include/coin))
 CBC_LIBS   ?= $(shell pkg-config --libs cbc 2>/dev/null || echo -lCbcSolver -lCbc -lCgl -lOsiClp -lClp -lOsi -lCoinUtils)
-LIBS    := -lgsl -lgslcblas -lhwloc $(CBC_LIBS) -lz -lm -lpthread
+LIBS    := -lgsl -lgslcblas -lhwloc $(CBC_LIBS) -lglpk -lz -lm -lpthread
 
 ifeq ($(WERROR),1)
 WARN    += -Werror
@@ -114,7 +115,7 @@ else
 SWAPSIM := bin/swapsim
 endif
 
-DEB_PKGS := gcc make libc6-dev libgsl-dev libhwloc-dev zlib1g-dev gnuplot-nox perl pkg-config coinor-libcbc-dev
+DEB_PKGS := gcc make libc6-dev libgsl-dev libhwloc-dev zlib1g-dev gnuplot-nox perl pkg-config coinor-libcbc-dev libglpk-dev
 
 .PHONY: all deps test bench demo clean install check-warnings cuda fig11 experiments plots \
         paper_results.md docs-check fuzz FORCE

@@ -1,7 +1,8 @@
 /* milp.c: the solver-neutral model of milp.h, its LP-format writer, and the
    COIN-OR backends: CBC for the integer program, CLP for its relaxation
-   (Cbc_C_Interface.h, Clp_C_Interface.h; the only file that includes them). */
-#include "milp.h"
+   (Cbc_C_Interface.h, Clp_C_Interface.h; the only file that includes them).
+   GLPK's backend is milp_glpk.c. */
+#include "milp_impl.h"
 
 #include <float.h>
 #include <math.h>
@@ -10,22 +11,6 @@
 
 #include <Cbc_C_Interface.h>
 #include <Clp_C_Interface.h>
-
-struct milp {
-    int nvar, capvar;   /* variables added, allocated */
-    double *lb, *ub;    /* per variable bounds */
-    double *cost;       /* per variable objective coefficient */
-    char *integer;      /* per variable: 1 integer */
-    int nrow, caprow;   /* rows added, allocated */
-    double *rlo, *rhi;  /* per row range */
-    int *rstart;        /* nrow + 1 offsets into ridx/rval */
-    int nnz, capnz;     /* nonzeros added, allocated */
-    int *ridx;          /* nonzero column indices (row-major) */
-    double *rval;       /* nonzero coefficients */
-    double *start;      /* nvar values of an initial solution, or NULL */
-    double *x;          /* the last solve's incumbent (nvar), or NULL */
-    int oom;            /* an addition failed for lack of memory */
-};
 
 milp *milp_new(void)
 {
@@ -163,6 +148,43 @@ void milp_start(milp *m, const double *x)
 int milp_vars(const milp *m) { return m->nvar; }
 int milp_rows(const milp *m) { return m->nrow; }
 
+int milp_check(const milp *m, sw_err *err)
+{
+    if (m->oom)
+        return sw_fail(err, SW_ENOMEM, "out of memory building the integer program");
+    for (int k = 0; k < m->nnz; k++) {
+        if (m->ridx[k] < 0 || m->ridx[k] >= m->nvar)
+            return sw_fail(err, SW_EINVAL, "integer program: a row names variable %d of %d",
+                           m->ridx[k], m->nvar);
+        if (isnan(m->rval[k]))
+            return sw_fail(err, SW_EINVAL, "integer program: a coefficient of row-major "
+                           "nonzero %d is NaN", k);
+    }
+    for (int j = 0; j < m->nvar; j++)
+        if (isnan(m->lb[j]) || isnan(m->ub[j]) || isnan(m->cost[j]))
+            return sw_fail(err, SW_EINVAL, "integer program: variable %d has a NaN bound or "
+                           "cost", j);
+    for (int r = 0; r < m->nrow; r++)
+        if (isnan(m->rlo[r]) || isnan(m->rhi[r]))
+            return sw_fail(err, SW_EINVAL, "integer program: row %d has a NaN bound", r);
+    return 0;
+}
+
+static const char *const backend_names[] = {"cbc", "glpk"};
+
+int milp_backend_find(const char *name)
+{
+    for (int b = 0; b < (int)(sizeof backend_names / sizeof backend_names[0]); b++)
+        if (name && strcmp(name, backend_names[b]) == 0)
+            return b;
+    return -1;
+}
+
+const char *milp_backend_name(milp_backend b)
+{
+    return b == MILP_GLPK ? backend_names[1] : backend_names[0];
+}
+
 /* ---- LP format ---- */
 
 static void lp_term(FILE *f, double a, int j, int first)
@@ -229,9 +251,7 @@ int milp_write_lp(const milp *m, const char *path, sw_err *err)
 
 /* ---- the CBC backend ---- */
 
-/* Is the start within the bounds, integral where asked, and within every
-   row (absolute tolerance 1e-6)? */
-static int start_feasible(const milp *m)
+int milp_start_feasible(const milp *m)
 {
     const double tol = 1e-6;
     const double *x = m->start;
@@ -278,12 +298,9 @@ static void csc_free(milp_csc *c)
 static int csc_build(const milp *m, milp_csc *c, sw_err *err)
 {
     memset(c, 0, sizeof *c);
-    if (m->oom)
-        return sw_fail(err, SW_ENOMEM, "out of memory building the integer program");
-    for (int k = 0; k < m->nnz; k++)
-        if (m->ridx[k] < 0 || m->ridx[k] >= m->nvar)
-            return sw_fail(err, SW_EINVAL, "integer program: a row names variable %d of %d",
-                           m->ridx[k], m->nvar);
+    int rc = milp_check(m, err);
+    if (rc)
+        return rc;
     int n = m->nvar;
     c->cstart = sw_calloc((size_t)n + 1, sizeof *c->cstart);
     c->cidx = sw_malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *c->cidx);
@@ -324,6 +341,8 @@ static int csc_build(const milp *m, milp_csc *c, sw_err *err)
 int milp_solve_lp(milp *m, const milp_opts *o, milp_lp_method method, milp_result *r,
                   sw_err *err)
 {
+    if (o && o->backend == MILP_GLPK)
+        return milp_glpk_solve_lp(m, o, method, r, err);
     memset(r, 0, sizeof *r);
     static char clp_name[64];
     snprintf(clp_name, sizeof clp_name, "clp %s", Clp_Version());
@@ -381,6 +400,8 @@ done:
 
 int milp_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
 {
+    if (o && o->backend == MILP_GLPK)
+        return milp_glpk_solve(m, o, r, err);
     memset(r, 0, sizeof *r);
     static char solver_name[64];
     snprintf(solver_name, sizeof solver_name, "cbc %s", Cbc_getVersion());
@@ -436,7 +457,7 @@ int milp_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
         best = Cbc_getColSolution(cbc); /* a pure LP has no "integer solution" */
     r->bound = Cbc_getBestPossibleObjValue(cbc);
     int from_start = 0;
-    if (!best && m->start && start_feasible(m)) {
+    if (!best && m->start && milp_start_feasible(m)) {
         /* CBC keeps a start it accepted as the cutoff but may not return it:
            when the search finds nothing better it says "infeasible" */
         best = m->start;

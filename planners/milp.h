@@ -1,8 +1,9 @@
 /* milp.h: a small mixed-integer program interface for the optimal planners:
    build a model (bounded variables, ranged rows), solve it under a time
    limit, read the incumbent and the proven bound. Solver-neutral: the model
-   is held here and handed to a backend at solve time (COIN-OR CBC,
-   milp_cbc.c); another solver (GLPK) needs only a new backend. */
+   is held here and handed to a backend at solve time, chosen per solve
+   (milp_opts.backend): COIN-OR CBC and CLP (milp.c, the default) or GLPK
+   (milp_glpk.c). */
 #ifndef MILP_H
 #define MILP_H
 
@@ -20,20 +21,34 @@ typedef enum milp_status {
     MILP_NOSOLUTION  /* stopped by a limit before any feasible solution */
 } milp_status;
 
+/* The solver a solve hands the model to. */
+typedef enum milp_backend {
+    MILP_CBC,  /* COIN-OR CBC (integer programs) and CLP (relaxations): the default */
+    MILP_GLPK  /* GLPK's branch and cut (glp_intopt) and simplex or interior point */
+} milp_backend;
+
 typedef struct milp_opts {
     double time_limit_s; /* wall-clock limit of the solve; <= 0: none */
     long max_nodes;      /* branch-and-bound node limit; <= 0: none (a node
                             limit, unlike time, makes a stopped solve repeatable) */
     double rel_gap;      /* stop when (incumbent - bound) / |incumbent| <= this; 0: exact */
     int log;             /* 1: the solver's own log on stdout */
+    milp_backend backend;/* MILP_CBC (0, also for a NULL milp_opts) or MILP_GLPK */
 } milp_opts;
 
-/* How milp_solve_lp solves the relaxation (COIN-OR CLP, presolve on). */
+/* The backend named "cbc" or "glpk", or -1 for another name. */
+int milp_backend_find(const char *name);
+const char *milp_backend_name(milp_backend b);
+
+/* How milp_solve_lp solves the relaxation (CLP with its presolve; GLPK
+   with its LP presolver, or glp_interior for the barrier). */
 typedef enum milp_lp_method {
-    MILP_LP_AUTO,    /* CLP's choice (dual simplex, or barrier on large sparse programs) */
-    MILP_LP_DUAL,    /* dual simplex */
+    MILP_LP_AUTO,    /* CLP's choice (dual simplex, or barrier on large sparse programs);
+                        GLPK: dual simplex, primal where the dual fails */
+    MILP_LP_DUAL,    /* dual simplex (GLPK: primal where the dual fails) */
     MILP_LP_PRIMAL,  /* primal simplex */
-    MILP_LP_BARRIER  /* interior point, then a crossover to a basic solution */
+    MILP_LP_BARRIER  /* interior point; CLP then crosses over to a basic solution,
+                        GLPK keeps the interior one */
 } milp_lp_method;
 
 typedef struct milp_result {
@@ -45,7 +60,7 @@ typedef struct milp_result {
     long nodes;       /* branch-and-bound nodes explored */
     const double *x;  /* the incumbent, milp_vars() values (owned by the model; valid until
                          the next solve or milp_free), NULL without one */
-    const char *solver; /* "cbc 2.10.8" */
+    const char *solver; /* "cbc 2.10.8", "clp 1.17.7", "glpk 5.0" */
 } milp_result;
 
 /* A new empty minimisation model, or NULL when out of memory. */

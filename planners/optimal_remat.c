@@ -59,6 +59,8 @@ static const param_def optimal_remat_params[] = {
      "it makes a stopped solve repeatable", NULL, 0, 2e9},
     {"rel_gap", PT_FLOAT, "0", "stop once the relative gap on the recompute time is at most "
      "this (0: prove optimality)", NULL, 0, 1},
+    {"solver", PT_CHOICE, "cbc", "the solver: COIN-OR CBC (CLP for the relaxation), or GLPK "
+     "(slower on these programs; docs/bounds.md)", "cbc|glpk", 1, 0},
     {"solver_log", PT_BOOL, "false", "print the solver's own log on stdout", NULL, 1, 0},
     {"allocator", PT_CHOICE, "best-fit", "address allocator placing the plan",
      "first-fit|best-fit", 1, 0},
@@ -1100,6 +1102,8 @@ static int or_lp(orc *c, const planner_opts *o, double deadline, milp_status *st
     memset(&mo, 0, sizeof mo);
     mo.time_limit_s = SW_MAX(deadline - sw_now(), 0.5);
     mo.log = params_bool(&o->params, "solver_log");
+    mo.backend = milp_backend_find(params_str(&o->params, "solver")) == MILP_GLPK ? MILP_GLPK
+                                                                                 : MILP_CBC;
     milp_result r;
     rc = milp_solve_lp(q.m, &mo, lm, &r, err);
     if (rc)
@@ -1496,6 +1500,8 @@ static int or_solve(orc *c, const graph_profile *g, const planner_opts *o, doubl
     mo.max_nodes = params_int(ps, "max_nodes");
     mo.rel_gap = params_float(ps, "rel_gap");
     mo.log = params_bool(ps, "solver_log");
+    mo.backend = milp_backend_find(params_str(ps, "solver")) == MILP_GLPK ? MILP_GLPK
+                                                                         : MILP_CBC;
     milp_result *mr = &so->mr;
     rc = milp_solve(q.m, &mo, mr, err);
     if (rc)

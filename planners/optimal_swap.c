@@ -40,6 +40,8 @@ static const param_def osw_params[] = {
     {"model", PT_CHOICE, "auto", "span: copies may span ops, op and copy times continuous "
      "(event model); stage: no copy spans a stage (the older model); auto: solve both, each "
      "with half the time, and keep the plan that simulates faster", "auto|span|stage", 1, 0},
+    {"solver", PT_CHOICE, "cbc", "the integer-program solver: COIN-OR CBC, or GLPK (slower on "
+     "these programs; docs/bounds.md)", "cbc|glpk", 1, 0},
     PARAM_END};
 
 /* One possible round trip of a storage: out in one stage of the gap between
@@ -1713,7 +1715,9 @@ static int plan_model(const graph_profile *g, const planner_opts *o, int use_spa
     /* solve, and again with less memory while the packing overflows */
     double tl = fraction * (o->time_budget_s > 0 ? o->time_budget_s
                                                  : params_seconds(ps, "time_limit"));
-    milp_opts mo = {tl, (long)params_int(ps, "max_nodes"), params_float(ps, "gap"), 0};
+    milp_backend be = milp_backend_find(params_str(ps, "solver")) == MILP_GLPK ? MILP_GLPK
+                                                                               : MILP_CBC;
+    milp_opts mo = {tl, (long)params_int(ps, "max_nodes"), params_float(ps, "gap"), 0, be};
     milp_result r;
     int64_t limit = cap, high = 0;
     int shrinks = 0, tries = 0, cuts = 0, rebuild = 1;
@@ -1857,7 +1861,7 @@ static int plan_model(const graph_profile *g, const planner_opts *o, int use_spa
            schedule's exact time where the solver's incumbent is not tight */
         milp *m2 = milp_new();
         milp_result r2;
-        milp_opts mo2 = {0, 0, 0, 0};
+        milp_opts mo2 = {0, 0, 0, 0, be};
         model = r.objective * x.tau;
         if (!m2) {
             rc = sw_fail(err, SW_ENOMEM, "out of memory");

@@ -37,10 +37,49 @@ static double bound_time(const graph_profile *g)
     return best;
 }
 
+/* One optimal-remat run of bench_optimal_remat (glpk: --set solver=glpk),
+   its figures printed. */
+static int remat_once(const graph_profile *g, int glpk, sw_err *e)
+{
+    const char *sfx = glpk ? "_glpk" : "";
+    planner_opts o;
+    plan *p = NULL;
+    int rc = planner_opts_init(&o, &planner_optimal_remat);
+    if (rc)
+        return sw_fail(e, rc, "out of memory");
+    if (glpk)
+        rc = params_set(&o.params, "solver", "glpk", e);
+    o.time_budget_s = 60;
+    if (!rc)
+        rc = planner_resolve_budget(g, "0.4x", &o.memory_budget, e);
+    double t0 = sw_now();
+    if (!rc)
+        rc = planner_run(&planner_optimal_remat, g, &o, &p, e);
+    double dt = sw_now() - t0;
+    planner_opts_free(&o);
+    if (rc)
+        return rc;
+    printf("# optimal-remat%s on ResNet-32 (DTR log, %d ops) at 0.4x, --time-budget 60: %s\n",
+           glpk ? " --set solver=glpk" : "", g->n_ops, p->notes);
+    printf("bench: optimal_remat_resnet32_0.4x%s_solve_s %.2f s\n", sfx, dt);
+    const char *gp = strstr(p->notes, "gap ");
+    double gap = 0;
+    if (gp && sscanf(gp + 4, "%lf", &gap) == 1 && !strstr(p->notes, "optimal-remat: optimal,"))
+        printf("bench: optimal_remat_resnet32_0.4x%s_gap_pct %.2f %%\n", sfx, gap);
+    const char *lb = strstr(p->notes, "lp_bound ");
+    double lpb = 0;
+    if (lb && sscanf(lb + 9, "%lf", &lpb) == 1)
+        printf("bench: optimal_remat_resnet32_0.4x%s_lp_bound_s %.6f s\n", sfx, lpb);
+    plan_free(p);
+    return 0;
+}
+
 /* optimal-remat on the DTR log of ResNet-32 at 0.4x of its ideal peak:
    the planning's wall time under a 60 s limit (method=auto: lp-round, the
    program being over max_vars), the gap where the plan is not proven
-   optimal, and the LP relaxation's bound. 0 if the log is absent (skipped), -1 on error. */
+   optimal, and the LP relaxation's bound; then the same with GLPK
+   (--set solver=glpk) solving the relaxation. 0 if the log is absent
+   (skipped), -1 on error. */
 static int bench_optimal_remat(void)
 {
     char dir[1024], path[1300] = "";
@@ -64,34 +103,8 @@ static int bench_optimal_remat(void)
     const char *files[1] = {path};
     int rc = im->import(files, 1, &ps, dev_find("titanv"), &g, &e);
     params_free(&ps);
-    planner_opts o;
-    plan *p = NULL;
-    if (!rc)
-        rc = planner_opts_init(&o, &planner_optimal_remat);
-    if (!rc) {
-        o.time_budget_s = 60;
-        rc = planner_resolve_budget(g, "0.4x", &o.memory_budget, &e);
-        double t0 = sw_now();
-        if (!rc)
-            rc = planner_run(&planner_optimal_remat, g, &o, &p, &e);
-        double dt = sw_now() - t0;
-        planner_opts_free(&o);
-        if (!rc) {
-            printf("# optimal-remat on ResNet-32 (DTR log, %d ops) at 0.4x, --time-budget 60: %s\n",
-                   g->n_ops, p->notes);
-            printf("bench: optimal_remat_resnet32_0.4x_solve_s %.2f s\n", dt);
-            const char *gp = strstr(p->notes, "gap ");
-            double gap = 0;
-            if (gp && sscanf(gp + 4, "%lf", &gap) == 1 &&
-                !strstr(p->notes, "optimal-remat: optimal,"))
-                printf("bench: optimal_remat_resnet32_0.4x_gap_pct %.2f %%\n", gap);
-            const char *lb = strstr(p->notes, "lp_bound ");
-            double lpb = 0;
-            if (lb && sscanf(lb + 9, "%lf", &lpb) == 1)
-                printf("bench: optimal_remat_resnet32_0.4x_lp_bound_s %.6f s\n", lpb);
-            plan_free(p);
-        }
-    }
+    for (int k = 0; k < 2 && !rc; k++)
+        rc = remat_once(g, k, &e);
     graph_free(g);
     if (rc)
         fprintf(stderr, "bench_extra: optimal-remat: %s\n", e.msg);
@@ -179,15 +192,19 @@ int main(void)
         return 1;
     budget = (int64_t)((double)peak * 0.6);
     /* the default (model=auto: both models, 60 s each at most), then the
-       stage model alone, which ends here in seconds */
+       stage model alone, which ends here in seconds, and the stage model
+       solved by GLPK (--set solver=glpk) */
     const planner *pl = planner_find("optimal-swap");
-    for (int m = 0; m < 2; m++) {
+    static const char *const tag[] = {"", "_stage", "_stage_glpk"};
+    for (int m = 0; m < 3; m++) {
         planner_opts o;
         planner_opts_init(&o, pl);
         o.memory_budget = budget;
         o.time_budget_s = 120;
-        if (m == 1)
+        if (m >= 1)
             params_set(&o.params, "model", "stage", &e2);
+        if (m == 2)
+            params_set(&o.params, "solver", "glpk", &e2);
         plan *op = NULL;
         int rc = planner_run(pl, g, &o, &op, &e2);
         planner_opts_free(&o);
@@ -196,11 +213,10 @@ int main(void)
             graph_free(g);
             return 1;
         }
-        printf("# optimal-swap%s, random DAG of %d ops at 0.6x (%lld bytes): %s\n",
-               m ? " --set model=stage" : "", g->n_ops, (long long)budget,
-               op->notes ? op->notes : "");
-        printf("bench: optimal_swap_40op_0.6x%s_solve_s %.3f s\n", m ? "_stage" : "",
-               op->planning_time_s);
+        printf("# optimal-swap%s%s, random DAG of %d ops at 0.6x (%lld bytes): %s\n",
+               m ? " --set model=stage" : "", m == 2 ? " --set solver=glpk" : "", g->n_ops,
+               (long long)budget, op->notes ? op->notes : "");
+        printf("bench: optimal_swap_40op_0.6x%s_solve_s %.3f s\n", tag[m], op->planning_time_s);
         plan_free(op);
     }
     graph_free(g);

@@ -165,6 +165,38 @@ static void hand(void)
     OK(rc && !strchr(e.msg, '\n'), "one line: %s", rc ? e.msg : "");
     IS_STR_HAS(rc ? e.msg : "", "'b4'", "names the op that cannot fit");
     plan_free(p);
+    /* GLPK (--set solver=glpk) proves the same optima, with and without
+       the start, and its lp-round plan keeps the same promises */
+    for (size_t i = 0; i < SW_ARRAY_LEN(want); i++) {
+        for (int st = 0; st < 2; st++) {
+            static const char *const kv[] = {"solver", "glpk", "start", "none"};
+            char what[80];
+            snprintf(what, sizeof what, "chain at %lld MiB, glpk%s", (long long)want[i].mib,
+                     st ? ", no start" : "");
+            int rg = plan_with(&planner_optimal_remat, g, want[i].mib * MiB, 30, kv, st ? 4 : 2,
+                               &p, &e);
+            IS_INT(rg, 0, "%s: a plan (%s)", what, rg ? e.msg : "ok");
+            if (rg)
+                continue;
+            double t = check_plan(g, p, want[i].mib * MiB, what);
+            IS_NUM(t, want[i].time_s, 1e-12, "%s: %.3f s", what, want[i].time_s);
+            IS_STR_HAS(p->notes, "optimal-remat: optimal,", "%s: proven optimal", what);
+            if (!strstr(p->notes, "no solve needed"))
+                IS_STR_HAS(p->notes, "glpk", "%s: by GLPK", what);
+            plan_free(p);
+        }
+    }
+    {
+        static const char *const kv[] = {"solver", "glpk", "method", "lp-round"};
+        int rg = plan_with(&planner_optimal_remat, g, 4 * MiB, 30, kv, 4, &p, &e);
+        IS_INT(rg, 0, "chain at 4 MiB, glpk lp-round: a plan (%s)", rg ? e.msg : "ok");
+        if (!rg) {
+            check_plan(g, p, 4 * MiB, "chain at 4 MiB, glpk lp-round");
+            OK(note_num(p, "lp_bound") <= 0.023 + 1e-12, "its lp_bound %.6f <= the optimum",
+               note_num(p, "lp_bound"));
+        }
+        plan_free(p);
+    }
     /* no start: the solver alone finds the same optimum */
     static const char *const nostart[] = {"start", "none"};
     rc = plan_with(&planner_optimal_remat, g, 4 * MiB, 30, nostart, 2, &p, &e);

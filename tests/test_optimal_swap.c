@@ -165,7 +165,8 @@ static graph_profile *chain(double rate, double latency)
     return g;
 }
 
-static void hand_case(double rate, double latency, double want, const char *what)
+static void hand_case(double rate, double latency, double want, const char *solver,
+                      const char *what)
 {
     graph_profile *g = chain(rate, latency);
     OK(g != NULL, "%s: the chain", what);
@@ -173,7 +174,9 @@ static void hand_case(double rate, double latency, double want, const char *what
         return;
     plan *p = NULL;
     sw_err e;
-    int rc = run_osw(g, 2500, NULL, 0, &p, &e);
+    char set[32];
+    snprintf(set, sizeof set, "solver=%s", solver);
+    int rc = run_osw(g, 2500, set, 0, &p, &e);
     IS_INT(rc, 0, "%s: plans at 2500 B (%s)", what, rc ? e.msg : "ok");
     if (!rc) {
         IS_INT(plan_verify(p, NULL, &e), 0, "%s: verifies (%s)", what, e.msg);
@@ -186,6 +189,7 @@ static void hand_case(double rate, double latency, double want, const char *what
         IS_INT(read_report(p, &rep), 0, "%s: the notes report the solve (%s)", what,
                p->notes ? p->notes : "none");
         OK(rep.optimal, "%s: proven optimal", what);
+        IS_STR_HAS(p->notes ? p->notes : "", solver, "%s: the notes name the solver", what);
         IS_NUM(rep.objective, want, 1e-9, "%s: objective %.6f s by hand", what, want);
         IS_NUM(r.iteration_time_s, want, 1e-9, "%s: simulated %.6f s, the objective", what,
                want);
@@ -198,12 +202,20 @@ static void hand_case(double rate, double latency, double want, const char *what
 
 /* 1 MB/s, no latency: each copy takes 1 ms, as long as the op beside it:
    6 ms, all hidden. 0.5 MB/s: 2 ms each, stages 2 and 4 last 2 ms: 8 ms.
-   1 MB/s with 0.5 ms latency: 1.5 ms each: 7 ms. */
+   1 MB/s with 0.5 ms latency: 1.5 ms each: 7 ms. Each solved by CBC and
+   by GLPK (--set solver=glpk): the same optima. */
 static void hand_worked(void)
 {
-    hand_case(1e6, 0, 6e-3, "copies hidden");
-    hand_case(0.5e6, 0, 8e-3, "copies exposed");
-    hand_case(1e6, 0.5e-3, 7e-3, "latency exposed");
+    static const char *const solvers[] = {"cbc", "glpk"};
+    for (int k = 0; k < 2; k++) {
+        char w[3][64];
+        snprintf(w[0], sizeof w[0], "copies hidden (%s)", solvers[k]);
+        snprintf(w[1], sizeof w[1], "copies exposed (%s)", solvers[k]);
+        snprintf(w[2], sizeof w[2], "latency exposed (%s)", solvers[k]);
+        hand_case(1e6, 0, 6e-3, solvers[k], w[0]);
+        hand_case(0.5e6, 0, 8e-3, solvers[k], w[1]);
+        hand_case(1e6, 0.5e-3, 7e-3, solvers[k], w[2]);
+    }
 }
 
 /* Stage 7 (o3) holds c and d (2000 B), both in use: 1900 bytes do not
