@@ -183,28 +183,45 @@ static double objective_of(const milp *m, const double *x)
     return v;
 }
 
-int milp_glpk_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
+/* What both solves begin with: r cleared and named, GLPK's terminal
+   output set, m loaded into *P and m->x allocated. Returns 0 with *P set,
+   0 with *P NULL when some bounds cross (r says infeasible), or an error;
+   on either of the last two nothing of GLPK's is left. */
+static int glpk_begin(milp *m, const milp_opts *o, milp_result *r, glp_prob **P, sw_err *err)
 {
     memset(r, 0, sizeof *r);
     r->solver = glpk_name();
     r->bound = -MILP_INF;
-    int n = m->nvar, crossed;
     glp_term_out(o && o->log ? GLP_ON : GLP_OFF);
-    glp_prob *P = NULL;
-    int rc = glpk_load(m, &P, &crossed, err);
-    if (rc)
-        return rc;
-    if (crossed) {
+    int crossed, rc = glpk_load(m, P, &crossed, err);
+    if (!rc && crossed)
         r->status = MILP_INFEASIBLE;
-        return 0;
+    if (!rc && !crossed) {
+        sw_free(m->x);
+        m->x = sw_malloc((size_t)(m->nvar ? m->nvar : 1) * sizeof *m->x);
+        if (!m->x) {
+            glp_delete_prob(*P);
+            *P = NULL;
+            rc = sw_fail(err, SW_ENOMEM, "out of memory solving the program");
+        }
     }
-    sw_free(m->x);
-    m->x = sw_malloc((size_t)(n ? n : 1) * sizeof *m->x);
+    if (!*P)
+        glp_free_env();
+    return rc;
+}
+
+int milp_glpk_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
+{
+    int n = m->nvar;
+    glp_prob *P = NULL;
+    int rc = glpk_begin(m, o, r, &P, err);
+    if (rc || !P)
+        return rc;
     double *start1 = NULL;
     int start_ok = m->start && milp_start_feasible(m);
     if (start_ok)
         start1 = sw_malloc(((size_t)glp_get_num_cols(P) + 1) * sizeof *start1);
-    if (!m->x || (start_ok && !start1)) {
+    if (start_ok && !start1) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory solving the integer program");
         goto done;
     }
@@ -304,25 +321,11 @@ done:
 int milp_glpk_solve_lp(milp *m, const milp_opts *o, milp_lp_method method, milp_result *r,
                        sw_err *err)
 {
-    memset(r, 0, sizeof *r);
-    r->solver = glpk_name();
-    r->bound = -MILP_INF;
-    int n = m->nvar, crossed;
-    glp_term_out(o && o->log ? GLP_ON : GLP_OFF);
+    int n = m->nvar;
     glp_prob *P = NULL;
-    int rc = glpk_load(m, &P, &crossed, err);
-    if (rc)
+    int rc = glpk_begin(m, o, r, &P, err);
+    if (rc || !P)
         return rc;
-    if (crossed) {
-        r->status = MILP_INFEASIBLE;
-        return 0;
-    }
-    sw_free(m->x);
-    m->x = sw_malloc((size_t)(n ? n : 1) * sizeof *m->x);
-    if (!m->x) {
-        rc = sw_fail(err, SW_ENOMEM, "out of memory solving the relaxation");
-        goto done;
-    }
     double t0 = sw_now();
     int msg = o && o->log ? GLP_MSG_ON : GLP_MSG_OFF;
     if (method == MILP_LP_BARRIER) {
