@@ -222,21 +222,22 @@ megengine: deps $(SWAPSIM)
 
 optimality: deps $(SWAPSIM)
 	$(SWAPSIM) experiment experiments/optimality.json $(if $(FULL),--full) --data $(DATA) --out $(OUT) --progress
+	$(SWAPSIM) experiment experiments/optimality-schedules.json $(if $(FULL),--full) --data $(DATA) --out $(OUT) --progress
 
 # The main job: every experiment grid in quick mode (FULL=1: the paper's
 # budgets), the DTR parity table, Figure 11 on the CPU backend, the plots,
 # and paper_results.md regenerated from the CSVs. Results go to $(OUT)/;
 # cells already run with the same inputs and binary are reused.
 OUT ?= out
-EXPERIMENTS := table1 fig6 fig6-mixed fig7 table2 fig9 fig9-mixed fig10 fig10-mixed ablation tuning defaults mutation planners \
-               planners-recorded dtr dtr-megengine hybrid hybrid-dtr optimality
+EXPERIMENTS := table1 fig6 fig6-mixed table1-inception-relu fig6-inception-relu fig7 table2 fig9 fig9-mixed fig10 fig10-mixed ablation tuning defaults mutation planners \
+               planners-recorded dtr dtr-megengine hybrid hybrid-dtr optimality optimality-schedules
 
 # MPI=N: each experiment's cells spread over N ranks ($(MPIRUN) -np N
 # $(MPIRUN_FLAGS); under Slurm, see docs/cluster.md).
 EXP_LAUNCH := $(if $(MPI),$(MPIRUN) -np $(MPI) $(MPIRUN_FLAGS))
 
 experiments: deps $(SWAPSIM)
-	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets (hours),quick mode: short searches and three to five seeds (about 50 minutes on 2 cores); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
+	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets (hours),quick mode: short searches and three to five seeds (about 55 minutes on 2 cores); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
 	@$(if $(MPI),command -v $(MPIRUN) > /dev/null || { echo "experiments: MPI=$(MPI) needs $(MPIRUN) (Debian: openmpi-bin) and a swapsim built with MPI (libopenmpi-dev; docs/cluster.md)"; exit 1; })
 	@start=$$(date +%s); \
 	for e in $(EXPERIMENTS); do \

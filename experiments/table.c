@@ -452,6 +452,35 @@ int table_render(const table_spec *t, sw_buf *b, sw_err *err)
     return b->oom ? sw_fail(err, SW_ENOMEM, "out of memory") : 0;
 }
 
+/* The next field of a CSV line as put_text quotes it (a field holding a
+   comma or a quote is in quotes, quotes doubled): unquoted in place and
+   ended with a NUL; *cur moves past its comma, or becomes NULL after the
+   last field. */
+static char *csv_field(char **cur)
+{
+    char *f = *cur, *w, *r;
+    if (*f != '"') {
+        char *e = strchr(f, ',');
+        if (e)
+            *e = 0;
+        *cur = e ? e + 1 : NULL;
+        return f;
+    }
+    for (w = f, r = f + 1; *r; r++) {
+        if (*r == '"' && r[1] == '"')
+            *w++ = *r++;
+        else if (*r == '"')
+            break;
+        else
+            *w++ = *r;
+    }
+    if (*r == '"')
+        r++;
+    *cur = *r == ',' ? r + 1 : NULL;
+    *w = 0;
+    return f;
+}
+
 /* {{compare FILE rows=... cols=COL value=V a=A b=B [names=NameA,NameB] ...}}:
    a sentence computed from the table, comparing column A with column B
    cell by cell (mean of repeated runs): in how many cells A is ahead by more
@@ -488,13 +517,12 @@ static int compare_render(table_spec *t, const char *a, const char *bname, const
         bn[nbn++] = q;
     }
     int ca = -1, nf = 0;
-    for (char *f = line, *e; f; f = e ? e + 1 : NULL, nf++) {
-        e = strchr(f, ',');
-        size_t l = e ? (size_t)(e - f) : strlen(f);
-        if (strlen(a) == l && !strncmp(f, a, l))
+    for (char *cur = line; cur; nf++) {
+        const char *f = csv_field(&cur);
+        if (!strcmp(f, a))
             ca = nf;
         for (int k = 0; k < nbn; k++)
-            if (strlen(bn[k]) == l && !strncmp(f, bn[k], l))
+            if (!strcmp(f, bn[k]))
                 cbs[k] = nf;
     }
     for (int k = 0; k <= nbn; k++) {
@@ -511,12 +539,10 @@ static int compare_render(table_spec *t, const char *a, const char *bname, const
     sw_buf_init(&lv);
     sw_buf_init(&bh);
     for (line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char key[256] = "", *f = line;
+        char key[256] = "", *cur = line;
         double va = NAN, vb = NAN;
-        for (int i = 0; f; i++) {
-            char *e = strchr(f, ',');
-            if (e)
-                *e = 0;
+        for (int i = 0; cur; i++) {
+            const char *f = csv_field(&cur);
             if (i < t->nrows)
                 snprintf(key + strlen(key), sizeof key - strlen(key), "%s%s", i ? " " : "", f);
             if (i == ca && *f)
@@ -527,7 +553,6 @@ static int compare_render(table_spec *t, const char *a, const char *bname, const
                     if (!(vb == vb) || x > vb)
                         vb = x;
                 }
-            f = e ? e + 1 : NULL;
         }
         if (!(va == va) && vb == vb && vb > 0)
             a_missing++;
@@ -600,12 +625,11 @@ static int number_render(table_spec *t, const char *a, const char *bname, int pi
     }
     char *save = NULL, *line = strtok_r(tb.data, "\n", &save);
     int ca = -1, cb = -1, nf = 0;
-    for (char *f = line, *e; f; f = e ? e + 1 : NULL, nf++) {
-        e = strchr(f, ',');
-        size_t l = e ? (size_t)(e - f) : strlen(f);
-        if (a && strlen(a) == l && !strncmp(f, a, l))
+    for (char *cur = line; cur; nf++) {
+        const char *f = csv_field(&cur);
+        if (a && !strcmp(f, a))
             ca = nf;
-        if (bname && strlen(bname) == l && !strncmp(f, bname, l))
+        if (bname && !strcmp(f, bname))
             cb = nf;
     }
     if (a && (ca < 0 || cb < 0)) {
@@ -616,12 +640,10 @@ static int number_render(table_spec *t, const char *a, const char *bname, int pi
     double best = NAN;
     char best_key[256] = "";
     for (line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char key[256] = "", *f = line;
+        char key[256] = "", *cur = line;
         double va = NAN, vb = NAN;
-        for (int i = 0; f; i++) {
-            char *e = strchr(f, ',');
-            if (e)
-                *e = 0;
+        for (int i = 0; cur; i++) {
+            const char *f = csv_field(&cur);
             if (i < t->nrows)
                 snprintf(key + strlen(key), sizeof key - strlen(key), "%s%s", i ? " " : "", f);
             else if (a) {
@@ -636,7 +658,6 @@ static int number_render(table_spec *t, const char *a, const char *bname, int pi
                     snprintf(best_key, sizeof best_key, "%s", key);
                 }
             }
-            f = e ? e + 1 : NULL;
         }
         if (a && va == va && vb == vb && vb > 0) {
             double v = va / vb;

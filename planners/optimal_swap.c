@@ -23,10 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_rng.h>
+
 #include "../sim/builder.h"
 #include "../sim/simulate.h"
 #include "milp.h"
 #include "planner.h"
+#include "swap_util.h"
+#include "swapadvisor.h"
 
 static const param_def osw_params[] = {
     {"max_ops", PT_INT, "60", "refuse profiles with more ops than this (the program grows with "
@@ -42,6 +46,10 @@ static const param_def osw_params[] = {
      "with half the time, and keep the plan that simulates faster", "auto|span|stage", 1, 0},
     {"solver", PT_CHOICE, "cbc", "the integer-program solver: COIN-OR CBC, or GLPK (slower on "
      "these programs; docs/bounds.md)", "cbc|glpk", 1, 0},
+    {"schedules", PT_INT, "1", "solve for this many distinct schedules, each with an equal share "
+     "of the time, and keep the plan that simulates fastest: the profile's order, then the "
+     "framework's (a dataflow engine, first-in first-out), then random topological orders (each "
+     "step a uniformly drawn ready op) from --seed; the bound reported is the least over them", NULL, 1, 64},
     PARAM_END};
 
 /* One possible round trip of a storage: out in one stage of the gap between
@@ -1667,8 +1675,8 @@ static const char *status_name(milp_status s)
 }
 
 /* optimal-swap in one model (use_span: 1, stage: 0) with a fraction of the time limit */
-static int plan_model(const graph_profile *g, const planner_opts *o, int use_span,
-                      double fraction, plan **out, sw_err *err)
+static int plan_model(const graph_profile *g, const planner_opts *o, const int32_t *order,
+                      int use_span, double fraction, plan **out, sw_err *err)
 {
     const param_set *ps = &o->params;
     int32_t n = g->n_ops;
@@ -1704,7 +1712,7 @@ static int plan_model(const graph_profile *g, const planner_opts *o, int use_spa
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
     }
-    memcpy(x.order, g->order, (size_t)n * sizeof *x.order);
+    memcpy(x.order, order, (size_t)n * sizeof *x.order);
     double lat = g->device.copy_latency_s, rh_b, rd_b;
     dev_rates(&g->device, &x.rate_h, &x.rate_d, &rh_b, &rd_b);
     x.lat = lat;
@@ -1911,22 +1919,23 @@ done:
     return rc;
 }
 
-/* model=auto: both models, half the time each (a fixed split, so the plan
-   does not depend on the machine's load); the plan that simulates faster,
-   its notes saying what the other model gave */
-static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan **out,
-                             sw_err *err)
+/* One schedule with `fraction` of the time. model=auto: both models, half
+   of it each (a fixed split, so the plan does not depend on the machine's
+   load); the plan that simulates faster, its notes saying what the other
+   model gave */
+static int plan_schedule(const graph_profile *g, const planner_opts *o, const int32_t *order,
+                         double fraction, plan **out, sw_err *err)
 {
     const char *model = params_str(&o->params, "model");
     if (strcmp(model, "auto"))
-        return plan_model(g, o, strcmp(model, "stage") != 0, 1.0, out, err);
+        return plan_model(g, o, order, strcmp(model, "stage") != 0, fraction, out, err);
     *out = NULL;
     plan *p[2] = {NULL, NULL};
     sw_err e[2];
     double t[2] = {HUGE_VAL, HUGE_VAL};
     int rc[2];
     for (int k = 0; k < 2; k++) { /* 0: span, 1: stage */
-        rc[k] = plan_model(g, o, k == 0, 0.5, &p[k], &e[k]);
+        rc[k] = plan_model(g, o, order, k == 0, 0.5 * fraction, &p[k], &e[k]);
         if (rc[k] == SW_ENOMEM || rc[k] == SW_EUNSUPPORTED) {
             plan_free(p[0]);
             *err = e[k];
@@ -1959,6 +1968,159 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
     }
     *out = p[pick];
     return 0;
+}
+
+/* schedules=N: up to N distinct schedules (the profile's order, the
+   framework's, then uniform random topological orders from the seed;
+   duplicates are skipped, at most 8N draws), rows of n ops in *orders;
+   the number found, or -1 out of memory. names[k]: 'p', 'f' or 'r'. */
+static int osw_schedules(const graph_profile *g, const planner_opts *o, int want,
+                         int32_t **orders, char *names)
+{
+    int32_t n = g->n_ops;
+    size_t row = (size_t)n * sizeof(int32_t);
+    int32_t *a = sw_malloc((size_t)want * row + 1), *fw = NULL;
+    int k = 0;
+    if (!a)
+        return -1;
+    memcpy(a, g->order, row);
+    names[k++] = 'p';
+    if (k < want) {
+        if (!(fw = swu_framework_order(g))) {
+            sw_free(a);
+            return -1;
+        }
+        if (memcmp(fw, a, row)) {
+            memcpy(a + (size_t)k * (size_t)n, fw, row);
+            names[k++] = 'f';
+        }
+        sw_free(fw);
+    }
+    if (k < want) {
+        gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+        sa_sched_scratch *sc = r ? sa_sched_scratch_new(g) : NULL;
+        if (!sc) {
+            if (r)
+                gsl_rng_free(r);
+            sw_free(a);
+            return -1;
+        }
+        gsl_rng_set(r, (unsigned long)o->seed);
+        for (int d = 0; d < 8 * want && k < want; d++) {
+            int32_t *c = a + (size_t)k * (size_t)n;
+            sa_schedule_mutate(g, sc, g->order, 1.0, r, c);
+            int dup = 0;
+            for (int j = 0; j < k && !dup; j++)
+                dup = !memcmp(c, a + (size_t)j * (size_t)n, row);
+            if (!dup)
+                names[k++] = 'r';
+        }
+        sa_sched_scratch_free(sc);
+        gsl_rng_free(r);
+    }
+    *orders = a;
+    return k;
+}
+
+/* schedules=1: the profile's schedule; more: each distinct schedule with
+   an equal share of the time (a fixed split), the plan that simulates
+   fastest kept; its bound the least over the schedules (a schedule
+   without a plan counts with the compute time, a bound of every plan) */
+static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan **out,
+                             sw_err *err)
+{
+    int want = (int)params_int(&o->params, "schedules");
+    if (want <= 1)
+        return plan_schedule(g, o, g->order, 1.0, out, err);
+    *out = NULL;
+    int32_t *orders = NULL;
+    char names[65];
+    int k = osw_schedules(g, o, want, &orders, names);
+    if (k < 0)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    plan *best = NULL;
+    double best_t = HUGE_VAL, bound = HUGE_VAL;
+    int best_k = -1, all_optimal = 1, rc = 0;
+    sw_err first;
+    first.code = 0;
+    first.msg[0] = 0;
+    char list[1024];
+    size_t used = 0;
+    list[0] = 0;
+    for (int j = 0; j < k && !rc; j++) {
+        plan *p = NULL;
+        sw_err e;
+        int r = plan_schedule(g, o, orders + (size_t)j * (size_t)g->n_ops, 1.0 / k, &p, &e);
+        if (r == SW_ENOMEM || r == SW_EUNSUPPORTED) {
+            *err = e;
+            rc = r;
+            break;
+        }
+        sim_result sr;
+        sw_err es;
+        double t = HUGE_VAL;
+        if (!r && sim_plan(p, NULL, NULL, &sr, &es) == 0)
+            t = sr.iteration_time_s;
+        const char *nm = names[j] == 'p' ? "profile" : names[j] == 'f' ? "framework" : "random";
+        if (p && t < HUGE_VAL) {
+            bound = SW_MIN(bound, p->solver_bound_s);
+            all_optimal &= p->solver_status && !strcmp(p->solver_status, "optimal");
+            if (used < sizeof list)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%d %s %.9g s",
+                                         j ? ", " : "", j + 1, nm, t);
+        } else {
+            bound = SW_MIN(bound, g->total_compute_s);
+            all_optimal = 0;
+            if (!first.code)
+                first = r ? e : es;
+            if (used < sizeof list)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%d %s no plan",
+                                         j ? ", " : "", j + 1, nm);
+        }
+        if (p && t < best_t) { /* ties: the earlier schedule */
+            plan_free(best);
+            best = p;
+            best_t = t;
+            best_k = j;
+        } else {
+            plan_free(p);
+        }
+    }
+    sw_free(orders);
+    if (rc)
+        goto fail;
+    if (!best) {
+        rc = sw_fail(err, first.code ? first.code : SW_ENOFIT, "none of %d distinct schedules "
+                     "(schedules=%d) has a plan; the first: %s", k, want,
+                     first.code ? first.msg : "its plan does not simulate");
+        goto fail;
+    }
+    double obj = best->solver_objective_s;
+    bound = SW_MIN(bound, obj);
+    double gap = obj > 0 ? (obj - bound) / obj : 0;
+    /* optimal: every solve proved its optimum, or the plan meets the set's
+       bound (which holds at the real budget) */
+    const char *st = all_optimal || gap <= 1e-9 ? "optimal"
+                     : !strcmp(best->solver_status, "lowered memory") ? "lowered memory"
+                                                                       : "stopped";
+    const char *bn = best->notes ? best->notes : "";
+    if (!strncmp(bn, "optimal-swap: ", 14))
+        bn += 14;
+    char note[2048];
+    snprintf(note, sizeof note, "optimal-swap: %s over %d distinct schedules (schedules=%d, "
+             "each with 1/%d of the time); objective %.9g s, best bound %.9g s, gap %.4g%%; the "
+             "plan of schedule %d (%.9g s simulated); simulated: %s%s; that schedule's solve: %s",
+             st, k, want, k, obj, bound, 100 * gap, best_k + 1, best_t, list,
+             used >= sizeof list ? "..." : "", bn);
+    if (plan_set_notes(best, note) || plan_set_solver(best, st, obj, bound, gap)) {
+        plan_free(best);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    *out = best;
+    return 0;
+fail:
+    plan_free(best);
+    return rc;
 }
 
 const planner planner_optimal_swap = {1, "optimal-swap", "the optimal swapping plan for the "

@@ -179,18 +179,26 @@ static const param_def inception_params[] = {
     {"classes", PT_INT, "1000", "classes", NULL, 1, 1e7},
     {"aux", PT_BOOL, "false", "v3 only: the auxiliary classifier (PipeDream's graph has it)",
      NULL, 1, 0},
+    {"relu", PT_CHOICE, "fused", "fused: BN and ReLU one operator, two tensors per convolution "
+     "kept for the backward pass; separate: ReLU its own operator reading its input and output "
+     "backward (cuDNN's activation backward), three tensors kept (docs/table1.md)",
+     "fused|separate", 1, 0},
     COMMON_PARAMS("64"),
     PARAM_END};
 
 typedef struct incep {
     nn_net *n;
     double X;
+    int separate; /* relu=separate */
 } incep;
 
 /* conv + BN(+ReLU) with channels widened by X */
 static nn_t cbr(incep *I, const char *name, nn_t x, int64_t k, int r, int s, int stride, int ph,
                 int pw)
 {
+    if (I->separate)
+        return nn_relu_xy(I->n, name,
+                          nn_conv(I->n, name, x, scaled(k, I->X), r, s, stride, ph, pw, 1, NN_BN));
     return nn_conv(I->n, name, x, scaled(k, I->X), r, s, stride, ph, pw, 1, NN_BN | NN_RELU);
 }
 #define SAME(r) ((r) / 2)
@@ -405,7 +413,7 @@ static int gen_inception(const param_set *ps, const dev_spec *dev, graph_profile
     nn_common c;
     nn_common_get(ps, &c);
     int64_t version = params_int(ps, "version"), image = params_int(ps, "image");
-    incep I = {NULL, params_float(ps, "width")};
+    incep I = {NULL, params_float(ps, "width"), !strcmp(params_str(ps, "relu"), "separate")};
     char name[64];
     if (I.X != 1)
         snprintf(name, sizeof name, "inception-v%lld-%g", (long long)version, I.X);

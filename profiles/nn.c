@@ -417,6 +417,18 @@ nn_t nn_unary(nn_net *n, const char *name, const char *type, nn_t x, int save_ou
     return y;
 }
 
+nn_t nn_relu_xy(nn_net *n, const char *name, nn_t x)
+{
+    nn_t y = x;
+    double e = (double)nn_numel(x);
+    cm_cost c;
+    cm_simple(&n->cm, CM_ELEMWISE, e, e, 1, 3 * e, e, &c);
+    char nm[128];
+    snprintf(nm, sizeof nm, "%s.relu", name);
+    rec(n, nm, "relu", &c, &x.id, 1, &y, 1, AG_SAVE_IN(0) | AG_SAVE_OUT);
+    return y;
+}
+
 nn_t nn_binary(nn_net *n, const char *name, const char *type, nn_t a, nn_t b)
 {
     nn_t y = a;

@@ -85,6 +85,10 @@ nn_t nn_bmm(nn_net *n, const char *name, nn_t a, nn_t b, int transpose_b);
 /* Elementwise unary operator of the given type ("relu", "sigmoid", "tanh",
    "gelu", "dropout"); backward reads the output (save_out) or the input. */
 nn_t nn_unary(nn_net *n, const char *name, const char *type, nn_t x, int save_out);
+/* ReLU as its own operator whose backward reads its input, its output and
+   the output's gradient (cuDNN's cudnnActivationBackward takes x, y and dy),
+   so both tensors stay until the backward pass. */
+nn_t nn_relu_xy(nn_net *n, const char *name, nn_t x);
 /* Elementwise binary operator ("add", "mul"); mul's backward reads both. */
 nn_t nn_binary(nn_net *n, const char *name, const char *type, nn_t a, nn_t b);
 /* Layer norm over the last dimension (scale and shift parameters). */

@@ -86,6 +86,7 @@ static const model_case cases[] = {
     {"wresnet", {"depth=18", "width=4", "image=32", "batch=2", "dtype=fp16"}},
     {"inception", {"batch=2"}},
     {"inception", {"version=3", "aux=true", "batch=2"}},
+    {"inception", {"relu=separate", "batch=2"}},
     {"resnet", {"depth=18", "batch=2"}},
     {"resnet", {"depth=20", "batch=4"}},
     {"resnet", {"depth=50", "batch=2", "optimizer=adam"}},

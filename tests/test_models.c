@@ -134,6 +134,54 @@ static void options(void)
     graph_free(gh);
 }
 
+/* inception --relu separate: every convolution's ReLU its own operator (one
+   forward and one backward more per convolution), its backward reading the
+   forward ReLU's input and output, so a third tensor per convolution stays
+   until the backward pass; the parameters and the updates are unchanged */
+static void inception_relu_separate(void)
+{
+    const char *fu[] = {"batch=2", "relu=fused"}, *se[] = {"batch=2", "relu=separate"};
+    graph_profile *gf = gen("inception", fu, 2, NULL), *gs = gen("inception", se, 2, NULL);
+    graph_stats sf, ss;
+    if (!gf || !gs || graph_compute_stats(gf, &sf) || graph_compute_stats(gs, &ss)) {
+        OK(0, "inception generates with relu=fused and relu=separate");
+        graph_free(gf);
+        graph_free(gs);
+        return;
+    }
+    int32_t convs = 0, relus = 0, bad = 0;
+    for (int32_t i = 0; i < gf->n_ops; i++)
+        convs += !strcmp(gf->ops[i].type, "conv2d");
+    for (int32_t i = 0; i < gs->n_ops; i++) {
+        const graph_op *o = &gs->ops[i];
+        if (strcmp(o->type, "relu"))
+            continue;
+        relus++;
+        char nm[256];
+        snprintf(nm, sizeof nm, "%s_bwd", o->name);
+        int32_t b = find_op(gs, nm);
+        int has_x = 0, has_y = 0;
+        for (int32_t k = 0; b >= 0 && k < gs->ops[b].n_in; k++) {
+            has_x |= gs->ops[b].in[k] == o->in[0];
+            has_y |= gs->ops[b].in[k] == o->out[0];
+        }
+        bad += !(has_x && has_y);
+    }
+    OK(convs > 100, "Inception-v4 has its convolutions (%d)", convs);
+    IS_INT(relus, convs, "relu=separate: one ReLU operator per convolution");
+    IS_INT(ss.operators, sf.operators + 2 * convs, "relu=separate: one forward and one backward "
+           "operator more per convolution");
+    IS_INT(bad, 0, "every ReLU's backward reads its input and its output");
+    IS_INT(ss.ops_per_phase[GP_UPDATE], sf.ops_per_phase[GP_UPDATE], "the same updates");
+    IS_INT(ss.parameter_bytes, sf.parameter_bytes, "the same parameters");
+    OK(ss.footprint_bytes > sf.footprint_bytes && ss.peak_memory_bytes > sf.peak_memory_bytes,
+       "relu=separate keeps more: footprint %lld > %lld, ideal peak %lld > %lld",
+       (long long)ss.footprint_bytes, (long long)sf.footprint_bytes,
+       (long long)ss.peak_memory_bytes, (long long)sf.peak_memory_bytes);
+    graph_free(gf);
+    graph_free(gs);
+}
+
 /* RNN: shared parameters, one update per weight, the unrolled count */
 static void rnn_shared_parameters(void)
 {
@@ -219,6 +267,7 @@ static const tap_test tests[] = {
     {"every_generator", every_generator},
     {"resnet50_shapes", resnet50_shapes},
     {"options", options},
+    {"inception_relu_separate", inception_relu_separate},
     {"rnn_shared_parameters", rnn_shared_parameters},
     {"table1_figures", table1_figures},
     {"table1_report", table1_report},

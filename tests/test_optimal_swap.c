@@ -7,8 +7,8 @@
    beats a proven optimum); small chains and an LSTM step where the stage
    model lost to the heuristics; PCIe contention (the objective bounds the
    simulated time from below, within the duplex slowdown above); a budget
-   no plan meets; a solve stopped by a node limit (incumbent and gap); the
-   size limit. */
+   no plan meets; a solve stopped by a node limit (incumbent and gap); a
+   set of schedules (schedules=3); the size limit. */
 #include <stdio.h>
 #include <string.h>
 
@@ -525,6 +525,80 @@ static void stopped_early(void)
     graph_free(g);
 }
 
+/* schedules=3: the profile's order, the framework's and a random one, each
+   solved; the plan kept verifies and simulates to the set's objective,
+   whose bound (in the plan's solver fields too) is below it; it is no
+   slower than the profile's schedule planned alone (one of the set: its
+   solve, deterministic and far from its time limit on these graphs, is
+   the same in both); the same seed gives the same plan; where no schedule
+   has a plan, one line naming the set */
+static void schedule_set(void)
+{
+    static const struct {
+        int seed;
+        double frac;
+    } cases[] = {{1, 0.6}, {1, 0.75}, {1, 0.9}, {3, 0.9}, {2, 0.9}, {2, 0.75}};
+    int planned = 0;
+    for (size_t c = 0; c < SW_ARRAY_LEN(cases); c++) {
+        int seed = cases[c].seed;
+        double frac = cases[c].frac;
+        graph_profile *g = random_profile(seed, 6, "sgd");
+        int64_t peak = 0;
+        sw_err e;
+        if (!g || planner_ideal_peak(g, &peak, &e)) {
+            OK(0, "random seed %d: a profile", seed);
+            graph_free(g);
+            continue;
+        }
+        g->device.duplex_bw = g->device.h2d_bw + g->device.d2h_bw; /* no contention */
+        int64_t budget = (int64_t)((double)peak * frac);
+        plan *one = NULL, *set = NULL, *again = NULL;
+        sw_err e1, e3;
+        int r1 = run_osw(g, budget, "schedules=1", 0, &one, &e1);
+        int r3 = run_osw(g, budget, "schedules=3", 0, &set, &e3);
+        if (r3) {
+            OK(r3 == SW_ENOFIT && !strchr(e3.msg, '\n') && strstr(e3.msg, "schedules=3"),
+               "seed %d at %.2fx: no schedule of the set has a plan, one line (%s)", seed, frac,
+               e3.msg);
+            OK(r1 != 0, "seed %d at %.2fx: nor the profile's alone", seed, frac);
+            plan_free(one);
+            graph_free(g);
+            continue;
+        }
+        planned++;
+        IS_INT(plan_verify(set, NULL, &e), 0, "seed %d at %.2fx: verifies (%s)", seed, frac,
+               e.msg);
+        OK(set->capacity + set->workspace_reserve <= budget, "within the budget");
+        sim_result r, r1s;
+        IS_INT(sim_plan(set, NULL, NULL, &r, &e), 0, "simulates");
+        osw_report b;
+        IS_INT(read_report(set, &b), 0, "the notes report the set: %s", set->notes);
+        OK(strstr(set->notes, "distinct schedules (schedules=3") != NULL, "the notes name the set");
+        IS_NUM(r.iteration_time_s / b.objective, 1, 1e-6, "seed %d at %.2fx: simulated %.9g s = "
+               "the set's objective %.9g s", seed, frac, r.iteration_time_s, b.objective);
+        OK(b.bound <= b.objective * (1 + 1e-9) && b.gap >= 0, "bound %.9g <= objective",
+           b.bound);
+        IS_NUM(set->solver_bound_s / b.bound, 1, 1e-8, "the plan's solver fields hold the set's "
+               "bound");
+        if (!r1 && sim_plan(one, NULL, NULL, &r1s, &e) == 0)
+            OK(r.iteration_time_s <= r1s.iteration_time_s * (1 + 1e-9), "seed %d at %.2fx: the "
+               "set's plan %.9g s <= the profile's schedule's %.9g s", seed, frac,
+               r.iteration_time_s, r1s.iteration_time_s);
+        if (c == 0) {
+            sim_result r2;
+            OK(run_osw(g, budget, "schedules=3", 0, &again, &e) == 0 &&
+               sim_plan(again, NULL, NULL, &r2, &e) == 0 &&
+               r2.iteration_time_s == r.iteration_time_s && again->n_tasks == set->n_tasks,
+               "seed %d at %.2fx: the same plan again", seed, frac);
+        }
+        plan_free(again);
+        plan_free(one);
+        plan_free(set);
+        graph_free(g);
+    }
+    OK(planned >= 3, "%d of %zu cases planned", planned, SW_ARRAY_LEN(cases));
+}
+
 /* Above max_ops: SW_EUNSUPPORTED, one line naming the limit. */
 static void size_limit(void)
 {
@@ -546,6 +620,7 @@ static const tap_test tests[] = {
     {"chain_lstm", chain_lstm},
     {"contention", contention},
     {"stopped_early", stopped_early},
+    {"schedule_set", schedule_set},
     {"size_limit", size_limit},
 };
 
