@@ -1,7 +1,8 @@
 /* gen_rnn.c: recurrent model generators: rnn (RNN-L-XK: L LSTM layers of
    hidden size X K, unrolled over the sequence, each layer's parameters shared
    by all its cells) and brnn (bidirectional: per layer a forward and a
-   reversed sub-layer with separate parameters, outputs concatenated).
+   reversed sub-layer with separate parameters, outputs concatenated; with
+   concat=top two stacks of L layers, concatenated after the last).
 
    An LSTM cell is 13 operators, as MXNet's LSTMCell unrolls it: i2h and h2h
    fully connected layers, their sum, a split into four gates, three
@@ -31,7 +32,13 @@
         {"inference", PT_BOOL, "false", "forward pass only", NULL, 1, 0}
 
 static const param_def rnn_params[] = {RNN_PARAMS("8", "8192", "256"), PARAM_END};
-static const param_def brnn_params[] = {RNN_PARAMS("4", "8192", "128"), PARAM_END};
+static const param_def brnn_params[] = {
+    RNN_PARAMS("4", "8192", "128"),
+    {"concat", PT_CHOICE, "layer", "layer: each layer's two directions concatenated per step, "
+     "the next layer reading both (MXNet's BidirectionalCell stacked); top: two stacks of L "
+     "layers, one over the sequence and one over the reversed sequence, concatenated per step "
+     "after the last layer", "layer|top", 1, 0},
+    PARAM_END};
 
 typedef struct lstm_layer {
     int32_t wi, wh; /* shared parameters: [in + 1, 4H] and [H + 1, 4H] (bias packed) */
@@ -87,9 +94,20 @@ static int gen_rnn_impl(const char *model, int bidir, const param_set *ps, const
     int64_t zd[2] = {B, H};
     nn_t zero = nn_input(&n, "begin_state", 2, zd); /* zeros: h and c of step -1 */
     int dirs = bidir ? 2 : 1;
+    int top = bidir && !strcmp(params_str(ps, "concat"), "top");
+    nn_t *rs = top ? sw_calloc((size_t)S, sizeof *rs) : NULL; /* top: the reversed stack's */
+    if (top && !rs) {
+        nn_release(&n);
+        sw_free(xs);
+        sw_free(ys);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    for (int64_t t = 0; top && t < S; t++)
+        rs[t] = xs[t];
     for (int64_t l = 0; l < L; l++) {
-        int64_t in = xs[0].d[1];
         for (int dir = 0; dir < dirs; dir++) {
+            nn_t *src = top && dir ? rs : xs;
+            int64_t in = src[0].d[1];
             lstm_layer ly = {-1, -1, in, H};
             char pn[48];
             nn_scope(&n, "l%lld%s", (long long)l, bidir ? (dir ? "r" : "f") : "");
@@ -102,9 +120,11 @@ static int gen_rnn_impl(const char *model, int bidir, const param_set *ps, const
                 int64_t t = dir ? S - 1 - k : k;
                 nn_scope(&n, "l%lld%s.t%lld", (long long)l, bidir ? (dir ? "r" : "f") : "",
                          (long long)t);
-                h = lstm_cell(&n, &ly, xs[t], h, &cell);
+                h = lstm_cell(&n, &ly, src[t], h, &cell);
                 if (dir == 0)
                     ys[t] = h;
+                else if (top) /* the reversed stack's next layer reads this */
+                    rs[t] = h;
                 else { /* outputs of both directions concatenated per step */
                     nn_t pair[2] = {ys[t], h};
                     ys[t] = nn_concat(&n, "concat", pair, 2, 1);
@@ -113,6 +133,16 @@ static int gen_rnn_impl(const char *model, int bidir, const param_set *ps, const
         }
         for (int64_t t = 0; t < S; t++)
             xs[t] = ys[t];
+    }
+    if (top) { /* both stacks' last layers, concatenated per step */
+        nn_scope(&n, "concat");
+        for (int64_t t = 0; t < S; t++) {
+            char nm[32];
+            snprintf(nm, sizeof nm, "t%lld", (long long)t);
+            nn_t pair[2] = {xs[t], rs[t]};
+            xs[t] = nn_concat(&n, nm, pair, 2, 1);
+        }
+        sw_free(rs);
     }
     /* head: the last layer's outputs, concatenated in chunks of at most 64
        (autograd bounds an operator's inputs), projected and scored */

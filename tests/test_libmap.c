@@ -103,6 +103,7 @@ static const model_case cases[] = {
     {"unet", {"image_h=64", "image_w=64", "batch=2"}},
     {"rnn", {"hidden=64", "seq=5", "batch=2"}},
     {"brnn", {"hidden=64", "seq=5", "batch=2"}},
+    {"brnn", {"layers=2", "hidden=64", "seq=5", "batch=2", "concat=top"}},
 };
 
 /* Types the generators make whose ops must all map to library calls. */

@@ -182,6 +182,35 @@ static void inception_relu_separate(void)
     graph_free(gs);
 }
 
+/* brnn --concat top: two stacks concatenated once, after the last layer
+   (S concatenations, not L x S), whose layers after the first read H
+   inputs, not 2H (each of their i2h weights 4H x H smaller) */
+static void brnn_concat_top(void)
+{
+    const char *ly[] = {"layers=2", "hidden=16", "seq=5", "vocab=0", "batch=2", "concat=layer"};
+    const char *tp[] = {"layers=2", "hidden=16", "seq=5", "vocab=0", "batch=2", "concat=top"};
+    graph_profile *gl = gen("brnn", ly, 6, NULL), *gt = gen("brnn", tp, 6, NULL);
+    graph_stats sl, st;
+    if (!gl || !gt || graph_compute_stats(gl, &sl) || graph_compute_stats(gt, &st)) {
+        OK(0, "brnn generates with concat=layer and concat=top");
+        graph_free(gl);
+        graph_free(gt);
+        return;
+    }
+    int32_t cl = 0, ct = 0;
+    for (int32_t i = 0; i < gl->n_ops; i++)
+        cl += !strcmp(gl->ops[i].type, "concat");
+    for (int32_t i = 0; i < gt->n_ops; i++)
+        ct += !strcmp(gt->ops[i].type, "concat");
+    IS_INT(cl - ct, (2 - 1) * 5, "concat=top: one concatenation per step, not one per layer "
+           "and step (%d against %d)", ct, cl);
+    IS_INT(sl.parameter_bytes - st.parameter_bytes, (int64_t)2 * 16 * 4 * 16 * 4,
+           "concat=top: layer 2's i2h weights read H inputs, not 2H, in both directions");
+    IS_INT(st.ops_per_phase[GP_UPDATE], sl.ops_per_phase[GP_UPDATE], "the same updates");
+    graph_free(gl);
+    graph_free(gt);
+}
+
 /* RNN: shared parameters, one update per weight, the unrolled count */
 static void rnn_shared_parameters(void)
 {
@@ -268,6 +297,7 @@ static const tap_test tests[] = {
     {"resnet50_shapes", resnet50_shapes},
     {"options", options},
     {"inception_relu_separate", inception_relu_separate},
+    {"brnn_concat_top", brnn_concat_top},
     {"rnn_shared_parameters", rnn_shared_parameters},
     {"table1_figures", table1_figures},
     {"table1_report", table1_report},
