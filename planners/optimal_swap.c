@@ -2100,8 +2100,8 @@ static int plan_optimal_swap(const graph_profile *g, const planner_opts *o, plan
     double gap = obj > 0 ? (obj - bound) / obj : 0;
     /* optimal: every solve proved its optimum, or the plan meets the set's
        bound (which holds at the real budget) */
-    const char *st = all_optimal || gap <= 1e-9 ? "optimal"
-                     : !strcmp(best->solver_status, "lowered memory") ? "lowered memory"
+    int lowered = best->solver_status && !strcmp(best->solver_status, "lowered memory");
+    const char *st = all_optimal || gap <= 1e-9 ? "optimal" : lowered ? "lowered memory"
                                                                        : "stopped";
     const char *bn = best->notes ? best->notes : "";
     if (!strncmp(bn, "optimal-swap: ", 14))
@@ -2124,8 +2124,9 @@ fail:
 }
 
 const planner planner_optimal_swap = {1, "optimal-swap", "the optimal swapping plan for the "
-                                      "profile's schedule as a mixed-integer program solved by "
-                                      "CBC, in two models (copies spanning ops, or one stage per "
-                                      "op; by default both, the faster plan kept); refuses above "
-                                      "max_ops", osw_params, plan_optimal_swap,
+                                      "profile's schedule (or the best over a small set of "
+                                      "schedules, schedules=N) as a mixed-integer program solved "
+                                      "by CBC, in two models (copies spanning ops, or one stage "
+                                      "per op; by default both, the faster plan kept); refuses "
+                                      "above max_ops", osw_params, plan_optimal_swap,
                                       PLANNER_SIZE_LIMIT};

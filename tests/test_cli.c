@@ -323,38 +323,6 @@ static void report_compare(void)
     sw_free(o);
 }
 
-/* report: row labels holding a comma or a quote (quoted in the CSV) keep
-   {{compare}} and {{number}} on their own cells (they were split at the
-   comma, comparing the wrong columns) */
-static void report_compare_quoted(void)
-{
-    char args[1024], path[512], *o = NULL;
-    snprintf(path, sizeof path, "%s/quoted.csv", dir);
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs("label,batch,planner,normalized_throughput,status\n"
-              "\"Inc, relu=sep\",16,sa,0.995,ok\n\"Inc, relu=sep\",16,od,1.00,ok\n"
-              "\"Inc, relu=sep\",64,sa,0.63,ok\n\"Inc, relu=sep\",64,od,0.45,ok\n"
-              "\"a \"\"q\"\", b\",8,sa,0.50,ok\n\"a \"\"q\"\", b\",8,od,0.25,ok\n", f);
-        fclose(f);
-    }
-    snprintf(path, sizeof path, "%s/quoted.in", dir);
-    f = fopen(path, "w");
-    if (f) {
-        fputs("{{compare quoted.csv rows=label,batch cols=planner value=normalized_throughput "
-              "a=sa b=od names=SA,OD}}.\n{{number quoted.csv rows=label,batch cols=planner "
-              "value=normalized_throughput a=sa b=od pick=max fmt=%.2f cell=1}}\n", f);
-        fclose(f);
-    }
-    snprintf(args, sizeof args, "report %s/quoted.in --data %s", dir, dir);
-    IS_INT(sh(args, &o, NULL), 0, "report with quoted labels");
-    IS_STR_HAS(o, "SA is ahead of OD (by more than 1%) in 2 of the 3 cells where both ran, "
-               "level within 1% in 1 (Inc, relu=sep 16); SA's throughput relative to OD ranges "
-               "from -1% to +100%.", "compare: quoted labels keep their cells");
-    IS_STR_HAS(o, "2.00 (a \"q\", b 8)", "number: the largest ratio and its quoted label");
-    sw_free(o);
-}
-
 /* report: {{compare}} with b=X|Y (against the best of several that ran) and
    big=10 (leads of 10% or more, and cells the others ran and A did not) */
 static void report_compare_best(void)
@@ -434,6 +402,30 @@ static void put_text(const char *name, const char *text)
         fputs(text, f);
         fclose(f);
     }
+}
+
+/* report: row labels holding a comma or a quote (quoted in the CSV) keep
+   {{compare}} and {{number}} on their own cells (they were split at the
+   comma, comparing the wrong columns) */
+static void report_compare_quoted(void)
+{
+    char args[1024], *o = NULL;
+    put_text("quoted.csv",
+             "label,batch,planner,normalized_throughput,status\n"
+             "\"Inc, relu=sep\",16,sa,0.995,ok\n\"Inc, relu=sep\",16,od,1.00,ok\n"
+             "\"Inc, relu=sep\",64,sa,0.63,ok\n\"Inc, relu=sep\",64,od,0.45,ok\n"
+             "\"a \"\"q\"\", b\",8,sa,0.50,ok\n\"a \"\"q\"\", b\",8,od,0.25,ok\n");
+    put_text("quoted.in",
+             "{{compare quoted.csv rows=label,batch cols=planner value=normalized_throughput "
+             "a=sa b=od names=SA,OD}}.\n{{number quoted.csv rows=label,batch cols=planner "
+             "value=normalized_throughput a=sa b=od pick=max fmt=%.2f cell=1}}\n");
+    snprintf(args, sizeof args, "report %s/quoted.in --data %s", dir, dir);
+    IS_INT(sh(args, &o, NULL), 0, "report with quoted labels");
+    IS_STR_HAS(o, "SA is ahead of OD (by more than 1%) in 2 of the 3 cells where both ran, "
+               "level within 1% in 1 (Inc, relu=sep 16); SA's throughput relative to OD ranges "
+               "from -1% to +100%.", "compare: quoted labels keep their cells");
+    IS_STR_HAS(o, "2.00 (a \"q\", b 8)", "number: the largest ratio and its quoted label");
+    sw_free(o);
 }
 
 /* the start of field col of the CSV line at p (quoted fields skipped whole),

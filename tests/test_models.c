@@ -134,6 +134,21 @@ static void options(void)
     graph_free(gh);
 }
 
+/* A model generated two ways (options a and b, n each) with the stats of
+   both; 0, or -1 (freed, the failure reported) */
+static int gen_two(const char *model, const char *const *a, const char *const *b, int n,
+                   graph_profile **ga, graph_profile **gb, graph_stats *sa, graph_stats *sb)
+{
+    *ga = gen(model, a, n, NULL);
+    *gb = gen(model, b, n, NULL);
+    if (*ga && *gb && !graph_compute_stats(*ga, sa) && !graph_compute_stats(*gb, sb))
+        return 0;
+    OK(0, "%s generates with %s and with %s", model, a[n - 1], b[n - 1]);
+    graph_free(*ga);
+    graph_free(*gb);
+    return -1;
+}
+
 /* inception --relu separate: every convolution's ReLU its own operator (one
    forward and one backward more per convolution), its backward reading the
    forward ReLU's input and output, so a third tensor per convolution stays
@@ -141,14 +156,10 @@ static void options(void)
 static void inception_relu_separate(void)
 {
     const char *fu[] = {"batch=2", "relu=fused"}, *se[] = {"batch=2", "relu=separate"};
-    graph_profile *gf = gen("inception", fu, 2, NULL), *gs = gen("inception", se, 2, NULL);
+    graph_profile *gf, *gs;
     graph_stats sf, ss;
-    if (!gf || !gs || graph_compute_stats(gf, &sf) || graph_compute_stats(gs, &ss)) {
-        OK(0, "inception generates with relu=fused and relu=separate");
-        graph_free(gf);
-        graph_free(gs);
+    if (gen_two("inception", fu, se, 2, &gf, &gs, &sf, &ss))
         return;
-    }
     int32_t convs = 0, relus = 0, bad = 0;
     for (int32_t i = 0; i < gf->n_ops; i++)
         convs += !strcmp(gf->ops[i].type, "conv2d");
@@ -189,14 +200,10 @@ static void brnn_concat_top(void)
 {
     const char *ly[] = {"layers=2", "hidden=16", "seq=5", "vocab=0", "batch=2", "concat=layer"};
     const char *tp[] = {"layers=2", "hidden=16", "seq=5", "vocab=0", "batch=2", "concat=top"};
-    graph_profile *gl = gen("brnn", ly, 6, NULL), *gt = gen("brnn", tp, 6, NULL);
+    graph_profile *gl, *gt;
     graph_stats sl, st;
-    if (!gl || !gt || graph_compute_stats(gl, &sl) || graph_compute_stats(gt, &st)) {
-        OK(0, "brnn generates with concat=layer and concat=top");
-        graph_free(gl);
-        graph_free(gt);
+    if (gen_two("brnn", ly, tp, 6, &gl, &gt, &sl, &st))
         return;
-    }
     int32_t cl = 0, ct = 0;
     for (int32_t i = 0; i < gl->n_ops; i++)
         cl += !strcmp(gl->ops[i].type, "concat");
