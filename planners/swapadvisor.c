@@ -776,7 +776,8 @@ static const param_def sa_params[] = {
      "the default (profile order; one class per size), or the framework's (the dataflow "
      "engine's order, as odswap schedule=framework; the default allocation)",
      "initial|default|framework", 1, 0},
-    {"schedule_mutation", PT_CHOICE, "dataflow", "schedule mutation: the paper's pass through "
+    {"schedule_mutation", PT_CHOICE, "mixed", "schedule mutation (the default, mixed, is ours, "
+     "chosen on models other than the paper's five): the paper's pass through "
      "a dataflow scheduler (each pick a random ready op with probability P, else the ready op "
      "earliest in the parent's order: many ops move), or move_one (one random op to a random "
      "legal position between its last predecessor and first successor: the alternative the "

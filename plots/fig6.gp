@@ -1,5 +1,6 @@
 # fig6.gp: the paper's Figure 6: training throughput normalised to ideal on
-# a 16 GB V100, SwapAdvisor (random first generation; seeded with the default
+# a 16 GB V100, SwapAdvisor (random first generation, with the default
+# schedule mutation and with the paper's; seeded with the default
 # individual) vs ODSwap, grouped bars with the value on each.
 load 'plots/common.gp'
 f = tab('fig6.csv', 'rows=label,batch cols=variant value=normalized_throughput fmt=%.3f')
@@ -15,9 +16,11 @@ do for [t in 'png svg'] {
     set xtics rotate by -25 scale 0 font ',10'
     set key top right
     plot f using 3:xtic(sprintf('%s b%s', strcol(1), strcol(2))) title 'SwapAdvisor (random first generation)', \
-         '' using 4 title 'SwapAdvisor (seeded)', \
-         '' using 5 title 'ODSwap', \
-         '' using ($0 - 0.225):3:(sprintf('%.2f', $3)) with labels offset 0,0.7 font ',7' notitle, \
-         '' using ($0):4:(sprintf('%.2f', $4)) with labels offset 0,0.7 font ',7' notitle, \
-         '' using ($0 + 0.225):5:(sprintf('%.2f', $5)) with labels offset 0,0.7 font ',7' notitle
+         '' using 4 title "SwapAdvisor (random, the paper's mutation)", \
+         '' using 5 title 'SwapAdvisor (seeded)', \
+         '' using 6 title 'ODSwap', \
+         '' using ($0 - 0.27):3:(sprintf('%.2f', $3)) with labels offset 0,0.7 font ',6' notitle, \
+         '' using ($0 - 0.09):4:(sprintf('%.2f', $4)) with labels offset 0,0.7 font ',6' notitle, \
+         '' using ($0 + 0.09):5:(sprintf('%.2f', $5)) with labels offset 0,0.7 font ',6' notitle, \
+         '' using ($0 + 0.27):6:(sprintf('%.2f', $6)) with labels offset 0,0.7 font ',6' notitle
 }

@@ -1,18 +1,18 @@
-# fig9-mixed.gp: Figure 9's convergence panels with our schedule mutation
-# (schedule_mutation=mixed, experiments/fig9-mixed.json): best, mean and
+# fig9-dataflow.gp: Figure 9's convergence panels with the paper's schedule
+# mutation (schedule_mutation=dataflow, experiments/fig9-dataflow.json): best, mean and
 # worst simulated iteration time of the live population against search
 # time, from a random first generation (log scale: the first generation
 # is several times slower than the end).
 load 'plots/common.gp'
 set datafile separator ','
 runs = 'rnn-8-8k inception-4'
-titles = 'RNN-8-8K, mixed|Inception-4, mixed'
+titles = 'RNN-8-8K, dataflow (paper)|Inception-4, dataflow (paper)'
 do for [t in 'png svg'] {
-    if (t eq 'png') { set terminal pngcairo size 1100,450 font 'Sans,11'; set output data . '/fig9-mixed.png' }
-    else { set terminal svg size 1100,450 font 'Sans,11' dynamic; set output data . '/fig9-mixed.svg' }
-    set multiplot layout 1,2 title "Figure 9 with schedule\\_mutation=mixed (ours): GA convergence from a random first generation (16 GB V100, population 32)"
+    if (t eq 'png') { set terminal pngcairo size 1100,450 font 'Sans,11'; set output data . '/fig9-dataflow.png' }
+    else { set terminal svg size 1100,450 font 'Sans,11' dynamic; set output data . '/fig9-dataflow.svg' }
+    set multiplot layout 1,2 title "Figure 9 with schedule\\_mutation=dataflow (the paper's): GA convergence from a random first generation (16 GB V100, population 32)"
     do for [i = 1:2] {
-        f = data . '/fig9-mixed-' . word(runs, i) . '.csv'
+        f = data . '/fig9-dataflow-' . word(runs, i) . '.csv'
         set title system(sprintf("echo '%s' | cut -d'|' -f%d", titles, i))
         set xlabel 'search time (s)'
         set ylabel 'simulated iteration time (s)'
