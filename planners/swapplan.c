@@ -71,11 +71,11 @@ typedef struct sp_st {
     int32_t ne;                /* use_off[s + 1]: its uses end there */
     int32_t death;             /* position of its death (graph_lifetimes) */
     int32_t cls;               /* its class, -1 for zero bytes or non-storage */
-    int32_t li;                /* position in its class list (while resident, class >= 0) */
     int32_t lu;                /* 0: never used yet; else 1 + the position of its last use */
     uint32_t pin;              /* the epoch of the op using it */
     uint8_t res, hv, used;     /* resident, host copy valid, used this pass */
     uint8_t fl;                /* TF_* bits */
+    uint8_t held;              /* in its class's held set (resident, no use left) */
 } sp_st;
 
 struct swapplan {
@@ -100,13 +100,21 @@ struct swapplan {
     uint32_t epoch;            /* increases with every op walked */
     int32_t *cls_of;           /* per storage: class, -1 for zero bytes or non-storage */
     int32_t *class_off;        /* per class: start of its resident list */
-    int32_t *class_n;          /* per class: resident storages */
+    int32_t *class_n;          /* per class: scratch (its storages) */
     int32_t *class_free;       /* per class: free objects */
     int32_t *cnt_eff;          /* per class: objects used (at most the class's storages) */
-    uint8_t *heaped;           /* per class: its list is a heap (kept lazily: only once an
-                                  eviction needs it; until then an unordered list) */
-    uint64_t *class_list;      /* flat resident lists (heap keys, see ent_key) */
-    int32_t *frontier;         /* need's walk over a heap in key order (SP_WALK_MAX steps) */
+    /* Belady's order over each class's resident storages (see need): */
+    uint64_t *pbits;           /* per class, pw words: bit p set when a resident storage of
+                                  the class may have its next use at position p (0 .. 2n - 1;
+                                  n + q: a persistent one's first use q, next iteration) */
+    uint64_t *psum;            /* per class, psw words: bit w set when word w of pbits is not 0 */
+    uint64_t *hbits;           /* per class, hw words: the held set, resident storages with no
+                                  use left (held by the framework until their death), by id */
+    int32_t *hcnt;             /* per class: storages in the held set */
+    int32_t pw, psw, hw;       /* words per class of pbits, psum, hbits */
+    int32_t *cand;             /* need's scratch: one position's storages (max_acc) */
+    int naive;                 /* victims by sorting every resident storage (tests) */
+    uint64_t *naive_buf;       /* its scratch: keys (nt) */
     int32_t n_classes_cap;
     sp_ev *ev;
     size_t n_ev, cap_ev;
@@ -126,10 +134,7 @@ struct swapplan {
     char why[256];
 };
 
-#define SP_ARITY 4     /* children per node of the class heaps */
 #define SP_WALK_MAX 8192 /* entries need's walk visits at most */
-#define SP_FRONTIER (SP_WALK_MAX * (SP_ARITY - 1) + 2) /* its frontier at most: each step
-                          takes one entry out and puts at most SP_ARITY in */
 
 #define TF_ROOT 1     /* a storage (root tensor) */
 #define TF_EXTERNAL 2 /* no producer: its host copy exists at start */
@@ -245,8 +250,14 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->in_r = sw_malloc(nt);
     sp->persist = sw_calloc(nt, 1);
     sp->cls_of = sw_malloc(nt * sizeof(int32_t));
-    sp->class_list = sw_malloc(nt * sizeof(uint64_t));
-    sp->frontier = sw_malloc(SP_FRONTIER * sizeof(int32_t));
+    int32_t max_acc = 1;
+    for (int32_t o = 0; o < g->n_ops; o++)
+        if (g->acc_off[o + 1] - g->acc_off[o] > max_acc)
+            max_acc = g->acc_off[o + 1] - g->acc_off[o];
+    sp->cand = sw_malloc((size_t)max_acc * sizeof(int32_t));
+    sp->pw = (int32_t)((2 * (size_t)sp->no + 63) / 64) + 1;
+    sp->psw = (sp->pw + 63) / 64;
+    sp->hw = (int32_t)(((size_t)sp->nt + 63) / 64) + 1;
     sp->rset = sw_malloc(nt * sizeof(int32_t));
     sp->fast = 1;
     sp->tflag = sw_malloc(nt);
@@ -305,8 +316,7 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     }
     if (!sp->sz.size || !sp->sz.of || !sp->pos_of_op || !sp->t_at || !sp->use_off ||
         !sp->use_pos || !sp->death || !sp->hf_off || !sp->hf || !sp->st || !sp->t_end ||
-        !sp->in_r || !sp->persist || !sp->cls_of || !sp->class_list || !sp->frontier ||
-        !sp->rset) {
+        !sp->in_r || !sp->persist || !sp->cls_of || !sp->cand || !sp->rset) {
         swapplan_free(sp);
         return NULL;
     }
@@ -355,9 +365,12 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->class_n);
     sw_free(sp->class_free);
     sw_free(sp->cnt_eff);
-    sw_free(sp->heaped);
-    sw_free(sp->class_list);
-    sw_free(sp->frontier);
+    sw_free(sp->pbits);
+    sw_free(sp->psum);
+    sw_free(sp->hbits);
+    sw_free(sp->hcnt);
+    sw_free(sp->cand);
+    sw_free(sp->naive_buf);
     sw_free(sp->ev);
     sw_free(sp->rset);
     pb_free(sp->b);
@@ -422,6 +435,15 @@ void swapplan_free(swapplan *sp)
 }
 
 void swapplan_set_fast(swapplan *sp, int on) { sp->fast = on != 0; }
+
+int swapplan_set_naive_victims(swapplan *sp, int on)
+{
+    if (on && !sp->naive_buf &&
+        !(sp->naive_buf = sw_malloc(((size_t)sp->nt + 1) * sizeof *sp->naive_buf)))
+        return SW_ENOMEM;
+    sp->naive = on != 0;
+    return 0;
+}
 int64_t swapplan_fast_count(const swapplan *sp) { return sp->n_fast; }
 
 const sp_sizes *swapplan_sizes(const swapplan *sp) { return &sp->sz; }
@@ -460,110 +482,78 @@ static inline int push_ev(swapplan *sp, int kind, int32_t x)
     return 0;
 }
 
-/* Each class's resident storages form a 4-ary max-heap on (next use, then
-   lowest id): Belady's victim is at the top, unless the threshold excludes
-   it. Four children per node: a use moves its storage's key up (its next
-   use is later), and up is one comparison per level, so a shallower heap
-   costs less.
-   An entry is one 64-bit key, next use in the high half and the
-   complement of the storage in the low half, so the order is one unsigned
-   comparison (a larger key comes first) and the storage is in the key;
-   its last use is t_end[st[s].lu]. */
-typedef uint64_t sp_key;
+/* Belady's order. A resident storage's key is its next use (a schedule
+   position, or no use left), then its id (lower first); the victim is the
+   storage with the largest key, unless the threshold excludes it. Rather
+   than a heap, each class keeps a bitset over positions (pbits, with a
+   summary psum) and the held set (hbits). The storages whose next use is
+   position p are among those the op at p accesses, so a set bit stands for
+   that op's storages of the class that are resident with their next use
+   at p; a bit is set on each use and cleared lazily, when need finds no
+   such storage there. A use costs one bit; an eviction walks down from
+   the top. */
+static inline int32_t clz64(uint64_t x) { return __builtin_clzll(x); }
 
-static inline sp_key ent_key(int32_t s, int32_t nu)
+/* the highest set position <= p in class c's bits, or -1 */
+static inline int32_t pbit_top(const swapplan *sp, int32_t c, int32_t p)
 {
-    return ((sp_key)(uint32_t)nu << 32) | (sp_key)(UINT32_MAX - (uint32_t)s);
-}
-static inline int32_t key_s(sp_key k) { return (int32_t)(UINT32_MAX - (uint32_t)k); }
-static inline int32_t key_nu(sp_key k) { return (int32_t)(k >> 32); }
-
-static inline void heap_put(swapplan *sp, sp_key *h, int32_t base, int32_t at, sp_key e)
-{
-    h[at] = e;
-    sp->st[key_s(e)].li = base + at;
-}
-
-static void heap_up(swapplan *sp, int32_t base, int32_t i)
-{
-    sp_key *h = sp->class_list + base;
-    sp_key e = h[i];
-    while (i > 0) {
-        int32_t p = (i - 1) / SP_ARITY;
-        sp_key hp = h[p];
-        if (e <= hp)
-            break;
-        heap_put(sp, h, base, i, hp);
-        i = p;
+    if (p < 0)
+        return -1;
+    const uint64_t *pb = sp->pbits + (size_t)c * (size_t)sp->pw;
+    const uint64_t *ps = sp->psum + (size_t)c * (size_t)sp->psw;
+    int32_t w = p >> 6;
+    uint64_t m = pb[w] & (~0ULL >> (63 - (p & 63)));
+    if (m)
+        return (w << 6) + 63 - clz64(m);
+    int32_t j = w >> 6;
+    uint64_t sm = (w & 63) ? ps[j] & (~0ULL >> (64 - (w & 63))) : 0;
+    while (!sm) {
+        if (--j < 0)
+            return -1;
+        sm = ps[j];
     }
-    heap_put(sp, h, base, i, e);
+    int32_t w2 = (j << 6) + 63 - clz64(sm);
+    return (w2 << 6) + 63 - clz64(pb[w2]);
 }
 
-static void heap_down(swapplan *sp, int32_t base, int32_t n, int32_t i)
+static inline void pbit_set(swapplan *sp, int32_t c, int32_t p)
 {
-    sp_key *h = sp->class_list + base;
-    sp_key e = h[i];
-    for (;;) {
-        int32_t l = SP_ARITY * i + 1, m = l;
-        if (l >= n)
-            break;
-        int32_t end = n - l < SP_ARITY ? n : l + SP_ARITY;
-        for (int32_t j = l + 1; j < end; j++)
-            if (h[j] > h[m])
-                m = j;
-        if (h[m] <= e)
-            break;
-        heap_put(sp, h, base, i, h[m]);
-        i = m;
+    uint64_t *pb = sp->pbits + (size_t)c * (size_t)sp->pw;
+    int32_t w = p >> 6;
+    if (!pb[w])
+        sp->psum[(size_t)c * (size_t)sp->psw + (size_t)(w >> 6)] |= 1ULL << (w & 63);
+    pb[w] |= 1ULL << (p & 63);
+}
+
+static inline void pbit_clear(swapplan *sp, int32_t c, int32_t p)
+{
+    uint64_t *pb = sp->pbits + (size_t)c * (size_t)sp->pw;
+    int32_t w = p >> 6;
+    pb[w] &= ~(1ULL << (p & 63));
+    if (!pb[w])
+        sp->psum[(size_t)c * (size_t)sp->psw + (size_t)(w >> 6)] &= ~(1ULL << (w & 63));
+}
+
+/* resident s (class c >= 0) has next use nu now */
+static inline void key_set(swapplan *sp, int32_t s, int32_t c, int32_t nu)
+{
+    if (nu != INT32_MAX) {
+        pbit_set(sp, c, nu);
+        return;
     }
-    heap_put(sp, h, base, i, e);
+    sp->hbits[(size_t)c * (size_t)sp->hw + (size_t)(s >> 6)] |= 1ULL << (s & 63);
+    sp->hcnt[c]++;
+    sp->st[s].held = 1;
 }
 
-/* change the key of resident s (class c >= 0) */
-static inline void ent_update(swapplan *sp, int32_t s, int32_t c, int32_t nu)
+/* s (class c >= 0) leaves the resident set; its position bit goes lazily */
+static inline void key_drop(swapplan *sp, int32_t s, int32_t c)
 {
-    int32_t base = sp->class_off[c];
-    int32_t i = sp->st[s].li - base;
-    sp_key *e = &sp->class_list[base + i];
-    int up = nu > key_nu(*e);
-    *e = ent_key(s, nu);
-    if (!sp->heaped[c])
+    if (!sp->st[s].held)
         return;
-    if (up)
-        heap_up(sp, base, i);
-    else
-        heap_down(sp, base, sp->class_n[c], i);
-}
-
-static inline void list_add(swapplan *sp, int32_t s, int32_t c, int32_t nu)
-{
-    int32_t base = sp->class_off[c];
-    int32_t i = sp->class_n[c]++;
-    heap_put(sp, sp->class_list + base, base, i, ent_key(s, nu));
-    if (sp->heaped[c])
-        heap_up(sp, base, i);
-}
-
-static inline void list_remove(swapplan *sp, int32_t s, int32_t c)
-{
-    int32_t base = sp->class_off[c];
-    int32_t i = sp->st[s].li - base, last = --sp->class_n[c];
-    if (i == last)
-        return;
-    heap_put(sp, sp->class_list + base, base, i, sp->class_list[base + last]);
-    if (!sp->heaped[c])
-        return;
-    heap_down(sp, base, last, i);
-    heap_up(sp, base, i);
-}
-
-/* the first eviction from class c: make its list a heap (Floyd, O(n)) */
-static void heapify(swapplan *sp, int32_t c)
-{
-    int32_t base = sp->class_off[c], n = sp->class_n[c];
-    for (int32_t i = (n - 2) / SP_ARITY; i >= 0 && n > 1; i--)
-        heap_down(sp, base, n, i);
-    sp->heaped[c] = 1;
+    sp->hbits[(size_t)c * (size_t)sp->hw + (size_t)(s >> 6)] &= ~(1ULL << (s & 63));
+    sp->hcnt[c]--;
+    sp->st[s].held = 0;
 }
 
 /* next use position of s after the current one (persistent: wraps into the
@@ -578,65 +568,13 @@ static inline int32_t next_use(const swapplan *sp, int32_t s)
     return INT32_MAX;
 }
 
-/* Make room for s in its class c >= 0: evict by Belady. Returns 0, or
-   SW_ENOFIT. */
-static inline __attribute__((always_inline)) int need(swapplan *sp, int32_t s, int32_t c,
-                                                      int32_t pos, double now, const int record,
-                                                      const int pass2)
+/* v (class c) leaves the device to make room: recorded as a swap-out or a
+   drop (pass 2), or leaves the resident set R */
+static inline __attribute__((always_inline)) int evict(swapplan *sp, int32_t v, int32_t c,
+                                                       const int record, const int pass2)
 {
-    if (sp->class_free[c] > 0) {
-        sp->class_free[c]--;
-        list_add(sp, s, c, pos);
-        return 0;
-    }
-    if (!sp->heaped[c])
-        heapify(sp, c);
-    double limit = now - sp->lim[s]; /* now - threshold * bytes / h2d_bw */
-    /* the top is Belady's choice; if it was used too recently, look deeper:
-       walk the heap in key order (best-first over a small frontier) until an
-       entry old enough appears. Pinned entries sort last. */
-    int32_t base = sp->class_off[c], n = sp->class_n[c];
-    const sp_key *h = sp->class_list + base;
-    const sp_st *st = sp->st;
-    uint32_t epoch = sp->epoch;
-    /* walk the heap in key order (best-first: the frontier holds the
-       children of the entries visited, so the largest of it is the next in
-       key order), at most SP_WALK_MAX entries: the first entry not used by
-       the current op and old enough is the victim; failing that, the first
-       not used by the current op */
-    int32_t best = -1, any = -1;
-    int32_t *fr = sp->frontier, nf = 0;
-    if (n > 0)
-        fr[nf++] = 0;
-    for (int steps = 0; nf > 0 && steps < SP_WALK_MAX; steps++) {
-        int32_t bi = 0;
-        for (int32_t k = 1; k < nf; k++)
-            if (h[fr[k]] > h[fr[bi]])
-                bi = k;
-        int32_t i = fr[bi];
-        fr[bi] = fr[--nf];
-        int32_t hs = key_s(h[i]);
-        if (st[hs].pin != epoch) {
-            if (any < 0)
-                any = hs;
-            if (sp->t_end[st[hs].lu] <= limit) {
-                best = hs;
-                break;
-            }
-        }
-        for (int32_t ch = SP_ARITY * i + 1; ch <= SP_ARITY * i + SP_ARITY && ch < n; ch++)
-            fr[nf++] = ch;
-    }
-    if (best < 0)
-        best = any; /* none old enough: Belady's choice anyway */
-    if (best < 0) {
-        snprintf(sp->why, sizeof sp->why, "size class %d has too few objects for one op's tensors",
-                 c);
-        return SW_ENOFIT;
-    }
-    int32_t v = best;
     sp_st *xv = &sp->st[v];
-    list_remove(sp, v, c);
+    key_drop(sp, v, c);
     xv->res = 0;
     if (pass2 && sp->in_r[v] && !xv->used) {
         /* pressure the first pass did not meet: v leaves the resident set */
@@ -650,8 +588,125 @@ static inline __attribute__((always_inline)) int need(swapplan *sp, int32_t s, i
             return SW_ENOMEM;
         xv->hv = 1;
     }
-    list_add(sp, s, c, pos);
     return 0;
+}
+
+/* One entry of a victim search, visited in key order: 1 if it is the
+   victim (not used by the current op, and last used at least the
+   threshold's time before now: limit); the first entry not used by the
+   current op is kept in *any. */
+static inline int victim_ok(const swapplan *sp, int32_t x, double limit, int32_t *any)
+{
+    if (sp->st[x].pin == sp->epoch)
+        return 0;
+    if (*any < 0)
+        *any = x;
+    return sp->t_end[sp->st[x].lu] <= limit;
+}
+
+/* The reference for need's walk (swapplan_set_naive_victims): every
+   resident storage of class c, sorted by key (next use, later first, then
+   id, lower first), the same rules applied in that order. */
+static int cmp_key_desc(const void *a, const void *b)
+{
+    uint64_t ka = *(const uint64_t *)a, kb = *(const uint64_t *)b;
+    return ka < kb ? 1 : ka > kb ? -1 : 0;
+}
+
+static int need_naive(swapplan *sp, int32_t c, double limit, int record, int pass2)
+{
+    int32_t n = 0, best = -1, any = -1;
+    uint64_t *key = sp->naive_buf;
+    for (int32_t x = 0; x < sp->nt; x++)
+        if (sp->st[x].res && sp->cls_of[x] == c)
+            key[n++] = ((uint64_t)(uint32_t)next_use(sp, x) << 32) |
+                       (uint64_t)(UINT32_MAX - (uint32_t)x);
+    qsort(key, (size_t)n, sizeof *key, cmp_key_desc);
+    for (int32_t j = 0; j < n && j < SP_WALK_MAX; j++) {
+        int32_t x = (int32_t)(UINT32_MAX - (uint32_t)key[j]);
+        if (victim_ok(sp, x, limit, &any)) {
+            best = x;
+            break;
+        }
+    }
+    if (best < 0)
+        best = any;
+    if (best < 0) {
+        snprintf(sp->why, sizeof sp->why, "size class %d has too few objects for one op's tensors",
+                 c);
+        return SW_ENOFIT;
+    }
+    return evict(sp, best, c, record, pass2);
+}
+
+/* Make room for s in its class c >= 0 at position pos: evict by Belady.
+   Returns 0, or SW_ENOFIT. */
+static inline __attribute__((always_inline)) int need(swapplan *sp, const int32_t *sched,
+                                                      int32_t s, int32_t c, int32_t pos,
+                                                      double now, const int record,
+                                                      const int pass2)
+{
+    if (sp->class_free[c] > 0) {
+        sp->class_free[c]--;
+        return 0;
+    }
+    double limit = now - sp->lim[s]; /* now - threshold * bytes / h2d_bw */
+    if (sp->naive)
+        return need_naive(sp, c, limit, record, pass2);
+    /* Walk the class's resident storages in key order, at most SP_WALK_MAX
+       of them: the first not used by the current op and old enough is the
+       victim; failing that, the first not used by the current op
+       (Belady's choice anyway). The current op's storages have their next
+       use at pos, after every other key: the walk stops above pos. */
+    const sp_st *st = sp->st;
+    int32_t best = -1, any = -1, steps = 0;
+    if (sp->hcnt[c] > 0) { /* no use left: the largest keys, by id */
+        const uint64_t *hb = sp->hbits + (size_t)c * (size_t)sp->hw;
+        for (int32_t w = 0; w < sp->hw && best < 0 && steps < SP_WALK_MAX; w++) {
+            for (uint64_t m = hb[w]; m && steps < SP_WALK_MAX; m &= m - 1, steps++) {
+                int32_t hs = (w << 6) + __builtin_ctzll(m);
+                if (victim_ok(sp, hs, limit, &any)) {
+                    best = hs;
+                    break;
+                }
+            }
+        }
+    }
+    const int32_t *acc = sp->g->acc, *acc_off = sp->g->acc_off;
+    int32_t no = sp->no, *cand = sp->cand;
+    const int32_t *cls_of = sp->cls_of; /* compact: most of an op's storages are of other classes */
+    for (int32_t p = best < 0 && steps < SP_WALK_MAX ? pbit_top(sp, c, 2 * no - 1) : -1;
+         p > pos && best < 0 && steps < SP_WALK_MAX; p = pbit_top(sp, c, p - 1)) {
+        /* the storages of class c resident with next use p, by id */
+        int32_t o = sched[p < no ? p : p - no], nc = 0;
+        for (int32_t k = acc_off[o]; k < acc_off[o + 1]; k++) {
+            int32_t x = acc[k];
+            if (cls_of[x] != c || !st[x].res || next_use(sp, x) != p)
+                continue;
+            int32_t j = nc++;
+            for (; j > 0 && cand[j - 1] > x; j--)
+                cand[j] = cand[j - 1];
+            cand[j] = x;
+        }
+        if (!nc) {
+            pbit_clear(sp, c, p);
+            continue;
+        }
+        for (int32_t j = 0; j < nc && steps < SP_WALK_MAX; j++, steps++) {
+            if (victim_ok(sp, cand[j], limit, &any)) {
+                best = cand[j];
+                break;
+            }
+        }
+    }
+    if (best < 0)
+        best = any; /* none old enough: Belady's choice anyway */
+    if (best < 0) {
+        snprintf(sp->why, sizeof sp->why, "size class %d has too few objects for one op's tensors",
+                 c);
+        return SW_ENOFIT;
+    }
+    return evict(sp, best, c, record, pass2);
 }
 
 /* One pass over the schedule. pass2: R (in_r) is resident at start. */
@@ -662,10 +717,13 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
     int32_t nt = sp->nt;
     sp_st *st = sp->st;
     for (int32_t c = 0; c < al->n_classes; c++) {
-        sp->class_n[c] = 0;
         sp->class_free[c] = sp->cnt_eff[c];
-        sp->heaped[c] = 0;
+        if (sp->hcnt[c])
+            memset(sp->hbits + (size_t)c * (size_t)sp->hw, 0, (size_t)sp->hw * sizeof(uint64_t));
+        sp->hcnt[c] = 0;
     }
+    memset(sp->pbits, 0, (size_t)al->n_classes * (size_t)sp->pw * sizeof(uint64_t));
+    memset(sp->psum, 0, (size_t)al->n_classes * (size_t)sp->psw * sizeof(uint64_t));
     for (int32_t s = 0; s < nt; s++) {
         sp_st *x = &st[s];
         uint8_t fl = sp->tflag[s];
@@ -678,6 +736,7 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
         x->used = 0;
         x->res = 0;
         x->hv = 0;
+        x->held = 0;
         if (!(fl & TF_ROOT))
             continue;
         x->hv = (fl & TF_EXTERNAL) != 0;
@@ -689,7 +748,7 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
                 if (sp->class_free[c] <= 0)
                     return SW_ENOFIT;
                 sp->class_free[c]--;
-                list_add(sp, s, c, next_use(sp, s));
+                key_set(sp, s, c, next_use(sp, s));
             }
         }
     }
@@ -714,7 +773,7 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
             if ((acc_flag[k] & GA_CREATE) || x->res)
                 continue;
             if (x->cls >= 0)
-                rc = need(sp, s, x->cls, i, now, pass2, pass2);
+                rc = need(sp, sched, s, x->cls, i, now, pass2, pass2);
             if (!rc && pass2)
                 rc = push_ev(sp, TASK_SWAP_IN, s);
             x->res = 1;
@@ -725,7 +784,7 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
                 continue;
             sp_st *x = &st[s];
             if (x->cls >= 0)
-                rc = need(sp, s, x->cls, i, now, pass2, pass2);
+                rc = need(sp, sched, s, x->cls, i, now, pass2, pass2);
             x->res = 1;
             x->hv = 0;
         }
@@ -749,11 +808,11 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
             if (!(x->fl & TF_PERSIST) && x->death == i) {
                 x->res = 0;
                 if (x->cls >= 0) {
-                    list_remove(sp, s, x->cls);
+                    key_drop(sp, s, x->cls);
                     sp->class_free[x->cls]++;
                 }
             } else if (x->cls >= 0) {
-                ent_update(sp, s, x->cls, next_use(sp, s));
+                key_set(sp, s, x->cls, next_use(sp, s));
             }
         }
         for (int32_t k = sp->hf_off[i]; k < sp->hf_off[i + 1]; k++) {
@@ -762,7 +821,7 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
             if (x->res) {
                 x->res = 0;
                 if (x->cls >= 0) {
-                    list_remove(sp, s, x->cls);
+                    key_drop(sp, s, x->cls);
                     sp->class_free[x->cls]++;
                 }
             }
@@ -1574,7 +1633,10 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         sw_free(sp->class_n);
         sw_free(sp->class_free);
         sw_free(sp->cnt_eff);
-        sw_free(sp->heaped);
+        sw_free(sp->pbits);
+        sw_free(sp->psum);
+        sw_free(sp->hbits);
+        sw_free(sp->hcnt);
         sw_free(sp->csize);
         sw_free(sp->f.obj_base);
         sw_free(sp->f.qhead);
@@ -1592,12 +1654,16 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         sp->f.snap_qhead = sw_malloc(nc * sizeof(int32_t));
         sp->f.snap_qtail = sw_malloc(nc * sizeof(int32_t));
         sp->f.snap_qn = sw_malloc(nc * sizeof(int32_t));
-        sp->heaped = sw_malloc((size_t)al->n_classes + 1);
+        sp->pbits = sw_malloc(nc * (size_t)sp->pw * sizeof(uint64_t));
+        sp->psum = sw_malloc(nc * (size_t)sp->psw * sizeof(uint64_t));
+        sp->hbits = sw_calloc(nc * (size_t)sp->hw, sizeof(uint64_t));
+        sp->hcnt = sw_calloc(nc, sizeof(int32_t));
         sp->cnt_eff = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_off = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_n = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_free = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
-        if (!sp->class_off || !sp->class_n || !sp->class_free || !sp->cnt_eff || !sp->heaped ||
+        if (!sp->class_off || !sp->class_n || !sp->class_free || !sp->cnt_eff || !sp->pbits ||
+            !sp->psum || !sp->hbits || !sp->hcnt ||
             !sp->csize || !sp->f.obj_base || !sp->f.qhead || !sp->f.qtail || !sp->f.qn ||
             !sp->f.snap_qhead || !sp->f.snap_qtail || !sp->f.snap_qn) {
             sp->n_classes_cap = 0;

@@ -53,6 +53,10 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *alloc, 
    builder's plan gives. on = 0 makes them go through the builder (tests
    compare the two). On by default. */
 void swapplan_set_fast(swapplan *sp, int on);
+/* on = 1: choose each victim by sorting every resident storage of its
+   class by key instead of walking the per-class position bitsets (the
+   reference the tests compare the walk with; slow). Returns 0, or SW_ENOMEM. */
+int swapplan_set_naive_victims(swapplan *sp, int on);
 /* Evaluations the fast path completed (it declines the rare plans it does
    not handle: the builder's errors, relocation beyond four rounds). */
 int64_t swapplan_fast_count(const swapplan *sp);

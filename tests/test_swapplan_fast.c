@@ -2,7 +2,9 @@
    form written directly, no plan builder) against the builder path: on
    random profiles, schedules, allocations and thresholds, the same status,
    message and every sim_result field, bit for bit, and the same as
-   simulating the final plan the builder makes. Named tests (tap_run). */
+   simulating the final plan the builder makes; and its victim search (the
+   per-class position bitsets) against a reference that sorts the
+   resident storages. Named tests (tap_run). */
 #include <gsl/gsl_rng.h>
 
 #include "../planners/swapadvisor.h"
@@ -28,6 +30,29 @@ static int same_result(const sim_result *a, const sim_result *b, char *why, size
     return 1;
 }
 
+/* A random allocation of sp's sizes (n of them, at most 4096): up to
+   max_k classes (free encoding, renumbered), counts from the minimum to
+   extra - 1 above it, repaired to fit the pool with probability p_fit (1:
+   always, no draw). Returns the number of classes. */
+static int32_t random_alloc(swapplan *sp, gsl_rng *rng, int32_t max_k, unsigned long extra,
+                            double p_fit, int32_t *cls, int32_t *cnt)
+{
+    const sp_sizes *z = swapplan_sizes(sp);
+    int32_t n = z->n, need[4096];
+    int64_t csize[4096];
+    int32_t k = 1 + (int32_t)gsl_rng_uniform_int(rng, (unsigned long)(n < max_k ? n : max_k));
+    for (int32_t i = 0; i < n; i++)
+        cls[i] = (int32_t)gsl_rng_uniform_int(rng, (unsigned long)k);
+    int32_t nc = sa_cls_repair(cls, n, gsl_rng_uniform(rng) < 0.5);
+    swapplan_min_counts(sp, cls, nc, need);
+    for (int32_t c = 0; c < nc; c++)
+        cnt[c] = need[c] + (int32_t)gsl_rng_uniform_int(rng, extra);
+    sa_class_sizes(cls, z->size, n, nc, csize);
+    if (p_fit >= 1 || gsl_rng_uniform(rng) < p_fit)
+        sa_cnt_repair(cnt, csize, need, NULL, nc, swapplan_pool_bytes(sp));
+    return nc;
+}
+
 typedef struct tally {
     int cases, ok, swapping, mismatches, plan_mismatches;
     char first[2048]; /* the first mismatch */
@@ -36,22 +61,11 @@ typedef struct tally {
 static void one_case(tally *t, swapplan *fast, swapplan *slow,
                      const int32_t *sched, gsl_rng *rng)
 {
-    const sp_sizes *z = swapplan_sizes(fast);
-    int32_t n = z->n, cls[4096], cnt[4096], need[4096];
-    int64_t csize[4096];
+    int32_t n = swapplan_sizes(fast)->n, cls[4096], cnt[4096];
     if (n <= 0 || n > 4096)
         return;
-    /* random classes (free encoding, renumbered), counts from the minimum up */
-    int32_t k = 1 + (int32_t)gsl_rng_uniform_int(rng, (unsigned long)(n < 6 ? n : 6));
-    for (int32_t i = 0; i < n; i++)
-        cls[i] = (int32_t)gsl_rng_uniform_int(rng, (unsigned long)k);
-    int32_t nc = sa_cls_repair(cls, n, gsl_rng_uniform(rng) < 0.5);
-    swapplan_min_counts(fast, cls, nc, need);
-    for (int32_t c = 0; c < nc; c++)
-        cnt[c] = need[c] + (int32_t)gsl_rng_uniform_int(rng, 12);
-    sa_class_sizes(cls, z->size, n, nc, csize);
-    if (gsl_rng_uniform(rng) < 0.85) /* mostly fitting pools; some that do not */
-        sa_cnt_repair(cnt, csize, need, NULL, nc, swapplan_pool_bytes(fast));
+    /* mostly fitting pools; some that do not */
+    int32_t nc = random_alloc(fast, rng, 6, 12, 0.85, cls, cnt);
     sp_alloc al = {cls, cnt, nc};
     static const double thr[] = {0, 0.5, 1, 2};
     double th = thr[gsl_rng_uniform_int(rng, 4)];
@@ -262,8 +276,104 @@ static void fast_matches_builder(void)
     gsl_rng_free(rng);
 }
 
+/* Belady's victims: the per-class position bitsets need walks against
+   the reference that sorts every resident storage of the class by key
+   (swapplan_set_naive_victims), on random profiles, schedules, class maps
+   and thresholds: the same status and message, the same plan task by
+   task, and the same simulated result. */
+static void victims_match_reference(void)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 41);
+    int cases = 0, same = 0, planned = 0, swapping = 0, held = 0;
+    char first[2048] = "";
+    static const int ops[] = {40, 120, 300};
+    for (int seed = 51; seed <= 62; seed++) {
+        graph_profile *g = random_profile(seed, ops[seed % 3], seed % 2 ? "sgd" : "adam");
+        if (!g) {
+            OK(0, "random profile %d", seed);
+            continue;
+        }
+        /* on every other profile, the framework holds a quarter of the
+           storages until a random op (past their last use, often) */
+        for (int32_t t = 0; t < g->n_tensors && seed % 2; t++) {
+            graph_tensor *x = &g->tensors[t];
+            if (x->storage == t && x->view_of < 0 && !x->persistent &&
+                gsl_rng_uniform(rng) < 0.25)
+                x->held_until = (int32_t)gsl_rng_uniform_int(rng, (unsigned long)g->n_ops);
+            held += x->held_until >= 0;
+        }
+        int64_t peak = graph_peak_memory(g, g->order);
+        sa_sched_scratch *sc = sa_sched_scratch_new(g);
+        int32_t *sched = sw_malloc((size_t)g->n_ops * sizeof *sched);
+        static const double frac[] = {0.3, 0.45, 0.7};
+        for (int b = 0; b < 3 && sc && sched; b++) {
+            int64_t budget = (int64_t)((double)peak * frac[b]) + g->max_workspace;
+            swapplan *walk = swapplan_new(g, budget), *ref = swapplan_new(g, budget);
+            if (!walk || !ref || swapplan_set_naive_victims(ref, 1)) {
+                OK(0, "swapplan_new");
+                swapplan_free(walk);
+                swapplan_free(ref);
+                continue;
+            }
+            int32_t n = swapplan_sizes(walk)->n, cls[4096], cnt[4096];
+            for (int i = 0; i < 10 && n > 0 && n <= 4096; i++) {
+                sa_schedule_mutate(g, sc, g->order, i == 0 ? 0 : i < 5 ? 0.1 : 1, rng, sched);
+                int32_t nc = random_alloc(walk, rng, 4, 4, 1, cls, cnt);
+                sp_alloc al = {cls, cnt, nc};
+                static const double thr[] = {0, 0.5, 1, 3};
+                double th = thr[gsl_rng_uniform_int(rng, 4)];
+                plan *pa = NULL, *pb = NULL;
+                sw_err ea, eb;
+                ea.msg[0] = eb.msg[0] = 0;
+                int ca = swapplan_make(walk, sched, &al, th, &pa, NULL, &ea);
+                int cb = swapplan_make(ref, sched, &al, th, &pb, NULL, &eb);
+                int ok = ca == cb && (ca ? strcmp(ea.msg, eb.msg) == 0
+                                         : pa->n_tasks == pb->n_tasks);
+                for (int32_t t = 0; ok && !ca && t < pa->n_tasks; t++)
+                    ok = pa->tasks[t].kind == pb->tasks[t].kind &&
+                         pa->tasks[t].op == pb->tasks[t].op &&
+                         pa->tasks[t].tensor == pb->tasks[t].tensor;
+                sim_result ra, rb;
+                char why[256] = "";
+                if (ok && !ca)
+                    ok = swapplan_make(walk, sched, &al, th, NULL, &ra, &ea) == 0 &&
+                         swapplan_make(ref, sched, &al, th, NULL, &rb, &eb) == 0 &&
+                         same_result(&ra, &rb, why, sizeof why);
+                cases++;
+                same += ok;
+                if (!ok && !first[0])
+                    snprintf(first, sizeof first, "profile %d, budget %d, case %d: rc %d vs %d "
+                             "('%.300s' vs '%.300s') %.200s", seed, b, i, ca, cb, ea.msg, eb.msg,
+                             why);
+                if (!ca && ok) {
+                    planned++;
+                    swapping += ra.swap_ins > 0;
+                }
+                plan_free(pa);
+                plan_free(pb);
+            }
+            swapplan_free(walk);
+            swapplan_free(ref);
+        }
+        sw_free(sched);
+        sa_sched_scratch_free(sc);
+        graph_free(g);
+    }
+    printf("# %d cases: %d planned, %d swapping; %d tensors held past their last use\n", cases,
+           planned, swapping, held);
+    IS_INT(same, cases, "the victims of the bitset walk are the reference's: same status, "
+           "message, tasks and simulated result");
+    if (same != cases)
+        printf("#   first: %s\n", first);
+    OK(planned >= cases / 3 && swapping >= planned / 2, "most cases plan and swap (%d, %d of %d)",
+       planned, swapping, cases);
+    gsl_rng_free(rng);
+}
+
 static const tap_test tests[] = {
     {"min_counts_definition", min_counts_definition},
+    {"victims_match_reference", victims_match_reference},
     {"fast_matches_builder", fast_matches_builder},
     {"threshold_change", threshold_change},
 };
