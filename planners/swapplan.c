@@ -99,7 +99,6 @@ struct swapplan {
     uint8_t *in_r, *persist;
     uint32_t epoch;            /* increases with every op walked */
     int32_t *cls_of;           /* per storage: class, -1 for zero bytes or non-storage */
-    int32_t *class_off;        /* per class: start of its resident list */
     int32_t *class_n;          /* per class: scratch (its storages) */
     int32_t *class_free;       /* per class: free objects */
     int32_t *cnt_eff;          /* per class: objects used (at most the class's storages) */
@@ -361,7 +360,6 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->in_r);
     sw_free(sp->persist);
     sw_free(sp->cls_of);
-    sw_free(sp->class_off);
     sw_free(sp->class_n);
     sw_free(sp->class_free);
     sw_free(sp->cnt_eff);
@@ -1629,7 +1627,6 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
     sp->hf_off[0] = 0;
     /* classes */
     if (al->n_classes > sp->n_classes_cap) {
-        sw_free(sp->class_off);
         sw_free(sp->class_n);
         sw_free(sp->class_free);
         sw_free(sp->cnt_eff);
@@ -1659,13 +1656,12 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         sp->hbits = sw_calloc(nc * (size_t)sp->hw, sizeof(uint64_t));
         sp->hcnt = sw_calloc(nc, sizeof(int32_t));
         sp->cnt_eff = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
-        sp->class_off = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_n = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
         sp->class_free = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
-        if (!sp->class_off || !sp->class_n || !sp->class_free || !sp->cnt_eff || !sp->pbits ||
-            !sp->psum || !sp->hbits || !sp->hcnt ||
-            !sp->csize || !sp->f.obj_base || !sp->f.qhead || !sp->f.qtail || !sp->f.qn ||
-            !sp->f.snap_qhead || !sp->f.snap_qtail || !sp->f.snap_qn) {
+        if (!sp->class_n || !sp->class_free || !sp->cnt_eff || !sp->pbits || !sp->psum ||
+            !sp->hbits || !sp->hcnt || !sp->csize || !sp->f.obj_base || !sp->f.qhead ||
+            !sp->f.qtail || !sp->f.qn || !sp->f.snap_qhead || !sp->f.snap_qtail ||
+            !sp->f.snap_qn) {
             sp->n_classes_cap = 0;
             return sw_fail(err, SW_ENOMEM, "out of memory");
         }
@@ -1689,10 +1685,7 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
             members[al->cls[si]]++;
         }
     }
-    int32_t off = 0;
     for (int32_t c = 0; c < al->n_classes; c++) {
-        sp->class_off[c] = off;
-        off += members[c];
         /* objects beyond the class's number of tensors could never be used */
         sp->cnt_eff[c] = al->cnt[c] < members[c] ? al->cnt[c] : members[c];
     }
