@@ -229,7 +229,7 @@ optimality: deps $(SWAPSIM)
 # and paper_results.md regenerated from the CSVs. Results go to $(OUT)/;
 # cells already run with the same inputs and binary are reused.
 OUT ?= out
-EXPERIMENTS := table1 fig6 table1-variants fig6-inception-relu fig6-brnn-concat fig7 table2 fig9 fig9-dataflow fig10 fig10-dataflow ablation tuning defaults mutation planners \
+EXPERIMENTS := table1 fig6 table1-variants fig6-inception-relu fig6-brnn-concat fig7 table2 fig9 fig9-dataflow fig10 fig10-dataflow ablation tuning defaults mutation first-allocation planners \
                planners-recorded dtr dtr-megengine hybrid hybrid-dtr optimality optimality-schedules
 
 # MPI=N: each experiment's cells spread over N ranks ($(MPIRUN) -np N

@@ -474,6 +474,9 @@ typedef struct sa_ctx {
     int run_mode;           /* schedule_mutation=chain|reuse: SA_RUN_*, else 0 */
     int cone;               /* schedule_mutation=cone: 1; mixed: 2 (else 0) */
     int init_mode;          /* first_generation=chain|reuse: SA_RUN_*, else 0 (random) */
+    int fitting;            /* first_allocation=fitting */
+    long drawn, unfit;      /* first generation: random allocations drawn, and those whose
+                               classes' least counts exceed the pool (atomic: threads) */
     double run_length;      /* mean run of those operators (ops) */
     double threshold;
     int32_t *size_members;  /* per distinct size: storages of that size */
@@ -580,10 +583,15 @@ static int fix_counts(const sa_ctx *c, sa_worker *w, const int32_t *cls, int32_t
     return sa_cnt_repair(cnt, w->csize, w->minc, w->maxc, nc, c->pool);
 }
 
-static void random_alloc(const sa_ctx *c, sa_worker *w, gsl_rng *r, int32_t *x)
+static double rng_u(void *r) { return gsl_rng_uniform(r); }
+
+static void random_alloc(sa_ctx *c, sa_worker *w, gsl_rng *r, int32_t *x)
 {
     int32_t *cls = G_CLS(c, x), *cnt = G_CNT(c, x);
-    if (c->monotone) {
+    int32_t fit = c->fitting ? swapplan_fitting_cls(w->sp, c->pool, rng_u, r, cls) : 0;
+    if (fit > 0) {
+        /* a mapping whose smallest pool fits */
+    } else if (c->monotone) {
         cls[0] = 0;
         for (int32_t i = 1; i < c->ns; i++)
             cls[i] = cls[i - 1] + (gsl_rng_uniform(r) < 0.5);
@@ -610,7 +618,9 @@ static void random_alloc(const sa_ctx *c, sa_worker *w, gsl_rng *r, int32_t *x)
         double n = (double)c->pool * share / (double)(w->csize[k] > 0 ? w->csize[k] : 1);
         cnt[k] = n > 1e9 ? 1000000000 : (int32_t)n;
     }
-    sa_cnt_repair(cnt, w->csize, w->minc, w->maxc, nc, c->pool);
+    int unfit = sa_cnt_repair(cnt, w->csize, w->minc, w->maxc, nc, c->pool) != 0;
+    __atomic_fetch_add(&c->drawn, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->unfit, unfit, __ATOMIC_RELAXED);
 }
 
 static void default_alloc(const sa_ctx *c, int32_t *x)
@@ -794,6 +804,11 @@ static const param_def sa_params[] = {
      "paper's: each step a uniformly random ready op) or (ours) chain or reuse: a random order "
      "redrawn with runs as in schedule_mutation=chain|reuse at probability 1", "random|chain|reuse",
      1, 0},
+    {"first_allocation", PT_CHOICE, "random", "the first generation's size-class mappings: "
+     "random (the paper's: after each size a new class with probability 1/2; at tight budgets "
+     "most such mappings cannot fit) or (ours) fitting: the same draw, steered away from "
+     "mappings whose smallest pool exceeds the budget (cls=monotone only)", "random|fitting", 1,
+     0},
     {"cls", PT_CHOICE, "monotone", "size-class encoding: monotone (the paper's restriction) or "
      "free (Figure 9c)", "monotone|free", 1, 0},
     {"threshold", PT_FLOAT, "1", "eviction threshold: victims last used at least this many "
@@ -1040,6 +1055,9 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     c.search = !strcmp(search, "schedule") ? SEARCH_SCHEDULE
                : !strcmp(search, "allocation") ? SEARCH_ALLOCATION : SEARCH_BOTH;
     c.monotone = !strcmp(params_str(ps, "cls"), "monotone");
+    c.fitting = !strcmp(params_str(ps, "first_allocation"), "fitting");
+    if (c.fitting && !c.monotone)
+        return sw_fail(err, SW_EINVAL, "first_allocation=fitting takes cls=monotone");
     c.threshold = params_float(ps, "threshold");
     c.seed_default = params_bool(ps, "seed_default");
     const char *smut = params_str(ps, "schedule_mutation"), *fgen = params_str(ps,
@@ -1088,6 +1106,19 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
         return sw_fail(err, SW_ENOFIT, "does not fit: op %d '%s' alone needs %s for its inputs "
                        "and outputs, and %s is left after the workspace reserve", worst_op,
                        g->ops[worst_op].name, sw_fmt_bytes(worst, h1, sizeof h1),
+                       sw_fmt_bytes(c.pool, h2, sizeof h2));
+    }
+    /* with the paper's monotone classes an allocation that fits exists
+       exactly when the smallest pool does (swapplan_min_pool) */
+    int64_t min_pool = c.monotone ? swapplan_min_pool(c.sp0, NULL) : -1;
+    if (min_pool > c.pool) {
+        char h1[32], h2[32];
+        swapplan_free(c.sp0);
+        sw_free(c.size_members);
+        return sw_fail(err, SW_ENOFIT, "does not fit: the smallest size-class pool (over every "
+                       "mapping of the %d tensor sizes to classes of contiguous sizes, each class "
+                       "holding the most of its tensors one op uses) needs %s, and %s is left "
+                       "after the workspace reserve", c.ns, sw_fmt_bytes(min_pool, h1, sizeof h1),
                        sw_fmt_bytes(c.pool, h2, sizeof h2));
     }
     int rc = make_defaults(&c, err);
@@ -1166,9 +1197,17 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
         ga_get_stats(ga, &st);
     if (rc) {
         if (rc == SW_ENOFIT) {
+            char h1[32] = "";
+            if (min_pool >= 0)
+                sw_fmt_bytes(min_pool, h1, sizeof h1);
             rc = sw_fail(err, SW_ENOFIT, "does not fit: none of the %ld schedules and size-class "
-                         "pools the search tried can run within %lld bytes", st.evaluations,
-                         (long long)o->memory_budget);
+                         "pools the search tried can run within %lld bytes (%ld of the first "
+                         "generation's %ld random allocations cannot fit at all)%s%s%s",
+                         st.evaluations, (long long)o->memory_budget, c.unfit, c.drawn,
+                         min_pool >= 0 ? "; a pool of classes of contiguous sizes would fit (the "
+                                         "smallest needs " : "",
+                         h1, min_pool >= 0 ? "): try a longer search or first_allocation=fitting"
+                                           : "");
         }
         goto done;
     }
@@ -1177,14 +1216,18 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     sp_alloc al = {G_CLS(&c, x), G_CNT(&c, x), G_NC(x)};
     rc = swapplan_make(c.sp0, G_SCHED(&c, x), &al, c.threshold, out, NULL, err);
     if (!rc) {
-        char note[320], isl[128] = "";
+        char note[512], isl[128] = "", mp[96] = "", h1[32], h2[32];
         if (gi)
             snprintf(isl, sizeof isl, "%d islands (migration every %d generations, %d migrants), ",
                      ip.islands, ip.interval, ip.migrants);
         /* no wall-clock figures here: the same seed must give the same plan bytes */
+        if (min_pool >= 0)
+            snprintf(mp, sizeof mp, " (the smallest pool: %s of %s)",
+                     sw_fmt_bytes(min_pool, h1, sizeof h1), sw_fmt_bytes(c.pool, h2, sizeof h2));
         snprintf(note, sizeof note, "GA: %s%ld generations, %ld evaluations; best of the first "
-                 "generation %.9g s, best found %.9g s", isl, st.generations, st.evaluations,
-                 st.initial_best, st.best);
+                 "generation %.9g s, best found %.9g s; %ld of the first generation's %ld random "
+                 "allocations cannot fit%s", isl, st.generations, st.evaluations, st.initial_best,
+                 st.best, c.unfit, c.drawn, mp);
         if (plan_set_notes(*out, note)) {
             plan_free(*out);
             *out = NULL;

@@ -470,6 +470,165 @@ void swapplan_min_counts(const swapplan *sp, const int32_t *cls, int32_t n_class
         sw_free(cnt);
 }
 
+/* The runs' costs: per size, the groups using it (CSR, a group once per
+   entry of its multiset), and scratch for the counts. */
+typedef struct sp_runs {
+    int32_t *off, *grp, *cnt;
+} sp_runs;
+
+static void runs_free(sp_runs *r)
+{
+    sw_free(r->off);
+    sw_free(r->grp);
+    sw_free(r->cnt);
+}
+
+static int runs_init(const swapplan *sp, sp_runs *r)
+{
+    int32_t ns = sp->sz.n, ng = sp->n_mc, ne = ng ? sp->mc_off[ng] : 0;
+    r->off = sw_calloc((size_t)ns + 1, sizeof *r->off);
+    r->grp = sw_malloc(((size_t)ne + 1) * sizeof *r->grp);
+    r->cnt = sw_calloc((size_t)ng + 1, sizeof *r->cnt);
+    if (!r->off || !r->grp || !r->cnt) {
+        runs_free(r);
+        return SW_ENOMEM;
+    }
+    for (int32_t k = 0; k < ne; k++)
+        r->off[sp->mc_idx[k] + 1]++;
+    for (int32_t i = 0; i < ns; i++)
+        r->off[i + 1] += r->off[i];
+    for (int32_t q = 0; q < ng; q++)
+        for (int32_t k = sp->mc_off[q]; k < sp->mc_off[q + 1]; k++)
+            r->grp[r->off[sp->mc_idx[k]]++] = q; /* offsets advance to the ends */
+    for (int32_t i = ns; i > 0; i--)
+        r->off[i] = r->off[i - 1];
+    r->off[0] = 0;
+    return 0;
+}
+
+/* row[k], k = i .. n - 1: the bytes of the class of sizes i .. k, objects
+   of size[k], as many as the most of its storages one op uses (which only
+   grows as the run grows) */
+static void runs_row(const swapplan *sp, sp_runs *r, int32_t i, int64_t *row)
+{
+    for (int32_t q = 0; q < sp->n_mc; q++)
+        r->cnt[q] = 0;
+    int32_t most = 0;
+    for (int32_t j = i; j < sp->sz.n; j++) {
+        for (int32_t k = r->off[j]; k < r->off[j + 1]; k++)
+            if (++r->cnt[r->grp[k]] > most)
+                most = r->cnt[r->grp[k]];
+        row[j] = sp->sz.size[j] * most;
+    }
+}
+
+int64_t swapplan_min_pool(const swapplan *sp, int32_t *cls)
+{
+    int32_t ns = sp->sz.n;
+    if (ns == 0)
+        return 0;
+    sp_runs rr;
+    int32_t *from = sw_malloc((size_t)ns * sizeof *from);
+    int64_t *best = sw_malloc(((size_t)ns + 1) * sizeof *best);
+    int64_t *row = sw_malloc((size_t)ns * sizeof *row);
+    int64_t r = -1;
+    if (runs_init(sp, &rr)) {
+        rr.off = rr.grp = rr.cnt = NULL;
+        goto out;
+    }
+    if (!from || !best || !row)
+        goto out;
+    /* best[j]: the least pool for sizes 0 .. j - 1 (the last class a run
+       i .. j - 1) */
+    best[0] = 0;
+    for (int32_t j = 1; j <= ns; j++)
+        best[j] = INT64_MAX;
+    for (int32_t i = 0; i < ns; i++) {
+        runs_row(sp, &rr, i, row);
+        for (int32_t j = i; j < ns; j++)
+            if (best[i] + row[j] < best[j + 1]) {
+                best[j + 1] = best[i] + row[j];
+                from[j] = i;
+            }
+    }
+    r = best[ns];
+    if (cls) { /* the runs, back to front, numbered from 0 */
+        int32_t n = 0;
+        for (int32_t j = ns - 1; j >= 0; j = from[j] - 1, n++)
+            for (int32_t i = from[j]; i <= j; i++)
+                cls[i] = n;
+        for (int32_t i = 0; i < ns; i++)
+            cls[i] = n - 1 - cls[i];
+    }
+out:
+    runs_free(&rr);
+    sw_free(from);
+    sw_free(best);
+    sw_free(row);
+    return r;
+}
+
+int32_t swapplan_fitting_cls(const swapplan *sp, int64_t bytes, double (*u)(void *), void *ud,
+                             int32_t *cls)
+{
+    int32_t ns = sp->sz.n;
+    if (ns == 0)
+        return 0;
+    sp_runs rr;
+    int64_t *suf = sw_malloc(((size_t)ns + 1) * sizeof *suf);
+    int64_t *ext = sw_malloc(((size_t)ns + 1) * sizeof *ext);
+    int64_t *row = sw_malloc((size_t)ns * sizeof *row);
+    int32_t nc = -1;
+    if (runs_init(sp, &rr)) {
+        rr.off = rr.grp = rr.cnt = NULL;
+        goto out;
+    }
+    if (!suf || !ext || !row)
+        goto out;
+    /* suf[i]: the least pool for sizes i .. n - 1 */
+    suf[ns] = 0;
+    for (int32_t i = ns - 1; i >= 0; i--) {
+        runs_row(sp, &rr, i, row);
+        suf[i] = INT64_MAX;
+        for (int32_t j = i; j < ns; j++)
+            if (row[j] + suf[j + 1] < suf[i])
+                suf[i] = row[j] + suf[j + 1];
+    }
+    nc = 0;
+    if (suf[0] > bytes)
+        goto out;
+    /* runs left to right; acc + ext[j] <= bytes holds throughout (ext[j]:
+       the least for the rest when the run goes on to j or beyond), so one
+       of the two choices always fits */
+    int64_t acc = 0;
+    for (int32_t a = 0; a < ns;) {
+        runs_row(sp, &rr, a, row);
+        ext[ns] = INT64_MAX;
+        for (int32_t k = ns - 1; k >= a; k--)
+            ext[k] = row[k] + suf[k + 1] < ext[k + 1] ? row[k] + suf[k + 1] : ext[k + 1];
+        int32_t j = a;
+        for (;; j++) {
+            int close = acc + row[j] + suf[j + 1] <= bytes;
+            int go_on = j + 1 < ns && ext[j + 1] <= bytes - acc;
+            if (close && (!go_on || u(ud) < 0.5))
+                break;
+            if (!go_on) /* cannot happen (see above) */
+                break;
+        }
+        for (int32_t i = a; i <= j; i++)
+            cls[i] = nc;
+        nc++;
+        acc += row[j];
+        a = j + 1;
+    }
+out:
+    runs_free(&rr);
+    sw_free(suf);
+    sw_free(ext);
+    sw_free(row);
+    return nc;
+}
+
 static inline int push_ev(swapplan *sp, int kind, int32_t x)
 {
     if (sp->n_ev >= sp->cap_ev && SW_GROW(sp->ev, sp->cap_ev, sp->n_ev + 1))

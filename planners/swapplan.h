@@ -38,6 +38,25 @@ typedef struct sp_alloc {
 /* Per class, the most objects one op needs at once (a lower bound on cnt). */
 void swapplan_min_counts(const swapplan *sp, const int32_t *cls, int32_t n_classes, int32_t *need);
 
+/* The smallest pool SwapAdvisor's memory model allows: the least bytes,
+   over every monotone mapping of the sizes to classes (contiguous runs of
+   the ascending sizes, the paper's constraint), of the sum over classes of
+   object size x the most storages of the class one op uses (each class's
+   least count, swapplan_min_counts). An exact dynamic program over the
+   runs. With monotone classes an allocation that fits exists exactly when
+   this is at most swapplan_pool_bytes: with these counts every op's
+   storages have room, and eviction frees the rest, whatever the schedule.
+   cls (n entries, or NULL) receives a mapping reaching it. Returns the
+   bytes, or -1 when out of memory. */
+int64_t swapplan_min_pool(const swapplan *sp, int32_t *cls);
+/* A random monotone mapping (cls: n entries) whose smallest pool fits in
+   bytes: after each size the class ends with probability 1/2 (u: uniform
+   draws in [0, 1)), as in the paper's random mapping, except where that
+   choice would leave no fitting completion; then the other is taken.
+   Returns the number of classes, 0 when even the smallest pool does not
+   fit (cls untouched), or -1 when out of memory. */
+int32_t swapplan_fitting_cls(const swapplan *sp, int64_t bytes, double (*u)(void *), void *ud,
+                             int32_t *cls);
 /* Plan schedule (n_ops op ids, topological) with alloc. threshold scales
    the eviction threshold: a victim must have been last used at least
    threshold x (copy time of the tensor needing the space) of compute time

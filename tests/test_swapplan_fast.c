@@ -7,9 +7,11 @@
    resident storages. Named tests (tap_run). */
 #include <gsl/gsl_rng.h>
 
+#include "../planners/planner.h"
 #include "../planners/swapadvisor.h"
 #include "../planners/swapplan.h"
 #include "../sim/simulate.h"
+#include "../sim/verify.h"
 #include "random_plans.h"
 #include "tap.h"
 
@@ -218,6 +220,213 @@ static void min_counts_definition(void)
     gsl_rng_free(rng);
 }
 
+/* The pool of mapping cls (monotone) with each class's least count. */
+static int64_t pool_of(swapplan *sp, const int32_t *cls)
+{
+    const sp_sizes *z = swapplan_sizes(sp);
+    int32_t need[512];
+    int64_t csize[512], sum = 0;
+    int32_t nc = z->n ? cls[z->n - 1] + 1 : 0;
+    swapplan_min_counts(sp, cls, nc, need);
+    sa_class_sizes(cls, z->size, z->n, nc, csize);
+    for (int32_t c = 0; c < nc; c++)
+        sum += csize[c] * need[c];
+    return sum;
+}
+
+/* swapplan_min_pool against every monotone mapping (sizes up to 15: all
+   2^(n-1) of them; more: random ones, which it must not beat), its
+   mapping reaching it; then that mapping with the least counts runs
+   random schedules in exactly that pool, and the planner refuses a pool
+   one byte smaller at once, naming the smallest pool. */
+static void min_pool_exact(void)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 53);
+    int exhaustive = 0, same = 0, sampled = 0, beaten = 0, reached = 0, runs = 0, ran = 0;
+    int refused = 0, profiles = 0, merged = 0;
+    char first[1024] = "";
+    for (int seed = 61; seed <= 84; seed++) {
+        graph_profile *g = random_profile(seed, seed % 3 ? 8 + 30 * (seed % 5) : 6 + seed % 4,
+                                          seed % 2 ? "sgd" : "adam");
+        swapplan *sp = g ? swapplan_new(g, INT64_MAX / 4) : NULL;
+        const sp_sizes *z = sp ? swapplan_sizes(sp) : NULL;
+        if (!z || z->n <= 1 || z->n > 512) {
+            swapplan_free(sp);
+            graph_free(g);
+            continue;
+        }
+        profiles++;
+        int32_t n = z->n, cls[512], best_cls[512];
+        int64_t mp = swapplan_min_pool(sp, best_cls);
+        reached += pool_of(sp, best_cls) == mp;
+        merged += best_cls[n - 1] + 1 < n;
+        if (n <= 15) {
+            int64_t lo = INT64_MAX;
+            for (uint32_t m = 0; m < 1u << (n - 1); m++) {
+                cls[0] = 0;
+                for (int32_t i = 1; i < n; i++)
+                    cls[i] = cls[i - 1] + (int32_t)((m >> (i - 1)) & 1);
+                int64_t v = pool_of(sp, cls);
+                lo = v < lo ? v : lo;
+            }
+            exhaustive++;
+            same += lo == mp;
+            if (lo != mp && !first[0])
+                snprintf(first, sizeof first, "profile %d (%d sizes): %lld, exhaustive %lld", seed,
+                         n, (long long)mp, (long long)lo);
+        } else {
+            for (int k = 0; k < 200; k++, sampled++) {
+                cls[0] = 0;
+                for (int32_t i = 1; i < n; i++)
+                    cls[i] = cls[i - 1] + (int32_t)gsl_rng_uniform_int(rng, 2);
+                beaten += pool_of(sp, cls) < mp;
+            }
+        }
+        /* that pool runs random schedules */
+        int64_t budget = mp + g->max_workspace;
+        swapplan *tight = swapplan_new(g, budget);
+        sa_sched_scratch *sc = sa_sched_scratch_new(g);
+        int32_t *sched = sw_malloc((size_t)g->n_ops * sizeof *sched), cnt[512];
+        int32_t nc = best_cls[n - 1] + 1;
+        swapplan_min_counts(sp, best_cls, nc, cnt);
+        for (int i = 0; i < 4 && tight && sc && sched; i++) {
+            sa_schedule_mutate(g, sc, g->order, i == 0 ? 0 : 1, rng, sched);
+            sp_alloc al = {best_cls, cnt, nc};
+            plan *p = NULL;
+            sw_err e;
+            runs++;
+            if (swapplan_make(tight, sched, &al, 1.0, &p, NULL, &e) == 0 &&
+                plan_verify(p, NULL, &e) == 0)
+                ran++;
+            else if (!first[0])
+                snprintf(first, sizeof first, "profile %d, schedule %d: %s", seed, i, e.msg);
+            plan_free(p);
+        }
+        sw_free(sched);
+        sa_sched_scratch_free(sc);
+        swapplan_free(tight);
+        /* the planner, one byte short */
+        const planner *pl = planner_find("swapadvisor");
+        planner_opts o;
+        planner_opts_init(&o, pl);
+        o.memory_budget = budget - 1;
+        o.seed = 1;
+        sw_err e;
+        params_set(&o.params, "generations", "2", &e);
+        plan *p = NULL;
+        double t0 = sw_now();
+        int rc = planner_run(pl, g, &o, &p, &e);
+        refused += rc == SW_ENOFIT && strstr(e.msg, "smallest size-class pool") &&
+                   sw_now() - t0 < 5;
+        plan_free(p);
+        planner_opts_free(&o);
+        swapplan_free(sp);
+        graph_free(g);
+    }
+    OK(profiles >= 18, "%d profiles", profiles);
+    OK(exhaustive >= 6 && sampled >= 600, "%d against every mapping, %d random mappings of the "
+       "others", exhaustive, sampled);
+    IS_INT(same, exhaustive, "the least over every monotone mapping");
+    IS_INT(beaten, 0, "no random mapping needs less");
+    IS_INT(reached, profiles, "the mapping it returns needs exactly that");
+    OK(merged > 0, "on %d profiles the least merges sizes into one class", merged);
+    IS_INT(ran, runs, "that mapping with its least counts runs every schedule in that pool "
+           "(and the plan verifies)");
+    IS_INT(refused, profiles, "one byte less: swapadvisor says so at once, naming the smallest "
+           "pool");
+    if (first[0])
+        printf("#   first: %s\n", first);
+    gsl_rng_free(rng);
+}
+
+static double u01(void *r) { return gsl_rng_uniform(r); }
+
+/* swapplan_fitting_cls: monotone mappings whose smallest pool fits, the
+   paper's draw itself where the budget does not bind, none below the
+   smallest pool; and swapadvisor with first_allocation=fitting plans at
+   exactly the smallest pool, where every allocation it draws fits. */
+static void fitting_cls(void)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937), *r2 = gsl_rng_alloc(gsl_rng_mt19937);
+    int drawn = 0, fit = 0, monotone = 0, unbound = 0, paper = 0, below = 0, profiles = 0;
+    int planned = 0, none_unfit = 0, random_fails = 0, tight = 0;
+    for (int seed = 91; seed <= 106; seed++) {
+        graph_profile *g = random_profile(seed, 20 + 30 * (seed % 5), seed % 2 ? "sgd" : "adam");
+        swapplan *sp = g ? swapplan_new(g, INT64_MAX / 4) : NULL;
+        const sp_sizes *z = sp ? swapplan_sizes(sp) : NULL;
+        if (!z || z->n <= 1 || z->n > 512) {
+            swapplan_free(sp);
+            graph_free(g);
+            continue;
+        }
+        profiles++;
+        int32_t n = z->n, cls[512], want[512];
+        int64_t mp = swapplan_min_pool(sp, NULL);
+        for (int k = 0; k < 40; k++) {
+            double f = k < 30 ? 1 + 0.1 * k : 1e6; /* tight to loose, then unbounded */
+            int64_t bytes = (int64_t)((double)mp * f);
+            gsl_rng_set(rng, (unsigned long)(1000 * seed + k));
+            int32_t nc = swapplan_fitting_cls(sp, bytes, u01, rng, cls);
+            drawn++;
+            int mono = nc > 0 && cls[0] == 0 && cls[n - 1] == nc - 1;
+            for (int32_t i = 1; i < n; i++)
+                mono &= cls[i] == cls[i - 1] || cls[i] == cls[i - 1] + 1;
+            monotone += mono;
+            fit += nc > 0 && pool_of(sp, cls) <= bytes;
+            tight += k == 0 && nc > 0 && pool_of(sp, cls) == mp;
+            if (k >= 30) { /* the paper's draw, from the same numbers */
+                unbound++;
+                gsl_rng_set(r2, (unsigned long)(1000 * seed + k));
+                want[0] = 0;
+                for (int32_t i = 1; i < n; i++)
+                    want[i] = want[i - 1] + (gsl_rng_uniform(r2) < 0.5);
+                paper += !memcmp(cls, want, (size_t)n * sizeof *cls);
+            }
+        }
+        below += swapplan_fitting_cls(sp, mp - 1, u01, rng, cls) == 0;
+        /* the planner at exactly the smallest pool */
+        const planner *pl = planner_find("swapadvisor");
+        for (int fa = 0; fa < 2; fa++) {
+            planner_opts o;
+            planner_opts_init(&o, pl);
+            o.memory_budget = mp + g->max_workspace;
+            o.seed = 1;
+            sw_err e;
+            params_set(&o.params, "generations", "2", &e);
+            params_set(&o.params, "population", "8", &e);
+            params_set(&o.params, "seed_default", "false", &e);
+            params_set(&o.params, "first_allocation", fa ? "fitting" : "random", &e);
+            plan *p = NULL;
+            int rc = planner_run(pl, g, &o, &p, &e);
+            if (fa) {
+                planned += rc == 0 && plan_verify(p, NULL, &e) == 0;
+                none_unfit += p && p->notes && strstr(p->notes, "; 0 of the first generation's 8 "
+                                                      "random allocations cannot fit");
+            } else {
+                random_fails += rc == SW_ENOFIT || (p && p->notes && !strstr(p->notes, "; 0 of "));
+            }
+            plan_free(p);
+            planner_opts_free(&o);
+        }
+        swapplan_free(sp);
+        graph_free(g);
+    }
+    OK(profiles >= 12, "%d profiles, %d mappings drawn", profiles, drawn);
+    IS_INT(monotone, drawn, "every mapping is monotone (classes of contiguous sizes)");
+    IS_INT(fit, drawn, "and its smallest pool fits the bytes given");
+    IS_INT(tight, profiles, "at exactly the smallest pool, it needs exactly that");
+    IS_INT(paper, unbound, "with room to spare it is the paper's random draw, number for number");
+    IS_INT(below, profiles, "one byte below the smallest pool: none");
+    IS_INT(planned, profiles, "swapadvisor with first_allocation=fitting plans within exactly "
+           "the smallest pool (the plan verifies)");
+    IS_INT(none_unfit, profiles, "and none of its first generation's allocations fails to fit");
+    OK(random_fails > 0, "there the paper's random allocations do not all fit (%d of %d "
+       "profiles)", random_fails, profiles);
+    gsl_rng_free(rng);
+    gsl_rng_free(r2);
+}
+
 static void fast_matches_builder(void)
 {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -373,6 +582,8 @@ static void victims_match_reference(void)
 
 static const tap_test tests[] = {
     {"min_counts_definition", min_counts_definition},
+    {"min_pool_exact", min_pool_exact},
+    {"fitting_cls", fitting_cls},
     {"victims_match_reference", victims_match_reference},
     {"fast_matches_builder", fast_matches_builder},
     {"threshold_change", threshold_change},
