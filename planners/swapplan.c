@@ -761,6 +761,22 @@ static inline int victim_ok(const swapplan *sp, int32_t x, double limit, int32_t
     return sp->t_end[sp->st[x].lu] <= limit;
 }
 
+/* The end of a victim search: evict best, or failing that any (none old
+   enough: Belady's choice anyway); neither: SW_ENOFIT. */
+static inline __attribute__((always_inline)) int evict_found(swapplan *sp, int32_t best,
+                                                             int32_t any, int32_t c,
+                                                             const int record, const int pass2)
+{
+    if (best < 0)
+        best = any;
+    if (best < 0) {
+        snprintf(sp->why, sizeof sp->why, "size class %d has too few objects for one op's tensors",
+                 c);
+        return SW_ENOFIT;
+    }
+    return evict(sp, best, c, record, pass2);
+}
+
 /* The reference for need's walk (swapplan_set_naive_victims): every
    resident storage of class c, sorted by key (next use, later first, then
    id, lower first), the same rules applied in that order. */
@@ -786,14 +802,7 @@ static int need_naive(swapplan *sp, int32_t c, double limit, int record, int pas
             break;
         }
     }
-    if (best < 0)
-        best = any;
-    if (best < 0) {
-        snprintf(sp->why, sizeof sp->why, "size class %d has too few objects for one op's tensors",
-                 c);
-        return SW_ENOFIT;
-    }
-    return evict(sp, best, c, record, pass2);
+    return evict_found(sp, best, any, c, record, pass2);
 }
 
 /* Make room for s in its class c >= 0 at position pos: evict by Belady.
@@ -856,14 +865,7 @@ static inline __attribute__((always_inline)) int need(swapplan *sp, const int32_
             }
         }
     }
-    if (best < 0)
-        best = any; /* none old enough: Belady's choice anyway */
-    if (best < 0) {
-        snprintf(sp->why, sizeof sp->why, "size class %d has too few objects for one op's tensors",
-                 c);
-        return SW_ENOFIT;
-    }
-    return evict(sp, best, c, record, pass2);
+    return evict_found(sp, best, any, c, record, pass2);
 }
 
 /* One pass over the schedule. pass2: R (in_r) is resident at start. */
