@@ -474,6 +474,7 @@ void swapplan_min_counts(const swapplan *sp, const int32_t *cls, int32_t n_class
    entry of its multiset), and scratch for the counts. */
 typedef struct sp_runs {
     int32_t *off, *grp, *cnt;
+    int64_t *row, *a, *b;      /* a run's costs (runs_row); two arrays for the callers */
 } sp_runs;
 
 static void runs_free(sp_runs *r)
@@ -481,18 +482,23 @@ static void runs_free(sp_runs *r)
     sw_free(r->off);
     sw_free(r->grp);
     sw_free(r->cnt);
+    sw_free(r->row);
+    sw_free(r->a);
+    sw_free(r->b);
 }
 
+/* Always leaves r to runs_free. */
 static int runs_init(const swapplan *sp, sp_runs *r)
 {
     int32_t ns = sp->sz.n, ng = sp->n_mc, ne = ng ? sp->mc_off[ng] : 0;
     r->off = sw_calloc((size_t)ns + 1, sizeof *r->off);
     r->grp = sw_malloc(((size_t)ne + 1) * sizeof *r->grp);
     r->cnt = sw_calloc((size_t)ng + 1, sizeof *r->cnt);
-    if (!r->off || !r->grp || !r->cnt) {
-        runs_free(r);
+    r->row = sw_malloc(((size_t)ns + 1) * sizeof *r->row);
+    r->a = sw_malloc(((size_t)ns + 1) * sizeof *r->a);
+    r->b = sw_malloc(((size_t)ns + 1) * sizeof *r->b);
+    if (!r->off || !r->grp || !r->cnt || !r->row || !r->a || !r->b)
         return SW_ENOMEM;
-    }
     for (int32_t k = 0; k < ne; k++)
         r->off[sp->mc_idx[k] + 1]++;
     for (int32_t i = 0; i < ns; i++)
@@ -529,15 +535,10 @@ int64_t swapplan_min_pool(const swapplan *sp, int32_t *cls)
         return 0;
     sp_runs rr;
     int32_t *from = sw_malloc((size_t)ns * sizeof *from);
-    int64_t *best = sw_malloc(((size_t)ns + 1) * sizeof *best);
-    int64_t *row = sw_malloc((size_t)ns * sizeof *row);
     int64_t r = -1;
-    if (runs_init(sp, &rr)) {
-        rr.off = rr.grp = rr.cnt = NULL;
+    if (runs_init(sp, &rr) || !from)
         goto out;
-    }
-    if (!from || !best || !row)
-        goto out;
+    int64_t *best = rr.a, *row = rr.row;
     /* best[j]: the least pool for sizes 0 .. j - 1 (the last class a run
        i .. j - 1) */
     best[0] = 0;
@@ -563,8 +564,6 @@ int64_t swapplan_min_pool(const swapplan *sp, int32_t *cls)
 out:
     runs_free(&rr);
     sw_free(from);
-    sw_free(best);
-    sw_free(row);
     return r;
 }
 
@@ -575,16 +574,10 @@ int32_t swapplan_fitting_cls(const swapplan *sp, int64_t bytes, double (*u)(void
     if (ns == 0)
         return 0;
     sp_runs rr;
-    int64_t *suf = sw_malloc(((size_t)ns + 1) * sizeof *suf);
-    int64_t *ext = sw_malloc(((size_t)ns + 1) * sizeof *ext);
-    int64_t *row = sw_malloc((size_t)ns * sizeof *row);
     int32_t nc = -1;
-    if (runs_init(sp, &rr)) {
-        rr.off = rr.grp = rr.cnt = NULL;
+    if (runs_init(sp, &rr))
         goto out;
-    }
-    if (!suf || !ext || !row)
-        goto out;
+    int64_t *suf = rr.a, *ext = rr.b, *row = rr.row;
     /* suf[i]: the least pool for sizes i .. n - 1 */
     suf[ns] = 0;
     for (int32_t i = ns - 1; i >= 0; i--) {
@@ -623,9 +616,6 @@ int32_t swapplan_fitting_cls(const swapplan *sp, int64_t bytes, double (*u)(void
     }
 out:
     runs_free(&rr);
-    sw_free(suf);
-    sw_free(ext);
-    sw_free(row);
     return nc;
 }
 

@@ -220,6 +220,20 @@ static void min_counts_definition(void)
     gsl_rng_free(rng);
 }
 
+/* A random profile (sgd on odd seeds, adam on even) and its planner with
+   no budget, when it has 2 to 512 sizes; else NULL (nothing kept). */
+static swapplan *sized_profile(int seed, int ops, graph_profile **g)
+{
+    *g = random_profile(seed, ops, seed % 2 ? "sgd" : "adam");
+    swapplan *sp = *g ? swapplan_new(*g, INT64_MAX / 4) : NULL;
+    if (sp && swapplan_sizes(sp)->n > 1 && swapplan_sizes(sp)->n <= 512)
+        return sp;
+    swapplan_free(sp);
+    graph_free(*g);
+    *g = NULL;
+    return NULL;
+}
+
 /* The pool of mapping cls (monotone) with each class's least count. */
 static int64_t pool_of(swapplan *sp, const int32_t *cls)
 {
@@ -247,15 +261,11 @@ static void min_pool_exact(void)
     int refused = 0, profiles = 0, merged = 0;
     char first[1024] = "";
     for (int seed = 61; seed <= 84; seed++) {
-        graph_profile *g = random_profile(seed, seed % 3 ? 8 + 30 * (seed % 5) : 6 + seed % 4,
-                                          seed % 2 ? "sgd" : "adam");
-        swapplan *sp = g ? swapplan_new(g, INT64_MAX / 4) : NULL;
-        const sp_sizes *z = sp ? swapplan_sizes(sp) : NULL;
-        if (!z || z->n <= 1 || z->n > 512) {
-            swapplan_free(sp);
-            graph_free(g);
+        graph_profile *g;
+        swapplan *sp = sized_profile(seed, seed % 3 ? 8 + 30 * (seed % 5) : 6 + seed % 4, &g);
+        if (!sp)
             continue;
-        }
+        const sp_sizes *z = swapplan_sizes(sp);
         profiles++;
         int32_t n = z->n, cls[512], best_cls[512];
         int64_t mp = swapplan_min_pool(sp, best_cls);
@@ -352,14 +362,11 @@ static void fitting_cls(void)
     int drawn = 0, fit = 0, monotone = 0, unbound = 0, paper = 0, below = 0, profiles = 0;
     int planned = 0, none_unfit = 0, random_fails = 0, tight = 0;
     for (int seed = 91; seed <= 106; seed++) {
-        graph_profile *g = random_profile(seed, 20 + 30 * (seed % 5), seed % 2 ? "sgd" : "adam");
-        swapplan *sp = g ? swapplan_new(g, INT64_MAX / 4) : NULL;
-        const sp_sizes *z = sp ? swapplan_sizes(sp) : NULL;
-        if (!z || z->n <= 1 || z->n > 512) {
-            swapplan_free(sp);
-            graph_free(g);
+        graph_profile *g;
+        swapplan *sp = sized_profile(seed, 20 + 30 * (seed % 5), &g);
+        if (!sp)
             continue;
-        }
+        const sp_sizes *z = swapplan_sizes(sp);
         profiles++;
         int32_t n = z->n, cls[512], want[512];
         int64_t mp = swapplan_min_pool(sp, NULL);
