@@ -1216,18 +1216,23 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     sp_alloc al = {G_CLS(&c, x), G_CNT(&c, x), G_NC(x)};
     rc = swapplan_make(c.sp0, G_SCHED(&c, x), &al, c.threshold, out, NULL, err);
     if (!rc) {
-        char note[512], isl[128] = "", mp[96] = "", h1[32], h2[32];
+        char note[512], isl[128] = "", mp[192] = "", h1[32], h2[32];
         if (gi)
             snprintf(isl, sizeof isl, "%d islands (migration every %d generations, %d migrants), ",
                      ip.islands, ip.interval, ip.migrants);
         /* no wall-clock figures here: the same seed must give the same plan bytes */
+        /* the allocations drawn (none when the allocation is not searched) */
+        if (c.drawn > 0)
+            snprintf(mp, sizeof mp, "; %ld of the first generation's %ld random allocations "
+                     "cannot fit", c.unfit, c.drawn);
         if (min_pool >= 0)
-            snprintf(mp, sizeof mp, " (the smallest pool: %s of %s)",
+            snprintf(mp + strlen(mp), sizeof mp - strlen(mp),
+                     c.drawn > 0 ? " (the smallest pool: %s of %s)" : "; the smallest pool: %s "
+                                                                      "of %s",
                      sw_fmt_bytes(min_pool, h1, sizeof h1), sw_fmt_bytes(c.pool, h2, sizeof h2));
         snprintf(note, sizeof note, "GA: %s%ld generations, %ld evaluations; best of the first "
-                 "generation %.9g s, best found %.9g s; %ld of the first generation's %ld random "
-                 "allocations cannot fit%s", isl, st.generations, st.evaluations, st.initial_best,
-                 st.best, c.unfit, c.drawn, mp);
+                 "generation %.9g s, best found %.9g s%s", isl, st.generations, st.evaluations,
+                 st.initial_best, st.best, mp);
         if (plan_set_notes(*out, note)) {
             plan_free(*out);
             *out = NULL;
