@@ -52,8 +52,8 @@ static const param_def hybrid_params[] = {
      "when it is hidden (the link it occupies)", NULL, 0, 1e6},
     {"portfolio", PT_BOOL, "true", "with search, also try `sublinear` (mode=budget) and "
      "`swapadvisor` (the GA over schedule and pool, with the time budget and the two options "
-     "below, and first_allocation=fitting), then the runtime on the GA's schedule, and keep the fastest plan of all", NULL,
-     1, 0},
+     "below, and first_allocation=fitting), then the runtime on the GA's schedule, and keep "
+     "the fastest plan of all", NULL, 1, 0},
     {"generations", PT_INT, "0", "portfolio: the GA's generations (0: only the time budget)",
      NULL, 0, 1e9},
     {"population", PT_INT, "32", "portfolio: the GA's individuals per generation", NULL, 2, 1e5},

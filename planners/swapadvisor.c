@@ -1197,17 +1197,19 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
         ga_get_stats(ga, &st);
     if (rc) {
         if (rc == SW_ENOFIT) {
-            char h1[32] = "";
+            char why[256] = "", h1[32];
+            if (c.drawn > 0)
+                snprintf(why, sizeof why, " (%ld of the first generation's %ld random allocations "
+                         "cannot fit at all)", c.unfit, c.drawn);
             if (min_pool >= 0)
-                sw_fmt_bytes(min_pool, h1, sizeof h1);
+                snprintf(why + strlen(why), sizeof why - strlen(why), "; a pool of classes of "
+                         "contiguous sizes would fit (the smallest needs %s): %s",
+                         sw_fmt_bytes(min_pool, h1, sizeof h1),
+                         c.drawn > 0 ? "try a longer search or first_allocation=fitting"
+                                     : "search the allocation too (search=both)");
             rc = sw_fail(err, SW_ENOFIT, "does not fit: none of the %ld schedules and size-class "
-                         "pools the search tried can run within %lld bytes (%ld of the first "
-                         "generation's %ld random allocations cannot fit at all)%s%s%s",
-                         st.evaluations, (long long)o->memory_budget, c.unfit, c.drawn,
-                         min_pool >= 0 ? "; a pool of classes of contiguous sizes would fit (the "
-                                         "smallest needs " : "",
-                         h1, min_pool >= 0 ? "): try a longer search or first_allocation=fitting"
-                                           : "");
+                         "pools the search tried can run within %lld bytes%s", st.evaluations,
+                         (long long)o->memory_budget, why);
         }
         goto done;
     }
