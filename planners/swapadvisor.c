@@ -493,6 +493,7 @@ typedef struct sa_worker {
     uint8_t *mark;
     int32_t *s1, *s2, *ea, *eb, *ec, *cls1, *cls2, *minc, *maxc;
     int64_t *csize;
+    swapplan_runs *runs;    /* first_allocation=fitting: its scratch */
 } sa_worker;
 
 /* genome layout: [n_classes][schedule: no][cls: ns][cnt: ns] */
@@ -500,6 +501,8 @@ typedef struct sa_worker {
 #define G_SCHED(c, x) ((x) + 1)
 #define G_CLS(c, x) ((x) + 1 + (c)->no)
 #define G_CNT(c, x) ((x) + 1 + (c)->no + (c)->ns)
+
+static void worker_free(void *user, void *wp);
 
 static void *worker_new(void *user)
 {
@@ -521,22 +524,10 @@ static void *worker_new(void *user)
     w->minc = sw_malloc(ns * sizeof(int32_t));
     w->maxc = sw_malloc(ns * sizeof(int32_t));
     w->csize = sw_malloc(ns * sizeof(int64_t));
+    w->runs = c->fitting && w->sp ? swapplan_runs_new(w->sp) : NULL;
     if (!w->sp || !w->ss || !w->mark || !w->s1 || !w->s2 || !w->ea || !w->eb || !w->ec ||
-        !w->cls1 || !w->cls2 || !w->minc || !w->maxc || !w->csize) {
-        swapplan_free(w->sp);
-        sa_sched_scratch_free(w->ss);
-        sw_free(w->mark);
-        sw_free(w->s1);
-        sw_free(w->s2);
-        sw_free(w->ea);
-        sw_free(w->eb);
-        sw_free(w->ec);
-        sw_free(w->cls1);
-        sw_free(w->cls2);
-        sw_free(w->minc);
-        sw_free(w->maxc);
-        sw_free(w->csize);
-        sw_free(w);
+        !w->cls1 || !w->cls2 || !w->minc || !w->maxc || !w->csize || (c->fitting && !w->runs)) {
+        worker_free(c, w);
         return NULL;
     }
     return w;
@@ -561,6 +552,7 @@ static void worker_free(void *user, void *wp)
     sw_free(w->minc);
     sw_free(w->maxc);
     sw_free(w->csize);
+    swapplan_runs_free(w->runs);
     sw_free(w);
 }
 
@@ -588,7 +580,7 @@ static double rng_u(void *r) { return gsl_rng_uniform(r); }
 static void random_alloc(sa_ctx *c, sa_worker *w, gsl_rng *r, int32_t *x)
 {
     int32_t *cls = G_CLS(c, x), *cnt = G_CNT(c, x);
-    int32_t fit = c->fitting ? swapplan_fitting_cls(w->sp, c->pool, rng_u, r, cls) : 0;
+    int32_t fit = c->fitting ? swapplan_fitting_cls(w->sp, w->runs, c->pool, rng_u, r, cls) : 0;
     if (fit > 0) {
         /* a mapping whose smallest pool fits */
     } else if (c->monotone) {
@@ -1111,6 +1103,11 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     /* with the paper's monotone classes an allocation that fits exists
        exactly when the smallest pool does (swapplan_min_pool) */
     int64_t min_pool = c.monotone ? swapplan_min_pool(c.sp0, NULL) : -1;
+    if (c.monotone && min_pool < 0) {
+        swapplan_free(c.sp0);
+        sw_free(c.size_members);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
     if (min_pool > c.pool) {
         char h1[32], h2[32];
         swapplan_free(c.sp0);
@@ -1198,14 +1195,14 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     if (rc) {
         if (rc == SW_ENOFIT) {
             char why[256] = "", h1[32];
-            if (c.drawn > 0)
+            if (c.drawn > 0 && !gi) /* islands over ranks: each counts its own */
                 snprintf(why, sizeof why, " (%ld of the first generation's %ld random allocations "
                          "cannot fit at all)", c.unfit, c.drawn);
             if (min_pool >= 0)
                 snprintf(why + strlen(why), sizeof why - strlen(why), "; a pool of classes of "
                          "contiguous sizes would fit (the smallest needs %s): %s",
                          sw_fmt_bytes(min_pool, h1, sizeof h1),
-                         c.drawn > 0 ? "try a longer search or first_allocation=fitting"
+                         c.drawn > 0 || gi ? "try a longer search or first_allocation=fitting"
                                      : "search the allocation too (search=both)");
             rc = sw_fail(err, SW_ENOFIT, "does not fit: none of the %ld schedules and size-class "
                          "pools the search tried can run within %lld bytes%s", st.evaluations,
@@ -1224,13 +1221,13 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
                      ip.islands, ip.interval, ip.migrants);
         /* no wall-clock figures here: the same seed must give the same plan bytes */
         /* the allocations drawn (none when the allocation is not searched) */
-        if (c.drawn > 0)
+        int count = c.drawn > 0 && !gi; /* islands over ranks: each counts its own */
+        if (count)
             snprintf(mp, sizeof mp, "; %ld of the first generation's %ld random allocations "
                      "cannot fit", c.unfit, c.drawn);
         if (min_pool >= 0)
             snprintf(mp + strlen(mp), sizeof mp - strlen(mp),
-                     c.drawn > 0 ? " (the smallest pool: %s of %s)" : "; the smallest pool: %s "
-                                                                      "of %s",
+                     count ? " (the smallest pool: %s of %s)" : "; the smallest pool: %s of %s",
                      sw_fmt_bytes(min_pool, h1, sizeof h1), sw_fmt_bytes(c.pool, h2, sizeof h2));
         snprintf(note, sizeof note, "GA: %s%ld generations, %ld evaluations; best of the first "
                  "generation %.9g s, best found %.9g s%s", isl, st.generations, st.evaluations,

@@ -471,34 +471,60 @@ void swapplan_min_counts(const swapplan *sp, const int32_t *cls, int32_t n_class
 }
 
 /* The runs' costs: per size, the groups using it (CSR, a group once per
-   entry of its multiset), and scratch for the counts. */
-typedef struct sp_runs {
+   entry of its multiset), scratch for the counts and a run's costs, and
+   the least pool of each suffix of the sizes. */
+struct swapplan_runs {
     int32_t *off, *grp, *cnt;
-    int64_t *row, *a, *b;      /* a run's costs (runs_row); two arrays for the callers */
-} sp_runs;
+    int64_t *row;              /* a run's costs (runs_row) */
+    int64_t *suf;              /* suf[i]: the least pool for sizes i .. n - 1 */
+    int64_t *ext;              /* the callers' scratch */
+};
 
-static void runs_free(sp_runs *r)
+void swapplan_runs_free(swapplan_runs *r)
 {
+    if (!r)
+        return;
     sw_free(r->off);
     sw_free(r->grp);
     sw_free(r->cnt);
     sw_free(r->row);
-    sw_free(r->a);
-    sw_free(r->b);
+    sw_free(r->suf);
+    sw_free(r->ext);
+    sw_free(r);
 }
 
-/* Always leaves r to runs_free. */
-static int runs_init(const swapplan *sp, sp_runs *r)
+/* row[k], k = i .. n - 1: the bytes of the class of sizes i .. k, objects
+   of size[k], as many as the most of its storages one op uses (which only
+   grows as the run grows) */
+static void runs_row(const swapplan *sp, swapplan_runs *r, int32_t i)
+{
+    for (int32_t q = 0; q < sp->n_mc; q++)
+        r->cnt[q] = 0;
+    int32_t most = 0;
+    for (int32_t j = i; j < sp->sz.n; j++) {
+        for (int32_t k = r->off[j]; k < r->off[j + 1]; k++)
+            if (++r->cnt[r->grp[k]] > most)
+                most = r->cnt[r->grp[k]];
+        r->row[j] = sp->sz.size[j] * most;
+    }
+}
+
+swapplan_runs *swapplan_runs_new(const swapplan *sp)
 {
     int32_t ns = sp->sz.n, ng = sp->n_mc, ne = ng ? sp->mc_off[ng] : 0;
+    swapplan_runs *r = sw_calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
     r->off = sw_calloc((size_t)ns + 1, sizeof *r->off);
     r->grp = sw_malloc(((size_t)ne + 1) * sizeof *r->grp);
     r->cnt = sw_calloc((size_t)ng + 1, sizeof *r->cnt);
     r->row = sw_malloc(((size_t)ns + 1) * sizeof *r->row);
-    r->a = sw_malloc(((size_t)ns + 1) * sizeof *r->a);
-    r->b = sw_malloc(((size_t)ns + 1) * sizeof *r->b);
-    if (!r->off || !r->grp || !r->cnt || !r->row || !r->a || !r->b)
-        return SW_ENOMEM;
+    r->suf = sw_malloc(((size_t)ns + 1) * sizeof *r->suf);
+    r->ext = sw_malloc(((size_t)ns + 1) * sizeof *r->ext);
+    if (!r->off || !r->grp || !r->cnt || !r->row || !r->suf || !r->ext) {
+        swapplan_runs_free(r);
+        return NULL;
+    }
     for (int32_t k = 0; k < ne; k++)
         r->off[sp->mc_idx[k] + 1]++;
     for (int32_t i = 0; i < ns; i++)
@@ -509,23 +535,15 @@ static int runs_init(const swapplan *sp, sp_runs *r)
     for (int32_t i = ns; i > 0; i--)
         r->off[i] = r->off[i - 1];
     r->off[0] = 0;
-    return 0;
-}
-
-/* row[k], k = i .. n - 1: the bytes of the class of sizes i .. k, objects
-   of size[k], as many as the most of its storages one op uses (which only
-   grows as the run grows) */
-static void runs_row(const swapplan *sp, sp_runs *r, int32_t i, int64_t *row)
-{
-    for (int32_t q = 0; q < sp->n_mc; q++)
-        r->cnt[q] = 0;
-    int32_t most = 0;
-    for (int32_t j = i; j < sp->sz.n; j++) {
-        for (int32_t k = r->off[j]; k < r->off[j + 1]; k++)
-            if (++r->cnt[r->grp[k]] > most)
-                most = r->cnt[r->grp[k]];
-        row[j] = sp->sz.size[j] * most;
+    r->suf[ns] = 0;
+    for (int32_t i = ns - 1; i >= 0; i--) {
+        runs_row(sp, r, i);
+        r->suf[i] = INT64_MAX;
+        for (int32_t j = i; j < ns; j++)
+            if (r->row[j] + r->suf[j + 1] < r->suf[i])
+                r->suf[i] = r->row[j] + r->suf[j + 1];
     }
+    return r;
 }
 
 int64_t swapplan_min_pool(const swapplan *sp, int32_t *cls)
@@ -533,19 +551,19 @@ int64_t swapplan_min_pool(const swapplan *sp, int32_t *cls)
     int32_t ns = sp->sz.n;
     if (ns == 0)
         return 0;
-    sp_runs rr;
+    swapplan_runs *rr = swapplan_runs_new(sp);
     int32_t *from = sw_malloc((size_t)ns * sizeof *from);
     int64_t r = -1;
-    if (runs_init(sp, &rr) || !from)
+    if (!rr || !from)
         goto out;
-    int64_t *best = rr.a, *row = rr.row;
     /* best[j]: the least pool for sizes 0 .. j - 1 (the last class a run
-       i .. j - 1) */
+       i .. j - 1; suf holds the same from the other end, without the runs) */
+    int64_t *best = rr->ext, *row = rr->row;
     best[0] = 0;
     for (int32_t j = 1; j <= ns; j++)
         best[j] = INT64_MAX;
     for (int32_t i = 0; i < ns; i++) {
-        runs_row(sp, &rr, i, row);
+        runs_row(sp, rr, i);
         for (int32_t j = i; j < ns; j++)
             if (best[i] + row[j] < best[j + 1]) {
                 best[j + 1] = best[i] + row[j];
@@ -562,40 +580,24 @@ int64_t swapplan_min_pool(const swapplan *sp, int32_t *cls)
             cls[i] = n - 1 - cls[i];
     }
 out:
-    runs_free(&rr);
+    swapplan_runs_free(rr);
     sw_free(from);
     return r;
 }
 
-int32_t swapplan_fitting_cls(const swapplan *sp, int64_t bytes, double (*u)(void *), void *ud,
-                             int32_t *cls)
+int32_t swapplan_fitting_cls(const swapplan *sp, swapplan_runs *r, int64_t bytes,
+                             double (*u)(void *), void *ud, int32_t *cls)
 {
-    int32_t ns = sp->sz.n;
-    if (ns == 0)
+    int32_t ns = sp->sz.n, nc = 0;
+    if (ns == 0 || r->suf[0] > bytes)
         return 0;
-    sp_runs rr;
-    int32_t nc = -1;
-    if (runs_init(sp, &rr))
-        goto out;
-    int64_t *suf = rr.a, *ext = rr.b, *row = rr.row;
-    /* suf[i]: the least pool for sizes i .. n - 1 */
-    suf[ns] = 0;
-    for (int32_t i = ns - 1; i >= 0; i--) {
-        runs_row(sp, &rr, i, row);
-        suf[i] = INT64_MAX;
-        for (int32_t j = i; j < ns; j++)
-            if (row[j] + suf[j + 1] < suf[i])
-                suf[i] = row[j] + suf[j + 1];
-    }
-    nc = 0;
-    if (suf[0] > bytes)
-        goto out;
     /* runs left to right; acc + ext[j] <= bytes holds throughout (ext[j]:
        the least for the rest when the run goes on to j or beyond), so one
        of the two choices always fits */
-    int64_t acc = 0;
+    const int64_t *suf = r->suf, *row = r->row;
+    int64_t *ext = r->ext, acc = 0;
     for (int32_t a = 0; a < ns;) {
-        runs_row(sp, &rr, a, row);
+        runs_row(sp, r, a);
         ext[ns] = INT64_MAX;
         for (int32_t k = ns - 1; k >= a; k--)
             ext[k] = row[k] + suf[k + 1] < ext[k + 1] ? row[k] + suf[k + 1] : ext[k + 1];
@@ -614,8 +616,6 @@ int32_t swapplan_fitting_cls(const swapplan *sp, int64_t bytes, double (*u)(void
         acc += row[j];
         a = j + 1;
     }
-out:
-    runs_free(&rr);
     return nc;
 }
 

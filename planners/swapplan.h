@@ -49,14 +49,19 @@ void swapplan_min_counts(const swapplan *sp, const int32_t *cls, int32_t n_class
    cls (n entries, or NULL) receives a mapping reaching it. Returns the
    bytes, or -1 when out of memory. */
 int64_t swapplan_min_pool(const swapplan *sp, int32_t *cls);
+/* Scratch for swapplan_fitting_cls (the same program's tables, made once;
+   one per thread). NULL when out of memory. */
+typedef struct swapplan_runs swapplan_runs;
+swapplan_runs *swapplan_runs_new(const swapplan *sp);
+void swapplan_runs_free(swapplan_runs *r);
 /* A random monotone mapping (cls: n entries) whose smallest pool fits in
    bytes: after each size the class ends with probability 1/2 (u: uniform
    draws in [0, 1)), as in the paper's random mapping, except where that
    choice would leave no fitting completion; then the other is taken.
-   Returns the number of classes, 0 when even the smallest pool does not
-   fit (cls untouched), or -1 when out of memory. */
-int32_t swapplan_fitting_cls(const swapplan *sp, int64_t bytes, double (*u)(void *), void *ud,
-                             int32_t *cls);
+   Allocates nothing. Returns the number of classes, or 0 when even the
+   smallest pool does not fit (cls untouched). */
+int32_t swapplan_fitting_cls(const swapplan *sp, swapplan_runs *r, int64_t bytes,
+                             double (*u)(void *), void *ud, int32_t *cls);
 /* Plan schedule (n_ops op ids, topological) with alloc. threshold scales
    the eviction threshold: a victim must have been last used at least
    threshold x (copy time of the tensor needing the space) of compute time

@@ -370,11 +370,12 @@ static void fitting_cls(void)
         profiles++;
         int32_t n = z->n, cls[512], want[512];
         int64_t mp = swapplan_min_pool(sp, NULL);
-        for (int k = 0; k < 40; k++) {
+        swapplan_runs *runs = swapplan_runs_new(sp);
+        for (int k = 0; k < 40 && runs; k++) {
             double f = k < 30 ? 1 + 0.1 * k : 1e6; /* tight to loose, then unbounded */
             int64_t bytes = (int64_t)((double)mp * f);
             gsl_rng_set(rng, (unsigned long)(1000 * seed + k));
-            int32_t nc = swapplan_fitting_cls(sp, bytes, u01, rng, cls);
+            int32_t nc = swapplan_fitting_cls(sp, runs, bytes, u01, rng, cls);
             drawn++;
             int mono = nc > 0 && cls[0] == 0 && cls[n - 1] == nc - 1;
             for (int32_t i = 1; i < n; i++)
@@ -391,7 +392,8 @@ static void fitting_cls(void)
                 paper += !memcmp(cls, want, (size_t)n * sizeof *cls);
             }
         }
-        below += swapplan_fitting_cls(sp, mp - 1, u01, rng, cls) == 0;
+        below += runs && swapplan_fitting_cls(sp, runs, mp - 1, u01, rng, cls) == 0;
+        swapplan_runs_free(runs);
         /* the planner at exactly the smallest pool */
         const planner *pl = planner_find("swapadvisor");
         for (int fa = 0; fa < 2; fa++) {
