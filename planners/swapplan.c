@@ -8,15 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct sp_ev {
-    uint8_t kind;
-    int32_t x;
-} sp_ev;
 
 
 /* The fast evaluation path's state (see fast_eval), kept across calls. */
 typedef struct sp_fast {
-    uint8_t *bres, *bhv;       /* per storage: the builder's resident and host-valid flags */
     int32_t *rset;             /* the resident set, ascending */
     int32_t n_r;               /* its size */
     int32_t E;                 /* tasks (events), end-of-iteration ones included */
@@ -28,16 +23,17 @@ typedef struct sp_fast {
     int32_t *place_off;        /* per event: CSR offsets into place_res */
     int32_t *place_res;        /* residencies placed, in event order */
     size_t n_place, cap_place;
-    int32_t *free_off, *fill;  /* per event: CSR offsets into free_s; scratch */
-    int32_t *free_s;           /* storages freed implicitly, by event */
-    int32_t *res_s, *res_place_ev, *res_last_user, *res_obj; /* per residency: storage, the
-                                  event placing it (-1: resident at start), its last user,
-                                  its pool object (-1: zero bytes) */
+    int32_t *free_off;         /* per event: CSR offsets into free_s */
+    int64_t *ev_alloc, *ev_freeb; /* per event: bytes it places, bytes it frees implicitly
+                                  (pass 0) */
+    int32_t *free_s;           /* storages freed implicitly, by event, ascending within one */
+    size_t n_free;
+    int32_t *res_s, *res_obj;  /* per residency: storage, its pool object (-1: none yet, or
+                                  zero bytes) */
     size_t n_res, cap_res;
-    int32_t *cur_res, *rix, *final_res, *rel_ev; /* per storage: current residency, index in
-                                  the resident set, residency open at the end, implicit
-                                  release event (all -1 for none) */
-    int32_t *run_ev;           /* per op: the event running it */
+    int32_t *cur_res, *rix, *final_res; /* per storage: current residency, its residency at
+                                  the start (members of R), residency open at the end (all
+                                  -1 for none) */
     int64_t *place_ref, *user_ref, *copyout_ref; /* per storage: last placement, compute use
                                   since, swap-out, as (pass << 32 | event), -1 none */
     int32_t *vc;               /* [2][E][3] vector clocks over the streams */
@@ -76,6 +72,9 @@ typedef struct sp_st {
     uint8_t res, hv, used;     /* resident, host copy valid, used this pass */
     uint8_t fl;                /* TF_* bits */
     uint8_t held;              /* in its class's held set (resident, no use left) */
+    uint8_t bhv;               /* pass 2: the builder's host-valid flag (as hv, except that a
+                                  drop leaves it, and a member of R that leaves R unused
+                                  takes the value of a storage never in R) */
 } sp_st;
 
 struct swapplan {
@@ -90,7 +89,9 @@ struct swapplan {
     /* per call */
     int32_t *pos_of_op;
     double *t_at;              /* compute time before position i (n + 1) */
-    int32_t *use_off, *use_pos;/* per storage: schedule positions using it (CSR) */
+    int32_t *use_off, *use_pos;/* per storage: schedule positions using it (CSR; the offsets
+                                  are the profile's, set once) */
+    int32_t *scratch;          /* per storage: scratch (graph_lifetimes_again, the held) */
     int32_t *death;            /* per storage: position of its death (graph_lifetimes) */
     int32_t *hf_off, *hf;      /* per position: storages held past their last use, freed there */
     sp_st *st;                 /* per storage: the walk's state (compact for its hot loop) */
@@ -115,10 +116,11 @@ struct swapplan {
     int naive;                 /* victims by sorting every resident storage (tests) */
     uint64_t *naive_buf;       /* its scratch: keys (nt) */
     int32_t n_classes_cap;
-    sp_ev *ev;
+    uint8_t *ev_kind;          /* the tasks recorded: kind (TASK_*) */
+    int32_t *ev_x;             /* and op or storage */
     size_t n_ev, cap_ev;
-    int32_t *rset;
-    int32_t n_rset;
+    size_t e_max, r_max;       /* pass 2's events and residencies at most (sp_reserve) */
+    int32_t *pers, n_pers;     /* the persistent storages, ascending */
     plan_builder *b;
     int64_t *csize;            /* per class: object size (the largest size mapped to it) */
     uint8_t *tflag;            /* per tensor: TF_* bits (profile fields, compact for hot loops) */
@@ -242,6 +244,7 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->use_off = sw_malloc((nt + 1) * sizeof(int32_t));
     sp->use_pos = sw_malloc(((size_t)g->acc_off[g->n_ops] + 1) * sizeof(int32_t));
     sp->death = sw_malloc(nt * sizeof(int32_t));
+    sp->scratch = sw_malloc(nt * sizeof(int32_t));
     sp->hf_off = sw_malloc((no + 1) * sizeof(int32_t));
     sp->hf = sw_malloc(nt * sizeof(int32_t));
     sp->st = sw_calloc(nt, sizeof *sp->st);
@@ -257,7 +260,7 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
     sp->pw = (int32_t)((2 * (size_t)sp->no + 63) / 64) + 1;
     sp->psw = (sp->pw + 63) / 64;
     sp->hw = (int32_t)(((size_t)sp->nt + 63) / 64) + 1;
-    sp->rset = sw_malloc(nt * sizeof(int32_t));
+    sp->pers = sw_malloc(nt * sizeof(int32_t));
     sp->fast = 1;
     sp->tflag = sw_malloc(nt);
     sp->held = sw_malloc(nt * sizeof(int32_t));
@@ -273,22 +276,20 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
                                  (x->producer < 0 ? TF_EXTERNAL : 0) |
                                  (x->persistent ? TF_PERSIST : 0));
         sp->held[t] = x->held_until;
+        if ((sp->tflag[t] & (TF_ROOT | TF_PERSIST)) == (TF_ROOT | TF_PERSIST) && sp->pers)
+            sp->pers[sp->n_pers++] = t;
     }
     for (int32_t o = 0; o < g->n_ops; o++)
         sp->op_time[o] = g->ops[o].time_s;
     sp_fast *f = &sp->f;
-    f->bres = sw_malloc(nt);
-    f->bhv = sw_malloc(nt);
     f->ofree = sw_malloc(nt);
     f->rset = sw_malloc(nt * sizeof(int32_t));
     f->free_s = sw_malloc(nt * sizeof(int32_t));
     f->cur_res = sw_malloc(nt * sizeof(int32_t));
     f->rix = sw_malloc(nt * sizeof(int32_t));
     f->final_res = sw_malloc(nt * sizeof(int32_t));
-    f->rel_ev = sw_malloc(nt * sizeof(int32_t));
     f->onext = sw_malloc(nt * sizeof(int32_t));
     f->oprev = sw_malloc(nt * sizeof(int32_t));
-    f->run_ev = sw_malloc(no * sizeof(int32_t));
     f->place_ref = sw_malloc(nt * sizeof(int64_t));
     f->user_ref = sw_malloc(nt * sizeof(int64_t));
     f->copyout_ref = sw_malloc(nt * sizeof(int64_t));
@@ -307,15 +308,15 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
         swapplan_free(sp);
         return NULL;
     }
-    if (!f->bres || !f->bhv || !f->ofree || !f->rset || !f->free_s || !f->cur_res || !f->rix ||
-        !f->final_res || !f->rel_ev || !f->onext || !f->oprev || !f->run_ev || !f->place_ref ||
-        !f->user_ref || !f->copyout_ref || !f->obj_tag) {
+    if (!f->ofree || !f->rset || !f->free_s || !f->cur_res || !f->rix || !f->final_res ||
+        !f->onext || !f->oprev || !f->place_ref || !f->user_ref || !f->copyout_ref ||
+        !f->obj_tag) {
         swapplan_free(sp);
         return NULL;
     }
     if (!sp->sz.size || !sp->sz.of || !sp->pos_of_op || !sp->t_at || !sp->use_off ||
-        !sp->use_pos || !sp->death || !sp->hf_off || !sp->hf || !sp->st || !sp->t_end ||
-        !sp->in_r || !sp->persist || !sp->cls_of || !sp->cand || !sp->rset) {
+        !sp->use_pos || !sp->death || !sp->scratch || !sp->hf_off || !sp->hf || !sp->st || !sp->t_end ||
+        !sp->in_r || !sp->persist || !sp->cls_of || !sp->cand || !sp->pers) {
         swapplan_free(sp);
         return NULL;
     }
@@ -335,7 +336,12 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
         sp->sz.of[t] = (x->storage == t && x->bytes > 0) ? find_size(&sp->sz, x->bytes) : -1;
         sp->persist[t] = x->persistent;
     }
-    if (min_count_groups(sp)) {
+    /* the use lists' offsets: accesses per storage, whatever the order */
+    for (int32_t t = 0; t <= sp->nt; t++)
+        sp->use_off[t] = 0;
+    for (int32_t k = 0; k < g->acc_off[g->n_ops]; k++)
+        sp->use_off[g->acc[k]]++;
+    if (graph_counts_to_offsets(sp->use_off, sp->nt) || min_count_groups(sp)) {
         swapplan_free(sp);
         return NULL;
     }
@@ -353,6 +359,7 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->use_off);
     sw_free(sp->use_pos);
     sw_free(sp->death);
+    sw_free(sp->scratch);
     sw_free(sp->hf_off);
     sw_free(sp->hf);
     sw_free(sp->st);
@@ -369,8 +376,9 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->hcnt);
     sw_free(sp->cand);
     sw_free(sp->naive_buf);
-    sw_free(sp->ev);
-    sw_free(sp->rset);
+    sw_free(sp->ev_kind);
+    sw_free(sp->ev_x);
+    sw_free(sp->pers);
     pb_free(sp->b);
     sw_free(sp->csize);
     sw_free(sp->tflag);
@@ -380,25 +388,20 @@ void swapplan_free(swapplan *sp)
     sw_free(sp->mc_idx);
     sw_free(sp->lim);
     sp_fast *f = &sp->f;
-    sw_free(f->bres);
-    sw_free(f->bhv);
     sw_free(f->rset);
     sw_free(f->ev_st);
     sw_free(f->stream_idx);
     sw_free(f->place_off);
     sw_free(f->place_res);
     sw_free(f->free_off);
-    sw_free(f->fill);
+    sw_free(f->ev_alloc);
+    sw_free(f->ev_freeb);
     sw_free(f->free_s);
     sw_free(f->res_s);
-    sw_free(f->res_place_ev);
-    sw_free(f->res_last_user);
     sw_free(f->res_obj);
     sw_free(f->cur_res);
     sw_free(f->rix);
     sw_free(f->final_res);
-    sw_free(f->rel_ev);
-    sw_free(f->run_ev);
     sw_free(f->place_ref);
     sw_free(f->user_ref);
     sw_free(f->copyout_ref);
@@ -619,14 +622,63 @@ int32_t swapplan_fitting_cls(const swapplan *sp, swapplan_runs *r, int64_t bytes
     return nc;
 }
 
+/* room for n tasks */
+static int grow_ev(swapplan *sp, size_t n)
+{
+    if (n <= sp->cap_ev)
+        return 0;
+    size_t c = sp->cap_ev ? sp->cap_ev : 1024;
+    while (c < n)
+        c *= 2;
+    uint8_t *k = sw_realloc(sp->ev_kind, c);
+    if (k)
+        sp->ev_kind = k;
+    int32_t *x = sw_realloc(sp->ev_x, c * sizeof *x);
+    if (x)
+        sp->ev_x = x;
+    if (!k || !x)
+        return SW_ENOMEM;
+    sp->cap_ev = c;
+    return 0;
+}
+
 static inline int push_ev(swapplan *sp, int kind, int32_t x)
 {
-    if (sp->n_ev >= sp->cap_ev && SW_GROW(sp->ev, sp->cap_ev, sp->n_ev + 1))
+    if (sp->n_ev >= sp->cap_ev && grow_ev(sp, sp->n_ev + 1))
         return SW_ENOMEM;
-    sp->ev[sp->n_ev].kind = (uint8_t)kind;
-    sp->ev[sp->n_ev].x = x;
+    sp->ev_kind[sp->n_ev] = (uint8_t)kind;
+    sp->ev_x[sp->n_ev] = x;
     sp->n_ev++;
     return 0;
+}
+
+/* Pass 2 records event (kind, x) with what the fast path needs of it: its
+   stream and index there, no edges yet, and where its placements and
+   implicit frees start. The capacities are reserved before the walk
+   (sp_reserve). */
+static inline void rec_ev(swapplan *sp, int kind, int32_t x)
+{
+    sp_fast *f = &sp->f;
+    size_t e = sp->n_ev++;
+    int st = plan_task_stream(kind);
+    sp->ev_kind[e] = (uint8_t)kind;
+    sp->ev_x[e] = x;
+    f->ev_st[e] = (uint8_t)st;
+    f->stream_idx[e] = f->n_s[st]++;
+    f->last_of[st] = (int32_t)e;
+    f->dep[2 * e] = f->dep[2 * e + 1] = f->pdep[2 * e] = f->pdep[2 * e + 1] = -1;
+    f->place_off[e] = (int32_t)f->n_place;
+    f->free_off[e] = (int32_t)f->n_free;
+}
+
+/* a residency of s, placed by the event recorded last */
+static inline void rec_place(sp_fast *f, int32_t s)
+{
+    int32_t r = (int32_t)f->n_res++;
+    f->res_s[r] = s;
+    f->res_obj[r] = -1;
+    f->place_res[f->n_place++] = r;
+    f->cur_res[s] = r;
 }
 
 /* Belady's order. A resident storage's key is its next use (a schedule
@@ -724,15 +776,21 @@ static inline __attribute__((always_inline)) int evict(swapplan *sp, int32_t v, 
     key_drop(sp, v, c);
     xv->res = 0;
     if (pass2 && sp->in_r[v] && !xv->used) {
-        /* pressure the first pass did not meet: v leaves the resident set */
+        /* pressure the first pass did not meet: v leaves the resident set,
+           and the builder never sees it there */
         sp->in_r[v] = 0;
         xv->hv = 1;
+        xv->bhv = (xv->fl & TF_EXTERNAL) != 0;
+        sp->f.cur_res[v] = sp->f.rix[v] = -1;
     } else if (record) {
         /* a non-persistent tensor with no use left (held by the framework)
            is dead: dropped, never copied */
         int dead = !(xv->fl & TF_PERSIST) && next_use(sp, v) == INT32_MAX;
-        if (push_ev(sp, xv->hv || dead ? TASK_DROP : TASK_SWAP_OUT, v))
-            return SW_ENOMEM;
+        int kind = xv->hv || dead ? TASK_DROP : TASK_SWAP_OUT;
+        rec_ev(sp, kind, v);
+        sp->f.cur_res[v] = -1;
+        if (kind == TASK_SWAP_OUT)
+            xv->bhv = 1;
         xv->hv = 1;
     }
     return 0;
@@ -873,9 +931,17 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
     }
     memset(sp->pbits, 0, (size_t)al->n_classes * (size_t)sp->pw * sizeof(uint64_t));
     memset(sp->psum, 0, (size_t)al->n_classes * (size_t)sp->psw * sizeof(uint64_t));
+    sp_fast *f = &sp->f;
+    if (pass2) {
+        f->n_res = f->n_place = f->n_free = 0;
+        for (int st_ = 0; st_ < STREAM__COUNT; st_++)
+            f->n_s[st_] = 0;
+    }
     for (int32_t s = 0; s < nt; s++) {
         sp_st *x = &st[s];
         uint8_t fl = sp->tflag[s];
+        if (pass2)
+            f->cur_res[s] = f->rix[s] = -1;
         x->nk = sp->use_off[s];
         x->ne = sp->use_off[s + 1];
         x->death = sp->death[s];
@@ -889,9 +955,15 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
         if (!(fl & TF_ROOT))
             continue;
         x->hv = (fl & TF_EXTERNAL) != 0;
+        x->bhv = x->hv;
         if (pass2 && sp->in_r[s]) {
+            /* its residency at the start (the builder numbers R's first) */
+            int32_t r = (int32_t)f->n_res++;
+            f->res_s[r] = s;
+            f->res_obj[r] = -1;
+            f->cur_res[s] = f->rix[s] = r;
             x->res = 1;
-            x->hv = g->n_mutations[s] == 0;
+            x->hv = x->bhv = g->n_mutations[s] == 0;
             int32_t c = x->cls;
             if (c >= 0) {
                 if (sp->class_free[c] <= 0)
@@ -923,8 +995,10 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
                 continue;
             if (x->cls >= 0)
                 rc = need(sp, sched, s, x->cls, i, now, pass2, pass2);
-            if (!rc && pass2)
-                rc = push_ev(sp, TASK_SWAP_IN, s);
+            if (!rc && pass2) {
+                rec_ev(sp, TASK_SWAP_IN, s);
+                rec_place(f, s);
+            }
             x->res = 1;
         }
         for (int32_t k = a0; k < a1 && !rc; k++) {
@@ -936,17 +1010,21 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
                 rc = need(sp, sched, s, x->cls, i, now, pass2, pass2);
             x->res = 1;
             x->hv = 0;
+            x->bhv = 0;
         }
-        if (!rc && pass2)
-            rc = push_ev(sp, TASK_RUN, o);
         if (rc)
             return rc;
+        size_t f0 = f->n_free;
+        if (pass2)
+            rec_ev(sp, TASK_RUN, o);
         int32_t lu = i + 1;
         for (int32_t k = a0; k < a1; k++) {
             int32_t s = acc[k];
             sp_st *x = &st[s];
+            if (pass2 && (acc_flag[k] & GA_CREATE))
+                rec_place(f, s);
             if (acc_flag[k] & GA_MUTATE)
-                x->hv = 0;
+                x->hv = x->bhv = 0;
             x->lu = lu;
             x->used = 1;
             x->nk++;
@@ -956,6 +1034,8 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
                 continue;
             if (!(x->fl & TF_PERSIST) && x->death == i) {
                 x->res = 0;
+                if (pass2)
+                    f->free_s[f->n_free++] = s;
                 if (x->cls >= 0) {
                     key_drop(sp, s, x->cls);
                     sp->class_free[x->cls]++;
@@ -969,12 +1049,23 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
             sp_st *x = &st[s];
             if (x->res) {
                 x->res = 0;
+                if (pass2)
+                    f->free_s[f->n_free++] = s;
                 if (x->cls >= 0) {
                     key_drop(sp, s, x->cls);
                     sp->class_free[x->cls]++;
                 }
             }
         }
+        /* the builder frees at the run's end in storage order */
+        if (pass2)
+            for (size_t a = f0 + 1; a < f->n_free; a++) {
+                int32_t v = f->free_s[a];
+                size_t b = a;
+                for (; b > f0 && f->free_s[b - 1] > v; b--)
+                    f->free_s[b] = f->free_s[b - 1];
+                f->free_s[b] = v;
+            }
     }
     return 0;
 }
@@ -991,7 +1082,7 @@ static int walk_pass2(swapplan *sp, const int32_t *sched, const sp_alloc *al)
 
 /* Whether s dies after its last use (held_until), at a position that does
    not access it. */
-static int held_past_use(const swapplan *sp, int32_t s)
+static inline int held_past_use(const swapplan *sp, int32_t s)
 {
     int32_t n = sp->use_off[s + 1] - sp->use_off[s];
     return n > 0 && !sp->persist[s] && sp->death[s] > sp->use_pos[sp->use_off[s + 1] - 1];
@@ -1011,9 +1102,20 @@ static int held_past_use(const swapplan *sp, int32_t s)
 #define FREF_NONE (-1)
 #define FREF_LIVE (-2)
 
-static int64_t fref(int p, int32_t e) { return ((int64_t)p << 32) | (int64_t)(uint32_t)e; }
-static int fref_pass(int64_t r) { return (int)(r >> 32); }
-static int32_t fref_ev(int64_t r) { return (int32_t)(r & 0xffffffff); }
+/* A reference to event e of pass p (a task of the first or the second
+   iteration): the pass (bit 62), its stream (bits 60-61), its position in
+   the stream over both passes (bits 32-59: p x the stream's events + its
+   index there) and the event (bits 0-31). Two references to one stream and
+   pass compare as their positions; FREF_NONE and FREF_LIVE are below all. */
+static inline int64_t fref(int p, int st, int32_t pos, int32_t e)
+{
+    return ((int64_t)p << 62) | ((int64_t)st << 60) | ((int64_t)pos << 32) |
+           (int64_t)(uint32_t)e;
+}
+static inline int fref_pass(int64_t r) { return (int)(r >> 62); }
+static inline int fref_stream(int64_t r) { return (int)(r >> 60) & 3; }
+static inline int32_t fref_pos(int64_t r) { return (int32_t)((r >> 32) & 0x0fffffff); }
+static inline int32_t fref_ev(int64_t r) { return (int32_t)(r & 0xffffffff); }
 
 /* grow the per-event arrays to e events */
 static int fast_reserve_events(swapplan *sp, size_t e)
@@ -1037,7 +1139,8 @@ static int fast_reserve_events(swapplan *sp, size_t e)
     FGROW(stream_idx, c + 1);
     FGROW(place_off, c + 1);
     FGROW(free_off, c + 1);
-    FGROW(fill, c + 1);
+    FGROW(ev_alloc, c + 1);
+    FGROW(ev_freeb, c + 1);
     FGROW(vc, 6 * c + 1);
     FGROW(dep, 2 * c + 1);
     FGROW(pdep, 2 * c + 1);
@@ -1048,30 +1151,22 @@ static int fast_reserve_events(swapplan *sp, size_t e)
     return 0;
 }
 
-static inline int fast_new_res(sp_fast *f, int32_t s, int32_t place_ev)
+static inline int fast_new_res(sp_fast *f, int32_t s)
 {
     if (f->n_res >= f->cap_res) {
         size_t c = f->cap_res ? 2 * f->cap_res : 1024;
         int32_t *a = sw_realloc(f->res_s, c * sizeof *a);
         if (a)
             f->res_s = a;
-        int32_t *b = sw_realloc(f->res_place_ev, c * sizeof *b);
-        if (b)
-            f->res_place_ev = b;
-        int32_t *u = sw_realloc(f->res_last_user, c * sizeof *u);
-        if (u)
-            f->res_last_user = u;
         int32_t *o = sw_realloc(f->res_obj, c * sizeof *o);
         if (o)
             f->res_obj = o;
-        if (!a || !b || !u || !o)
+        if (!a || !o)
             return -1;
         f->cap_res = c;
     }
     int32_t r = (int32_t)f->n_res++;
     f->res_s[r] = s;
-    f->res_place_ev[r] = place_ev;
-    f->res_last_user[r] = -1;
     f->res_obj[r] = -1;
     return r;
 }
@@ -1119,17 +1214,14 @@ static inline void fpool_append(sp_fast *f, int32_t c, int32_t obj)
    cand: pass 0 files its own events (the intra-iteration edges), pass 1
    only pass 0's (the edges from the previous iteration; its own events'
    edges are pass 0's). */
-static inline void fast_cand(const sp_fast *f, int64_t *cand, int p, int st, int64_t ref)
+static inline void fast_cand(int64_t *cand, int p, int st, int64_t ref)
 {
     if (ref < 0 || (p == 1 && fref_pass(ref) == 1))
         return;
-    int32_t re = fref_ev(ref);
-    int s = f->ev_st[re];
-    if (s == st)
-        return; /* implied by stream order */
-    int64_t *slot = &cand[s];
-    if (*slot < 0 || f->stream_idx[fref_ev(*slot)] < f->stream_idx[re])
-        *slot = ref;
+    int s = fref_stream(ref);
+    if (s != st && ref > cand[s]) /* the same stream: implied by its order; the
+                                     candidates of one call are of one pass */
+        cand[s] = ref;
 }
 
 static inline int32_t fast_pos(const sp_fast *f, int p, int32_t e)
@@ -1151,15 +1243,14 @@ static inline void fast_join(int32_t *dst, const int32_t *src)
 
 /* fast_choose's test of the candidate on stream s (a constant: always
    inlined, so each stream's test is straight-line code) */
-static inline __attribute__((always_inline)) void fast_keep(const sp_fast *f, const int32_t *vc,
+static inline __attribute__((always_inline)) void fast_keep(const int32_t *vc,
                                                             const int64_t *cand, const int s,
                                                             int64_t *keep, int32_t *kpos,
                                                             int *ks, int *nk)
 {
     if (cand[s] < 0)
         return;
-    int32_t ce = fref_ev(cand[s]);
-    int32_t pos = fref_pass(cand[s]) * f->n_s[s] + f->stream_idx[ce];
+    int32_t pos = fref_pos(cand[s]);
     if (vc[s] < pos) {
         keep[*nk] = cand[s];
         kpos[*nk] = pos;
@@ -1175,9 +1266,9 @@ static inline __attribute__((always_inline)) void fast_choose(const sp_fast *f, 
     int64_t keep[3];
     int32_t kpos[3];
     int ks[3], nk = 0;
-    fast_keep(f, vc, cand, 0, keep, kpos, ks, &nk);
-    fast_keep(f, vc, cand, 1, keep, kpos, ks, &nk);
-    fast_keep(f, vc, cand, 2, keep, kpos, ks, &nk);
+    fast_keep(vc, cand, 0, keep, kpos, ks, &nk);
+    fast_keep(vc, cand, 1, keep, kpos, ks, &nk);
+    fast_keep(vc, cand, 2, keep, kpos, ks, &nk);
     out[0] = out[1] = -1;
     if (nk == 0)
         return;
@@ -1224,14 +1315,17 @@ static inline int fast_pass(swapplan *sp, const int p, int32_t e0, int32_t *last
         if (f->n_s[s] > 0)
             streams |= 1u << s;
     for (int32_t e = e0; e < E; e++) {
-        int kind = sp->ev[e].kind;
-        int32_t x = sp->ev[e].x;
+        int kind = sp->ev_kind[e];
+        int32_t x = sp->ev_x[e];
         int st = f->ev_st[e];
         int64_t cand[STREAM__COUNT] = {FREF_NONE, FREF_NONE, FREF_NONE};
-        int64_t me = fref(p, e);
+        int32_t mpos = fast_pos(f, p, e);
+        int64_t me = fref(p, st, mpos, e);
+        int64_t alloc = 0, freeb = 0;
         for (int32_t k = f->place_off[e]; k < f->place_off[e + 1]; k++) {
             int32_t r = f->place_res[k], s = f->res_s[r];
             int64_t bytes = g->bytes[s];
+            alloc += bytes;
             if (bytes > 0) {
                 int32_t c = sp->cls_of[s];
                 if (p == 0) {
@@ -1261,7 +1355,7 @@ static inline int fast_pass(swapplan *sp, const int p, int32_t e0, int32_t *last
                 int64_t *tag = &f->obj_tag[f->obj_base[c] + f->res_obj[r]];
                 if (*tag == FREF_LIVE)
                     return FAST_DECLINE;
-                fast_cand(f, cand, p, st, *tag);
+                fast_cand(cand, p, st, *tag);
                 *tag = FREF_LIVE;
             }
             f->cur_res[s] = r;
@@ -1270,9 +1364,9 @@ static inline int fast_pass(swapplan *sp, const int p, int32_t e0, int32_t *last
             if (kind == TASK_SWAP_IN) {
                 int64_t co = f->copyout_ref[s];
                 if (co >= 0 && fref_pass(co) == p)
-                    fast_cand(f, cand, p, st, co);
+                    fast_cand(cand, p, st, co);
                 else if (sp->tflag[s] & TF_PERSIST)
-                    fast_cand(f, cand, p, st, co);
+                    fast_cand(cand, p, st, co);
                 else if (!(sp->tflag[s] & TF_EXTERNAL))
                     return FAST_DECLINE;
             }
@@ -1282,20 +1376,26 @@ static inline int fast_pass(swapplan *sp, const int p, int32_t e0, int32_t *last
                 if (g->acc_flag[k] & GA_CREATE)
                     continue;
                 int32_t s = g->acc[k];
-                fast_cand(f, cand, p, st, f->place_ref[s]);
+                fast_cand(cand, p, st, f->place_ref[s]);
                 f->user_ref[s] = me;
             }
         } else if (kind == TASK_SWAP_OUT || kind == TASK_DROP) {
             if (f->cur_res[x] < 0)
                 return FAST_DECLINE;
-            fast_cand(f, cand, p, st, f->user_ref[x]);
-            fast_cand(f, cand, p, st, f->place_ref[x]);
+            fast_cand(cand, p, st, f->user_ref[x]);
+            fast_cand(cand, p, st, f->place_ref[x]);
             fast_release(f, sp, p, x, me);
             if (kind == TASK_SWAP_OUT)
                 f->copyout_ref[x] = me;
         }
-        for (int32_t k = f->free_off[e]; k < f->free_off[e + 1]; k++)
+        for (int32_t k = f->free_off[e]; k < f->free_off[e + 1]; k++) {
+            freeb += g->bytes[f->free_s[k]];
             fast_release(f, sp, p, f->free_s[k], me);
+        }
+        if (p == 0) {
+            f->ev_alloc[e] = alloc;
+            f->ev_freeb[e] = freeb;
+        }
         int32_t *vc = fast_vc(f, p, e);
         int32_t prev = last_in_stream[st];
         if (prev >= 0)
@@ -1312,7 +1412,7 @@ static inline int fast_pass(swapplan *sp, const int p, int32_t e0, int32_t *last
                     fast_join(vc, fast_vc(f, 1, f->dep[2 * (size_t)e + i]));
             fast_choose(f, vc, cand, f->pdep + 2 * (size_t)e);
         }
-        vc[st] = fast_pos(f, p, e);
+        vc[st] = mpos;
         last_in_stream[st] = e;
         /* pass 1: once an event's clock covers every stream's last pass 0
            event, every later event of its stream (whose clock starts from
@@ -1337,163 +1437,40 @@ static inline int fast_pass(swapplan *sp, const int p, int32_t e0, int32_t *last
 static int fast_pass0(swapplan *sp, int32_t e0, int32_t *lis) { return fast_pass(sp, 0, e0, lis); }
 static int fast_pass1(swapplan *sp, int32_t *lis) { return fast_pass(sp, 1, 0, lis); }
 
-/* The builder's recording checks and pb_end_iteration, replayed on the
-   planner's tasks: appends the end-of-iteration tasks to sp->ev. */
-static int fast_record(swapplan *sp)
+/* pb_end_iteration on pass 2's end state: the persistent storages
+   resident but not in R leave (copied if their host copy is stale), then
+   the members of R not resident come back, with their residencies; R in
+   f->rset, ascending, and each member's final residency. Pass 2 recorded
+   the rest as the builder would build it (its placements, implicit frees
+   and host-valid flags): tests/test_swapplan_fast compares the two paths. */
+static void fast_end(swapplan *sp)
 {
     sp_fast *f = &sp->f;
-    const graph_profile *g = sp->g;
-    int32_t nt = sp->nt;
-    uint8_t *res = f->bres, *hv = f->bhv;
     f->n_r = 0;
-    for (int32_t t = 0; t < nt; t++) {
-        res[t] = 0;
-        hv[t] = (sp->tflag[t] & (TF_ROOT | TF_EXTERNAL)) == (TF_ROOT | TF_EXTERNAL);
-    }
-    for (int32_t s = 0; s < nt; s++) {
-        if (!sp->in_r[s])
-            continue;
-        if ((sp->tflag[s] & (TF_ROOT | TF_PERSIST)) != (TF_ROOT | TF_PERSIST))
-            return FAST_DECLINE;
-        f->rset[f->n_r++] = s;
-        res[s] = 1;
-        hv[s] = g->n_mutations[s] == 0;
-    }
-    for (size_t i = 0; i < sp->n_ev; i++) {
-        int32_t x = sp->ev[i].x;
-        switch (sp->ev[i].kind) {
-        case TASK_RUN:
-            for (int32_t k = g->acc_off[x]; k < g->acc_off[x + 1]; k++) {
-                int32_t s = g->acc[k];
-                uint8_t fl = g->acc_flag[k];
-                if (fl & GA_CREATE) {
-                    if (res[s])
-                        return FAST_DECLINE;
-                    res[s] = 1;
-                    hv[s] = 0;
-                } else if (!res[s]) {
-                    return FAST_DECLINE;
-                } else if (fl & GA_MUTATE) {
-                    hv[s] = 0;
-                }
-            }
-            break;
-        case TASK_SWAP_IN:
-            if (res[x])
-                return FAST_DECLINE;
-            res[x] = 1;
-            break;
-        default:
-            if (!res[x])
-                return FAST_DECLINE;
-            res[x] = 0;
-            if (sp->ev[i].kind == TASK_SWAP_OUT)
-                hv[x] = 1;
-            break;
+    for (int32_t i = 0; i < sp->n_pers; i++) {
+        int32_t s = sp->pers[i];
+        sp_st *x = &sp->st[s];
+        if (sp->in_r[s]) {
+            f->rset[f->n_r++] = s;
+        } else if (x->res) {
+            rec_ev(sp, x->bhv ? TASK_DROP : TASK_SWAP_OUT, s);
+            f->cur_res[s] = -1;
+            x->bhv = 1;
+            x->res = 0;
         }
     }
-    for (int32_t s = 0; s < nt; s++) {
-        if ((sp->tflag[s] & (TF_ROOT | TF_PERSIST)) != (TF_ROOT | TF_PERSIST))
-            continue;
-        if (res[s] && !sp->in_r[s]) {
-            if (push_ev(sp, hv[s] ? TASK_DROP : TASK_SWAP_OUT, s))
-                return SW_ENOMEM;
-            if (!hv[s])
-                hv[s] = 1;
-            res[s] = 0;
-        }
-    }
-    for (int32_t i = 0; i < f->n_r; i++)
-        if (!res[f->rset[i]]) {
-            if (push_ev(sp, TASK_SWAP_IN, f->rset[i]))
-                return SW_ENOMEM;
-            res[f->rset[i]] = 1;
-        }
-    return 0;
-}
-
-/* The builder's build_residencies: residencies, placements per event and
-   the implicit frees. */
-static int fast_residencies(swapplan *sp)
-{
-    sp_fast *f = &sp->f;
-    const graph_profile *g = sp->g;
-    int32_t nt = sp->nt, E = f->E;
-    f->n_res = 0;
-    f->n_place = 0;
-    for (int32_t s = 0; s < nt; s++)
-        f->cur_res[s] = -1;
     for (int32_t i = 0; i < f->n_r; i++) {
-        int32_t r = fast_new_res(f, f->rset[i], -1);
-        if (r < 0)
-            return SW_ENOMEM;
-        f->cur_res[f->rset[i]] = r;
-    }
-    for (int32_t o = 0; o < sp->no; o++)
-        f->run_ev[o] = -1;
-    for (int32_t e = 0; e < E; e++)
-        if (sp->ev[e].kind == TASK_RUN)
-            f->run_ev[sp->ev[e].x] = e;
-    for (int32_t e = 0; e < E; e++) {
-        int kind = sp->ev[e].kind;
-        int32_t x = sp->ev[e].x;
-        f->place_off[e] = (int32_t)f->n_place;
-        if (kind == TASK_RUN) {
-            for (int32_t k = g->acc_off[x]; k < g->acc_off[x + 1]; k++) {
-                int32_t s = g->acc[k];
-                if (g->acc_flag[k] & GA_CREATE) {
-                    int32_t r = fast_new_res(f, s, e);
-                    if (r < 0 || fast_push_place(f, r))
-                        return SW_ENOMEM;
-                    f->cur_res[s] = r;
-                } else {
-                    f->res_last_user[f->cur_res[s]] = e;
-                }
-            }
-        } else if (kind == TASK_SWAP_IN) {
-            int32_t r = fast_new_res(f, x, e);
-            if (r < 0 || fast_push_place(f, r))
-                return SW_ENOMEM;
-            f->cur_res[x] = r;
-        } else {
-            if (f->cur_res[x] < 0)
-                return FAST_DECLINE;
-            f->cur_res[x] = -1;
+        int32_t s = f->rset[i];
+        if (!sp->st[s].res) {
+            rec_ev(sp, TASK_SWAP_IN, s);
+            rec_place(f, s);
+            sp->st[s].res = 1;
         }
+        f->final_res[s] = f->cur_res[s];
     }
-    f->place_off[E] = (int32_t)f->n_place;
-    int32_t *cnt = f->free_off;
-    memset(cnt, 0, ((size_t)E + 1) * sizeof *cnt);
-    for (int32_t s = 0; s < nt; s++) {
-        f->final_res[s] = -1;
-        f->rel_ev[s] = -1;
-        int32_t r = f->cur_res[s];
-        if (r < 0)
-            continue;
-        if (sp->tflag[s] & TF_PERSIST) {
-            if (!sp->in_r[s])
-                return FAST_DECLINE;
-            f->final_res[s] = r;
-            continue;
-        }
-        int32_t h = sp->held[s];
-        int32_t lu = f->res_last_user[r];
-        int32_t at = graph_death_at(lu >= 0 ? lu : f->res_place_ev[r], h >= 0 ? f->run_ev[h] : -1);
-        if (at < 0 || sp->ev[at].kind != TASK_RUN)
-            return FAST_DECLINE;
-        f->rel_ev[s] = at;
-        cnt[at + 1]++;
-    }
-    for (int32_t i = 0; i < f->n_r; i++)
-        if (f->final_res[f->rset[i]] < 0)
-            return FAST_DECLINE;
-    for (int32_t e = 0; e < E; e++)
-        cnt[e + 1] += cnt[e];
-    memcpy(f->fill, cnt, ((size_t)E + 1) * sizeof *cnt);
-    for (int32_t s = 0; s < nt; s++)
-        if (f->rel_ev[s] >= 0)
-            f->free_s[f->fill[f->rel_ev[s]]++] = s;
-    return 0;
+    f->E = (int32_t)sp->n_ev;
+    f->place_off[f->E] = (int32_t)f->n_place;
+    f->free_off[f->E] = (int32_t)f->n_free;
 }
 
 /* The first attempt of the builder's finish_once: residencies, placements
@@ -1504,23 +1481,7 @@ static int fast_attempt(swapplan *sp, const sp_alloc *al)
     sp_fast *f = &sp->f;
     const graph_profile *g = sp->g;
     int32_t nt = sp->nt;
-    int rc = fast_reserve_events(sp, sp->n_ev + 1);
-    if (rc)
-        return rc;
-    f->E = (int32_t)sp->n_ev;
     f->n_reloc = 0;
-    int32_t E = f->E;
-    f->n_s[0] = f->n_s[1] = f->n_s[2] = 0;
-    for (int32_t e = 0; e < E; e++) {
-        int st = plan_task_stream(sp->ev[e].kind);
-        f->ev_st[e] = (uint8_t)st;
-        f->stream_idx[e] = f->n_s[st]++;
-        f->last_of[st] = e;
-        f->dep[2 * e] = f->dep[2 * e + 1] = f->pdep[2 * e] = f->pdep[2 * e + 1] = -1;
-    }
-    rc = fast_residencies(sp);
-    if (rc)
-        return rc;
     memcpy(f->snap_rcur, f->cur_res, (size_t)nt * sizeof *f->cur_res);
     /* the pool: objects of each class free, lowest index first */
     int64_t capacity = 0;
@@ -1542,21 +1503,20 @@ static int fast_attempt(swapplan *sp, const sp_alloc *al)
     for (int32_t i = 0; i < total; i++)
         f->obj_tag[i] = FREF_NONE;
     for (int32_t s = 0; s < nt; s++) {
-        f->cur_res[s] = f->rix[s] = -1;
+        f->cur_res[s] = -1;
         f->place_ref[s] = f->user_ref[s] = f->copyout_ref[s] = FREF_NONE;
     }
     for (int32_t i = 0; i < f->n_r; i++) {
-        int32_t s = f->rset[i];
-        f->rix[s] = i;
-        f->cur_res[s] = i;
+        int32_t s = f->rset[i], r = f->rix[s]; /* its residency at the start */
+        f->cur_res[s] = r;
         if (g->bytes[s] <= 0)
             continue;
         int32_t c = sp->cls_of[s];
         if (f->qn[c] == 0)
             return FAST_DECLINE;
-        f->res_obj[i] = f->qhead[c];
+        f->res_obj[r] = f->qhead[c];
         fpool_unlink(f, c, f->qhead[c]);
-        f->obj_tag[f->obj_base[c] + f->res_obj[i]] = FREF_LIVE;
+        f->obj_tag[f->obj_base[c] + f->res_obj[r]] = FREF_LIVE;
     }
     for (int st = 0; st < STREAM__COUNT; st++)
         f->lis[st] = -1;
@@ -1611,7 +1571,7 @@ static int fast_resume(swapplan *sp, int32_t n_orig)
         f->last_of[st] = f->snap_last_of[st];
     }
     for (int32_t e = n_orig; e < E; e++) {
-        int st = plan_task_stream(sp->ev[e].kind);
+        int st = plan_task_stream(sp->ev_kind[e]);
         f->ev_st[e] = (uint8_t)st;
         f->stream_idx[e] = f->n_s[st]++;
         f->last_of[st] = e;
@@ -1622,15 +1582,15 @@ static int fast_resume(swapplan *sp, int32_t n_orig)
     f->n_place = f->snap_n_place;
     memcpy(f->cur_res, f->snap_rcur, (size_t)nt * sizeof *f->cur_res);
     for (int32_t e = n_orig; e < E; e++) {
-        int32_t x = sp->ev[e].x;
+        int32_t x = sp->ev_x[e];
         f->place_off[e] = (int32_t)f->n_place;
-        if (sp->ev[e].kind == TASK_SWAP_IN) {
-            int32_t r = fast_new_res(f, x, e);
+        if (sp->ev_kind[e] == TASK_SWAP_IN) {
+            int32_t r = fast_new_res(f, x);
             if (r < 0 || fast_push_place(f, r))
                 return SW_ENOMEM;
             f->cur_res[x] = r;
         } else {
-            if (sp->ev[e].kind == TASK_RUN || f->cur_res[x] < 0)
+            if (sp->ev_kind[e] == TASK_RUN || f->cur_res[x] < 0)
                 return FAST_DECLINE;
             f->cur_res[x] = -1;
         }
@@ -1652,6 +1612,36 @@ static int fast_resume(swapplan *sp, int32_t n_orig)
     return fast_pass0(sp, n_orig, f->lis);
 }
 
+/* The capacities pass 2 records into (rec_ev, rec_place), reserved once:
+   per op its run, per access at most a swap-in or a create and one
+   eviction, then at most one end-of-iteration task per persistent storage;
+   residencies and placements: R's, the swap-ins and creates, the end's. */
+static int sp_reserve(swapplan *sp)
+{
+    if (sp->e_max)
+        return 0;
+    sp_fast *f = &sp->f;
+    size_t n_acc = (size_t)sp->g->acc_off[sp->no], n_pers = (size_t)sp->n_pers;
+    size_t e = (size_t)sp->no + 2 * n_acc + n_pers + 1, r = n_acc + 2 * n_pers + 1;
+    if (grow_ev(sp, e) || fast_reserve_events(sp, e + 1) ||
+        (r > f->cap_place && SW_GROW(f->place_res, f->cap_place, r)))
+        return SW_ENOMEM;
+    if (r > f->cap_res) {
+        int32_t *a = sw_realloc(f->res_s, r * sizeof *a);
+        if (a)
+            f->res_s = a;
+        int32_t *o = sw_realloc(f->res_obj, r * sizeof *o);
+        if (o)
+            f->res_obj = o;
+        if (!a || !o)
+            return SW_ENOMEM;
+        f->cap_res = r;
+    }
+    sp->e_max = e;
+    sp->r_max = r;
+    return 0;
+}
+
 /* Evaluate: the builder's plan, compiled and simulated, without the plan.
    0, FAST_DECLINE, or an error code (with err). */
 static int fast_eval(swapplan *sp, sim_result *r, sw_err *err, const sp_alloc *al)
@@ -1659,7 +1649,8 @@ static int fast_eval(swapplan *sp, sim_result *r, sw_err *err, const sp_alloc *a
     sp_fast *f = &sp->f;
     const graph_profile *g = sp->g;
     size_t n_ev0 = sp->n_ev;
-    int rc = fast_record(sp);
+    fast_end(sp);
+    int rc = 0;
     /* pb_finish: tensors that cannot come home leave again (copied if
        dirty) and come home at the end; rebuilt, at most four attempts */
     size_t n_orig = sp->n_ev, n_all = 0;
@@ -1686,7 +1677,7 @@ static int fast_eval(swapplan *sp, sim_result *r, sw_err *err, const sp_alloc *a
         n_all += f->n_reloc;
         sp->n_ev = n_orig;
         for (size_t i = 0; i < n_all && !rc; i++)
-            rc = push_ev(sp, f->bhv[f->all[i]] ? TASK_DROP : TASK_SWAP_OUT, f->all[i]);
+            rc = push_ev(sp, sp->st[f->all[i]].bhv ? TASK_DROP : TASK_SWAP_OUT, f->all[i]);
         for (size_t i = 0; i < n_all && !rc; i++)
             rc = push_ev(sp, TASK_SWAP_IN, f->all[i]);
     }
@@ -1714,32 +1705,9 @@ static int fast_eval(swapplan *sp, sim_result *r, sw_err *err, const sp_alloc *a
     for (int32_t i = 0; i < f->n_r; i++)
         base_mem += g->tensors[f->rset[i]].bytes;
     rc = sim_prog_begin(f->prog, g, NULL, E, sp->op_time, err);
-    for (int32_t e = 0; e < E && !rc; e++) {
-        int64_t alloc = 0, freeb = 0;
-        for (int32_t k = f->place_off[e]; k < f->place_off[e + 1]; k++)
-            alloc += g->bytes[f->res_s[f->place_res[k]]];
-        for (int32_t k = f->free_off[e]; k < f->free_off[e + 1]; k++)
-            freeb += g->bytes[f->free_s[k]];
-        int32_t d[2], pd[2];
-        int nd = 0, npd = 0;
-        for (size_t i = 0; i < 2; i++) {
-            if (f->dep[2 * (size_t)e + i] >= 0)
-                d[nd++] = f->dep[2 * (size_t)e + i];
-            if (f->pdep[2 * (size_t)e + i] >= 0)
-                pd[npd++] = f->pdep[2 * (size_t)e + i];
-        }
-        if (nd == 2 && d[0] > d[1]) {
-            int32_t t = d[0];
-            d[0] = d[1];
-            d[1] = t;
-        }
-        if (npd == 2 && pd[0] > pd[1]) {
-            int32_t t = pd[0];
-            pd[0] = pd[1];
-            pd[1] = t;
-        }
-        rc = sim_prog_add(f->prog, sp->ev[e].kind, sp->ev[e].x, alloc, freeb, d, nd, pd, npd, err);
-    }
+    if (!rc)
+        rc = sim_prog_add_all(f->prog, sp->ev_kind, sp->ev_x, f->ev_alloc, f->ev_freeb, f->dep,
+                              f->pdep, err);
     if (!rc)
         rc = sim_prog_end(f->prog, base_mem, g->max_workspace + f->capacity, err);
     if (!rc)
@@ -1756,7 +1724,8 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         *out = NULL;
     int32_t no = sp->no, nt = sp->nt;
     /* schedule: positions, deaths, use lists, time prefix */
-    if (graph_lifetimes(g, schedule, sp->pos_of_op, sp->death, NULL, sp->use_off, sp->use_pos))
+    if (graph_lifetimes_again(g, schedule, sp->pos_of_op, sp->death, sp->use_off, sp->use_pos,
+                              sp->scratch))
         return sw_fail(err, SW_EINVAL, "schedule is not a permutation of the ops");
     sp->t_at[0] = 0;
     for (int32_t i = 0; i < no; i++)
@@ -1766,13 +1735,15 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
     /* storages the framework holds past their last use (held_until) are
        freed at a position that does not access them */
     memset(sp->hf_off, 0, ((size_t)no + 1) * sizeof(int32_t));
+    int32_t n_held = 0, *held = sp->scratch;
     for (int32_t s = 0; s < nt; s++)
-        if (held_past_use(sp, s))
+        if (held_past_use(sp, s)) {
             sp->hf_off[sp->death[s]]++;
+            held[n_held++] = s;
+        }
     graph_counts_to_offsets(sp->hf_off, no);
-    for (int32_t s = 0; s < nt; s++)
-        if (held_past_use(sp, s))
-            sp->hf[sp->hf_off[sp->death[s]]++] = s; /* offsets advance to the ends */
+    for (int32_t i = 0; i < n_held; i++)
+        sp->hf[sp->hf_off[sp->death[held[i]]]++] = held[i]; /* offsets advance to the ends */
     for (int32_t i = no; i > 0; i--) /* each end is the next start: shift back */
         sp->hf_off[i] = sp->hf_off[i - 1];
     sp->hf_off[0] = 0;
@@ -1860,6 +1831,8 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
     }
     /* pass 1: nothing resident at start; the parameters resident at its end
        are the initially resident set */
+    if (sp_reserve(sp))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
     sp->n_ev = 0;
     memset(sp->in_r, 0, (size_t)nt);
     int rc = walk_pass1(sp, schedule, al);
@@ -1902,11 +1875,11 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
         if (sp->in_r[s])
             pb_resident(b, s);
     for (size_t i = 0; i < sp->n_ev; i++) {
-        switch (sp->ev[i].kind) {
-        case TASK_RUN: pb_run(b, sp->ev[i].x); break;
-        case TASK_SWAP_IN: pb_swap_in(b, sp->ev[i].x); break;
-        case TASK_SWAP_OUT: pb_swap_out(b, sp->ev[i].x); break;
-        default: pb_drop(b, sp->ev[i].x); break;
+        switch (sp->ev_kind[i]) {
+        case TASK_RUN: pb_run(b, sp->ev_x[i]); break;
+        case TASK_SWAP_IN: pb_swap_in(b, sp->ev_x[i]); break;
+        case TASK_SWAP_OUT: pb_swap_out(b, sp->ev_x[i]); break;
+        default: pb_drop(b, sp->ev_x[i]); break;
         }
     }
     pb_end_iteration(b);

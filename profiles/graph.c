@@ -911,6 +911,33 @@ int graph_lifetimes(const graph_profile *g, const int32_t *order, int32_t *pos, 
     return 0;
 }
 
+int graph_lifetimes_again(const graph_profile *g, const int32_t *order, int32_t *pos,
+                          int32_t *death, const int32_t *use_off, int32_t *use_pos,
+                          int32_t *fill)
+{
+    int32_t nt = g->n_tensors, no = g->n_ops;
+    for (int32_t o = 0; o < no; o++)
+        pos[o] = -1;
+    for (int32_t i = 0; i < no; i++) {
+        int32_t o = order[i];
+        if (o < 0 || o >= no || pos[o] >= 0)
+            return SW_EINVAL;
+        pos[o] = i;
+    }
+    memcpy(fill, use_off, (size_t)nt * sizeof *fill);
+    for (int32_t i = 0; i < no; i++) {
+        int32_t o = order[i];
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
+            use_pos[fill[g->acc[k]]++] = i;
+    }
+    for (int32_t s = 0; s < nt; s++) {
+        int32_t last = use_off[s + 1] > use_off[s] ? use_pos[use_off[s + 1] - 1] : -1;
+        int32_t h = g->tensors[s].held_until;
+        death[s] = graph_death_at(last, h >= 0 ? pos[h] : -1);
+    }
+    return 0;
+}
+
 int64_t graph_peak_memory(const graph_profile *g, const int32_t *order)
 {
     int32_t nt = g->n_tensors, no = g->n_ops;

@@ -185,6 +185,15 @@ int graph_counts_to_offsets(int32_t *off, int32_t n);
 int graph_lifetimes(const graph_profile *g, const int32_t *order, int32_t *pos, int32_t *death,
                     int32_t *last, int32_t *use_off, int32_t *use_pos);
 
+/* graph_lifetimes for a search that calls it for one profile again and
+   again: use_off is what graph_lifetimes gave for any order (a storage's
+   number of accesses does not depend on the order), kept by the caller; pos,
+   death and use_pos (all required) are filled as graph_lifetimes fills
+   them, with fill (n_tensors entries) as scratch. 0 or SW_EINVAL. */
+int graph_lifetimes_again(const graph_profile *g, const int32_t *order, int32_t *pos,
+                          int32_t *death, const int32_t *use_off, int32_t *use_pos,
+                          int32_t *fill);
+
 /* Peak memory of executing order with every non-persistent storage freed
    at its death (graph_lifetimes: after its last use, or its held_until op if
    that runs later) and every persistent one resident throughout, plus the

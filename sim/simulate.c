@@ -145,20 +145,12 @@ int sim_prog_begin(sim_prog *s, const graph_profile *g, const dev_spec *dev, int
     return 0;
 }
 
-int sim_prog_add(sim_prog *s, int kind, int32_t x, int64_t alloc, int64_t freeb,
-                 const int32_t *d, int n_dep, const int32_t *pd, int n_pdep, sw_err *err)
+/* Task t (kind, x) at the end of stream st's queue, without its dependency
+   lists (d0, p0 at the lists' ends). */
+static inline sim_qt *prog_put(sim_prog *s, int st, int32_t t, int kind, int32_t x,
+                               int64_t alloc, int64_t freeb)
 {
     const graph_profile *g = s->g;
-    int32_t t = s->n_added, n = s->n;
-    if (t >= n)
-        return sw_fail(err, SW_EINVAL, "more tasks than announced (%d)", n);
-    int st = plan_task_stream(kind);
-    size_t nd = (size_t)s->n_qdep[st], npd = (size_t)s->n_qpdep[st];
-    if ((nd + (size_t)n_dep > s->cap_qdep[st] &&
-         grow_ids(&s->qdep[st], &s->cap_qdep[st], nd + (size_t)n_dep)) ||
-        (npd + (size_t)n_pdep > s->cap_qpdep[st] &&
-         grow_ids(&s->qpdep[st], &s->cap_qpdep[st], npd + (size_t)n_pdep)))
-        return sw_fail(err, SW_ENOMEM, "out of memory");
     s->kind[t] = (uint8_t)kind;
     sim_qt *q = &s->q[st][s->n_sq[st]++];
     q->t = t;
@@ -197,8 +189,25 @@ int sim_prog_add(sim_prog *s, int kind, int32_t x, int64_t alloc, int64_t freeb,
         s->drops++;
         break;
     }
-    q->d0 = (int32_t)nd;
-    q->p0 = (int32_t)npd;
+    q->d0 = s->n_qdep[st];
+    q->p0 = s->n_qpdep[st];
+    return q;
+}
+
+int sim_prog_add(sim_prog *s, int kind, int32_t x, int64_t alloc, int64_t freeb,
+                 const int32_t *d, int n_dep, const int32_t *pd, int n_pdep, sw_err *err)
+{
+    int32_t t = s->n_added, n = s->n;
+    if (t >= n)
+        return sw_fail(err, SW_EINVAL, "more tasks than announced (%d)", n);
+    int st = plan_task_stream(kind);
+    size_t nd = (size_t)s->n_qdep[st], npd = (size_t)s->n_qpdep[st];
+    if ((nd + (size_t)n_dep > s->cap_qdep[st] &&
+         grow_ids(&s->qdep[st], &s->cap_qdep[st], nd + (size_t)n_dep)) ||
+        (npd + (size_t)n_pdep > s->cap_qpdep[st] &&
+         grow_ids(&s->qpdep[st], &s->cap_qpdep[st], npd + (size_t)n_pdep)))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    sim_qt *q = prog_put(s, st, t, kind, x, alloc, freeb);
     for (int k = 0; k < n_dep; k++) {
         if (d[k] < 0 || d[k] >= n)
             return sw_fail(err, SW_EINVAL, "task %d depends on task %d, which does not exist",
@@ -216,6 +225,57 @@ int sim_prog_add(sim_prog *s, int kind, int32_t x, int64_t alloc, int64_t freeb,
     s->n_qdep[st] = (int32_t)nd;
     s->n_qpdep[st] = (int32_t)npd;
     s->n_added = t + 1;
+    return 0;
+}
+
+/* append dependency a (-1: none) to list l (its length *nl), checked */
+static inline int put_dep(int32_t *l, int32_t *nl, int32_t a, int32_t t, int32_t n, int prev,
+                          sw_err *err)
+{
+    if (a < 0)
+        return 0;
+    if (a >= n)
+        return sw_fail(err, SW_EINVAL, "task %d depends on task %d%s, which does not exist", t,
+                       a, prev ? " of the previous iteration" : "");
+    l[(*nl)++] = a;
+    return 0;
+}
+
+int sim_prog_add_all(sim_prog *s, const uint8_t *kind, const int32_t *x, const int64_t *alloc,
+                     const int64_t *freeb, const int32_t *dep2, const int32_t *pdep2, sw_err *err)
+{
+    int32_t n = s->n;
+    if (s->n_added)
+        return sw_fail(err, SW_EINVAL, "tasks were added before sim_prog_add_all");
+    for (int st = 0; st < STREAM__COUNT; st++)
+        if (grow_ids(&s->qdep[st], &s->cap_qdep[st], 2 * (size_t)n + 1) ||
+            grow_ids(&s->qpdep[st], &s->cap_qpdep[st], 2 * (size_t)n + 1))
+            return sw_fail(err, SW_ENOMEM, "out of memory");
+    for (int32_t t = 0; t < n; t++) {
+        int st = plan_task_stream(kind[t]);
+        sim_qt *q = prog_put(s, st, t, kind[t], x[t], alloc[t], freeb[t]);
+        const int32_t *d = dep2 + 2 * (size_t)t, *pd = pdep2 + 2 * (size_t)t;
+        int32_t a = d[0], b = d[1];
+        if (a > b && b >= 0) {
+            a = d[1];
+            b = d[0];
+        }
+        if (put_dep(s->qdep[st], &s->n_qdep[st], a, t, n, 0, err) ||
+            put_dep(s->qdep[st], &s->n_qdep[st], b, t, n, 0, err))
+            return SW_EINVAL;
+        a = pd[0];
+        b = pd[1];
+        if (a > b && b >= 0) {
+            a = pd[1];
+            b = pd[0];
+        }
+        if (put_dep(s->qpdep[st], &s->n_qpdep[st], a, t, n, 1, err) ||
+            put_dep(s->qpdep[st], &s->n_qpdep[st], b, t, n, 1, err))
+            return SW_EINVAL;
+        q->d1 = s->n_qdep[st];
+        q->p1 = s->n_qpdep[st];
+    }
+    s->n_added = n;
     return 0;
 }
 

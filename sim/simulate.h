@@ -63,6 +63,12 @@ int sim_prog_begin(sim_prog *s, const graph_profile *g, const dev_spec *dev, int
                    const double *op_time, sw_err *err);
 int sim_prog_add(sim_prog *s, int kind, int32_t x, int64_t alloc, int64_t freeb,
                  const int32_t *dep, int n_dep, const int32_t *pdep, int n_pdep, sw_err *err);
+/* Instead of n calls of sim_prog_add: every task at once, from arrays of
+   n (kind, x, alloc, freeb, as sim_prog_add's) and of 2n (dep2, pdep2: each
+   task's dependencies in this iteration and the previous one, at most two,
+   -1 for none, added in ascending order). The same program. */
+int sim_prog_add_all(sim_prog *s, const uint8_t *kind, const int32_t *x, const int64_t *alloc,
+                     const int64_t *freeb, const int32_t *dep2, const int32_t *pdep2, sw_err *err);
 int sim_prog_end(sim_prog *s, int64_t base_mem, int64_t reserved, sw_err *err);
 
 /* Scratch memory for sim_run_ws, kept between runs (one per thread). */

@@ -185,6 +185,47 @@ static void outputs_optional(void)
     graph_free(g);
 }
 
+/* graph_lifetimes_again with the offsets of one order gives what
+   graph_lifetimes gives for each of the 24 orders, and refuses what it
+   refuses */
+static void again(void)
+{
+    graph_profile *g = diamond();
+    if (!g)
+        return;
+    int32_t pos[NO], death[NT], off[NT + 1], use[32], fill[NT];
+    int32_t pos2[NO], death2[NT], use2[32];
+    const int32_t first[NO] = {OP_P, OP_Q, OP_R, OP_Z};
+    IS_INT(graph_lifetimes(g, first, pos, death, NULL, off, use), 0, "offsets from p q r z");
+    int orders = 0, same = 1;
+    for (int a = 0; a < NO; a++)
+        for (int b = 0; b < NO; b++)
+            for (int c = 0; c < NO; c++) {
+                int d = 6 - a - b - c;
+                if (a == b || a == c || b == c || d < 0 || d >= NO || d == a || d == b || d == c)
+                    continue;
+                const int32_t ord[NO] = {a, b, c, d};
+                int32_t off1[NT + 1];
+                if (graph_lifetimes(g, ord, pos, death, NULL, off1, use) ||
+                    graph_lifetimes_again(g, ord, pos2, death2, off, use2, fill)) {
+                    same = 0;
+                    continue;
+                }
+                orders++;
+                for (int i = 0; i < NO; i++)
+                    same &= pos[i] == pos2[i];
+                for (int s = 0; s < NT; s++)
+                    same &= death[s] == death2[s] && off1[s] == off[s];
+                for (int k = 0; k < off[NT]; k++)
+                    same &= use[k] == use2[k];
+            }
+    IS_INT(orders, 24, "every order of the four ops");
+    OK(same, "positions, deaths and use lists as graph_lifetimes gives them");
+    IS_INT(graph_lifetimes_again(g, dup, pos2, death2, off, use2, fill), SW_EINVAL,
+           "an op twice is refused");
+    graph_free(g);
+}
+
 static void not_a_permutation(void)
 {
     graph_profile *g = diamond();
@@ -236,6 +277,7 @@ static const tap_test tests[] = {
     {"order_prqz", order_prqz},
     {"outputs_optional", outputs_optional},
     {"not_a_permutation", not_a_permutation},
+    {"again", again},
     {"peak_memory", peak_memory},
     {"held_until", held_until},
 };
