@@ -55,8 +55,63 @@ static int32_t random_alloc(swapplan *sp, gsl_rng *rng, int32_t max_k, unsigned 
     return nc;
 }
 
+/* p's tasks compiled by sim_prog_add_all instead of sim_compile's task by
+   task sim_prog_add (each task's two dependencies given in descending
+   order, which sim_prog_add_all sorts), then simulated. 1 if a task has
+   more than two dependencies of a kind (not representable). */
+static int sim_plan_add_all(const plan *p, sim_result *r, sw_err *err)
+{
+    const graph_profile *g = p->prof;
+    int32_t n = p->n_tasks;
+    uint8_t *kind = sw_malloc((size_t)n + 1);
+    int32_t *x = sw_malloc(((size_t)n + 1) * sizeof *x);
+    int64_t *alloc = sw_calloc((size_t)n + 1, sizeof *alloc);
+    int64_t *freeb = sw_calloc((size_t)n + 1, sizeof *freeb);
+    int32_t *dep = sw_malloc((2 * (size_t)n + 1) * sizeof *dep);
+    int32_t *pdep = sw_malloc((2 * (size_t)n + 1) * sizeof *pdep);
+    sim_prog *s = sim_prog_new();
+    int rc = !kind || !x || !alloc || !freeb || !dep || !pdep || !s ? SW_ENOMEM : 0;
+    for (int32_t t = 0; t < n && !rc; t++) {
+        const plan_task *k = &p->tasks[t];
+        kind[t] = k->kind;
+        x[t] = k->kind == TASK_RUN || k->kind == TASK_RERUN ? k->op : k->tensor;
+        const plan_place *pl = plan_task_places(p, k);
+        for (uint32_t i = 0; i < k->n_place; i++)
+            alloc[t] += g->bytes[pl[i].tensor];
+        const int32_t *fr = plan_task_frees(p, k);
+        for (uint32_t i = 0; i < k->n_free; i++)
+            freeb[t] += g->bytes[fr[i]];
+        if (k->n_dep > 2 || k->n_pdep > 2)
+            rc = 1;
+        const int32_t *d = plan_task_deps(p, k), *pd = plan_task_pdeps(p, k);
+        dep[2 * t] = k->n_dep > 1 ? d[1] : -1;
+        dep[2 * t + 1] = k->n_dep > 0 ? d[0] : -1;
+        pdep[2 * t] = k->n_pdep > 1 ? pd[1] : -1;
+        pdep[2 * t + 1] = k->n_pdep > 0 ? pd[0] : -1;
+    }
+    int64_t base_mem = p->workspace_reserve;
+    for (int32_t i = 0; i < p->n_resident; i++)
+        base_mem += g->tensors[p->resident[i].tensor].bytes;
+    if (!rc)
+        rc = sim_prog_begin(s, g, NULL, n, NULL, err);
+    if (!rc)
+        rc = sim_prog_add_all(s, kind, x, alloc, freeb, dep, pdep, err);
+    if (!rc)
+        rc = sim_prog_end(s, base_mem, p->workspace_reserve + p->capacity, err);
+    if (!rc)
+        rc = sim_run(s, NULL, r, err);
+    sim_prog_free(s);
+    sw_free(kind);
+    sw_free(x);
+    sw_free(alloc);
+    sw_free(freeb);
+    sw_free(dep);
+    sw_free(pdep);
+    return rc;
+}
+
 typedef struct tally {
-    int cases, ok, swapping, mismatches, plan_mismatches;
+    int cases, ok, swapping, mismatches, plan_mismatches, add_all_mismatches;
     char first[2048]; /* the first mismatch */
 } tally;
 
@@ -100,6 +155,10 @@ static void one_case(tally *t, swapplan *fast, swapplan *slow,
         if (!t->plan_mismatches++ && !t->mismatches)
             snprintf(t->first, sizeof t->first, "final plan: %s %s", e.msg, why);
     }
+    /* and compiled in one call */
+    sim_result ra;
+    if (p && (sim_plan_add_all(p, &ra, &e) || !same_result(&rp, &ra, why, sizeof why)))
+        t->add_all_mismatches++;
     plan_free(p);
 }
 
@@ -487,6 +546,7 @@ static void fast_matches_builder(void)
     if (t.mismatches || t.plan_mismatches)
         printf("#   first: %s\n", t.first);
     IS_INT(t.plan_mismatches, 0, "and with the final plan simulated");
+    IS_INT(t.add_all_mismatches, 0, "and with that plan's program written by sim_prog_add_all");
     OK(t.ok >= t.cases / 4, "most cases plan (%d of %d)", t.ok, t.cases);
     OK(t.swapping >= t.ok / 4, "many swap (%d of %d)", t.swapping, t.ok);
     OK(n_fast >= t.ok * 9 / 10, "the fast path handles nearly all (%lld of %d)",
@@ -589,7 +649,45 @@ static void victims_match_reference(void)
     gsl_rng_free(rng);
 }
 
+/* sim_prog_add_all refuses a dependency on a task that does not exist,
+   naming it, and tasks added before it */
+static void add_all_errors(void)
+{
+    graph_profile *g = random_profile(3, 30, "sgd");
+    if (!g) {
+        OK(0, "random profile");
+        return;
+    }
+    sim_prog *s = sim_prog_new();
+    sw_err e;
+    uint8_t kind[2] = {TASK_RUN, TASK_RUN};
+    int32_t x[2] = {0, 1}, dep[4] = {-1, -1, 0, 5}, pdep[4] = {-1, -1, -1, -1};
+    int64_t z[2] = {0, 0};
+    IS_INT(sim_prog_begin(s, g, NULL, 2, NULL, &e), 0, "begin");
+    IS_INT(sim_prog_add_all(s, kind, x, z, z, dep, pdep, &e), SW_EINVAL, "a dependency on task 5 "
+           "of 2 is refused");
+    OK(strstr(e.msg, "task 1 depends on task 5") != NULL, "named: %s", e.msg);
+    dep[3] = -1;
+    pdep[2] = 2;
+    IS_INT(sim_prog_begin(s, g, NULL, 2, NULL, &e), 0, "begin again");
+    IS_INT(sim_prog_add_all(s, kind, x, z, z, dep, pdep, &e), SW_EINVAL,
+           "and one on the previous iteration's task 2");
+    OK(strstr(e.msg, "task 2 of the previous iteration") != NULL, "named: %s", e.msg);
+    pdep[2] = 0;
+    IS_INT(sim_prog_begin(s, g, NULL, 2, NULL, &e), 0, "begin again");
+    IS_INT(sim_prog_add(s, TASK_RUN, 0, 0, 0, NULL, 0, NULL, 0, &e), 0, "one task added");
+    IS_INT(sim_prog_add_all(s, kind, x, z, z, dep, pdep, &e), SW_EINVAL,
+           "sim_prog_add_all after sim_prog_add is refused");
+    IS_INT(sim_prog_begin(s, g, NULL, 2, NULL, &e), 0, "begin again");
+    IS_INT(sim_prog_add_all(s, kind, x, z, z, dep, pdep, &e), 0, "valid tasks are taken");
+    IS_INT(sim_prog_end(s, 0, 0, &e), 0, "and the program ends");
+    IS_INT(sim_prog_tasks(s), 2, "with its two tasks");
+    sim_prog_free(s);
+    graph_free(g);
+}
+
 static const tap_test tests[] = {
+    {"add_all_errors", add_all_errors},
     {"min_counts_definition", min_counts_definition},
     {"min_pool_exact", min_pool_exact},
     {"fitting_cls", fitting_cls},
