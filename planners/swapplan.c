@@ -1094,8 +1094,8 @@ static inline int held_past_use(const swapplan *sp, int32_t s)
    tasks run, swap-in, swap-out, drop), writing the simulator's compiled
    form directly instead of a plan, into buffers kept across calls. It
    reproduces the builder's result exactly; whatever it does not handle
-   (an inconsistent task sequence, a resident tensor whose home is taken,
-   any placement failure) it declines, and the builder path runs instead,
+   (a placement the pool cannot make, a swap-in with no copy to read, a
+   release of what is not resident) it declines, and the builder path runs instead,
    so errors and messages are the builder's. */
 
 #define FAST_DECLINE 1
