@@ -1151,20 +1151,27 @@ static int fast_reserve_events(swapplan *sp, size_t e)
     return 0;
 }
 
+/* room for c residencies */
+static int fast_grow_res(sp_fast *f, size_t c)
+{
+    if (c <= f->cap_res)
+        return 0;
+    int32_t *a = sw_realloc(f->res_s, c * sizeof *a);
+    if (a)
+        f->res_s = a;
+    int32_t *o = sw_realloc(f->res_obj, c * sizeof *o);
+    if (o)
+        f->res_obj = o;
+    if (!a || !o)
+        return SW_ENOMEM;
+    f->cap_res = c;
+    return 0;
+}
+
 static inline int fast_new_res(sp_fast *f, int32_t s)
 {
-    if (f->n_res >= f->cap_res) {
-        size_t c = f->cap_res ? 2 * f->cap_res : 1024;
-        int32_t *a = sw_realloc(f->res_s, c * sizeof *a);
-        if (a)
-            f->res_s = a;
-        int32_t *o = sw_realloc(f->res_obj, c * sizeof *o);
-        if (o)
-            f->res_obj = o;
-        if (!a || !o)
-            return -1;
-        f->cap_res = c;
-    }
+    if (f->n_res >= f->cap_res && fast_grow_res(f, f->cap_res ? 2 * f->cap_res : 1024))
+        return -1;
     int32_t r = (int32_t)f->n_res++;
     f->res_s[r] = s;
     f->res_obj[r] = -1;
@@ -1623,20 +1630,9 @@ static int sp_reserve(swapplan *sp)
     sp_fast *f = &sp->f;
     size_t n_acc = (size_t)sp->g->acc_off[sp->no], n_pers = (size_t)sp->n_pers;
     size_t e = (size_t)sp->no + 2 * n_acc + n_pers + 1, r = n_acc + 2 * n_pers + 1;
-    if (grow_ev(sp, e) || fast_reserve_events(sp, e + 1) ||
+    if (grow_ev(sp, e) || fast_reserve_events(sp, e + 1) || fast_grow_res(f, r) ||
         (r > f->cap_place && SW_GROW(f->place_res, f->cap_place, r)))
         return SW_ENOMEM;
-    if (r > f->cap_res) {
-        int32_t *a = sw_realloc(f->res_s, r * sizeof *a);
-        if (a)
-            f->res_s = a;
-        int32_t *o = sw_realloc(f->res_obj, r * sizeof *o);
-        if (o)
-            f->res_obj = o;
-        if (!a || !o)
-            return SW_ENOMEM;
-        f->cap_res = r;
-    }
     sp->e_max = e;
     sp->r_max = r;
     return 0;

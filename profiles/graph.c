@@ -859,10 +859,10 @@ int graph_counts_to_offsets(int32_t *off, int32_t n)
     return 0;
 }
 
-int graph_lifetimes(const graph_profile *g, const int32_t *order, int32_t *pos, int32_t *death,
-                    int32_t *last, int32_t *use_off, int32_t *use_pos)
+/* pos[o]: op o's position in order; SW_EINVAL if order is not a permutation */
+static int order_positions(const graph_profile *g, const int32_t *order, int32_t *pos)
 {
-    int32_t nt = g->n_tensors, no = g->n_ops;
+    int32_t no = g->n_ops;
     for (int32_t o = 0; o < no; o++)
         pos[o] = -1;
     for (int32_t i = 0; i < no; i++) {
@@ -871,6 +871,15 @@ int graph_lifetimes(const graph_profile *g, const int32_t *order, int32_t *pos, 
             return SW_EINVAL;
         pos[o] = i;
     }
+    return 0;
+}
+
+int graph_lifetimes(const graph_profile *g, const int32_t *order, int32_t *pos, int32_t *death,
+                    int32_t *last, int32_t *use_off, int32_t *use_pos)
+{
+    int32_t nt = g->n_tensors, no = g->n_ops;
+    if (order_positions(g, order, pos))
+        return SW_EINVAL;
     if (!use_off)
         use_pos = NULL; /* the lists need their offsets */
     int32_t *lp = last ? last : death; /* last accesses, then deaths from them */
@@ -916,14 +925,8 @@ int graph_lifetimes_again(const graph_profile *g, const int32_t *order, int32_t 
                           int32_t *fill)
 {
     int32_t nt = g->n_tensors, no = g->n_ops;
-    for (int32_t o = 0; o < no; o++)
-        pos[o] = -1;
-    for (int32_t i = 0; i < no; i++) {
-        int32_t o = order[i];
-        if (o < 0 || o >= no || pos[o] >= 0)
-            return SW_EINVAL;
-        pos[o] = i;
-    }
+    if (order_positions(g, order, pos))
+        return SW_EINVAL;
     memcpy(fill, use_off, (size_t)nt * sizeof *fill);
     for (int32_t i = 0; i < no; i++) {
         int32_t o = order[i];

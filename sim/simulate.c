@@ -228,16 +228,23 @@ int sim_prog_add(sim_prog *s, int kind, int32_t x, int64_t alloc, int64_t freeb,
     return 0;
 }
 
-/* append dependency a (-1: none) to list l (its length *nl), checked */
-static inline int put_dep(int32_t *l, int32_t *nl, int32_t a, int32_t t, int32_t n, int prev,
-                          sw_err *err)
+/* append task t's dependencies d[0], d[1] (-1: none) to list l (its
+   length *nl) in ascending order, checked against n tasks */
+static inline int put_deps(int32_t *l, int32_t *nl, const int32_t *d, int32_t t, int32_t n,
+                           int prev, sw_err *err)
 {
-    if (a < 0)
-        return 0;
-    if (a >= n)
+    int32_t a = d[0], b = d[1];
+    if (a > b && b >= 0) {
+        a = d[1];
+        b = d[0];
+    }
+    if (a >= n || b >= n)
         return sw_fail(err, SW_EINVAL, "task %d depends on task %d%s, which does not exist", t,
-                       a, prev ? " of the previous iteration" : "");
-    l[(*nl)++] = a;
+                       a >= n ? a : b, prev ? " of the previous iteration" : "");
+    if (a >= 0)
+        l[(*nl)++] = a;
+    if (b >= 0)
+        l[(*nl)++] = b;
     return 0;
 }
 
@@ -254,23 +261,8 @@ int sim_prog_add_all(sim_prog *s, const uint8_t *kind, const int32_t *x, const i
     for (int32_t t = 0; t < n; t++) {
         int st = plan_task_stream(kind[t]);
         sim_qt *q = prog_put(s, st, t, kind[t], x[t], alloc[t], freeb[t]);
-        const int32_t *d = dep2 + 2 * (size_t)t, *pd = pdep2 + 2 * (size_t)t;
-        int32_t a = d[0], b = d[1];
-        if (a > b && b >= 0) {
-            a = d[1];
-            b = d[0];
-        }
-        if (put_dep(s->qdep[st], &s->n_qdep[st], a, t, n, 0, err) ||
-            put_dep(s->qdep[st], &s->n_qdep[st], b, t, n, 0, err))
-            return SW_EINVAL;
-        a = pd[0];
-        b = pd[1];
-        if (a > b && b >= 0) {
-            a = pd[1];
-            b = pd[0];
-        }
-        if (put_dep(s->qpdep[st], &s->n_qpdep[st], a, t, n, 1, err) ||
-            put_dep(s->qpdep[st], &s->n_qpdep[st], b, t, n, 1, err))
+        if (put_deps(s->qdep[st], &s->n_qdep[st], dep2 + 2 * (size_t)t, t, n, 0, err) ||
+            put_deps(s->qpdep[st], &s->n_qpdep[st], pdep2 + 2 * (size_t)t, t, n, 1, err))
             return SW_EINVAL;
         q->d1 = s->n_qdep[st];
         q->p1 = s->n_qpdep[st];
