@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-
 /* The fast evaluation path's state (see fast_eval), kept across calls. */
 typedef struct sp_fast {
     int32_t *rset;             /* the resident set, ascending */
@@ -35,7 +33,7 @@ typedef struct sp_fast {
                                   the start (members of R), residency open at the end (all
                                   -1 for none) */
     int64_t *place_ref, *user_ref, *copyout_ref; /* per storage: last placement, compute use
-                                  since, swap-out, as (pass << 32 | event), -1 none */
+                                  since, swap-out, as event references (fref), -1 none */
     int32_t *vc;               /* [2][E][3] vector clocks over the streams */
     int32_t *dep, *pdep;       /* per event: up to two edges each, -1 none */
     int32_t *obj_base, *qhead, *qtail, *qn; /* per class: first flat object, free queue
@@ -119,7 +117,7 @@ struct swapplan {
     uint8_t *ev_kind;          /* the tasks recorded: kind (TASK_*) */
     int32_t *ev_x;             /* and op or storage */
     size_t n_ev, cap_ev;
-    size_t e_max, r_max;       /* pass 2's events and residencies at most (sp_reserve) */
+    size_t e_max;              /* pass 2's events at most (sp_reserve; 0: not reserved yet) */
     int32_t *pers, n_pers;     /* the persistent storages, ascending */
     plan_builder *b;
     int64_t *csize;            /* per class: object size (the largest size mapped to it) */
@@ -315,8 +313,8 @@ swapplan *swapplan_new(const graph_profile *g, int64_t budget)
         return NULL;
     }
     if (!sp->sz.size || !sp->sz.of || !sp->pos_of_op || !sp->t_at || !sp->use_off ||
-        !sp->use_pos || !sp->death || !sp->scratch || !sp->hf_off || !sp->hf || !sp->st || !sp->t_end ||
-        !sp->in_r || !sp->persist || !sp->cls_of || !sp->cand || !sp->pers) {
+        !sp->use_pos || !sp->death || !sp->scratch || !sp->hf_off || !sp->hf || !sp->st ||
+        !sp->t_end || !sp->in_r || !sp->persist || !sp->cls_of || !sp->cand || !sp->pers) {
         swapplan_free(sp);
         return NULL;
     }
@@ -952,10 +950,12 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
         x->res = 0;
         x->hv = 0;
         x->held = 0;
+        x->bhv = 0;
         if (!(fl & TF_ROOT))
             continue;
         x->hv = (fl & TF_EXTERNAL) != 0;
-        x->bhv = x->hv;
+        if (pass2)
+            x->bhv = x->hv;
         if (pass2 && sp->in_r[s]) {
             /* its residency at the start (the builder numbers R's first) */
             int32_t r = (int32_t)f->n_res++;
@@ -1010,7 +1010,8 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
                 rc = need(sp, sched, s, x->cls, i, now, pass2, pass2);
             x->res = 1;
             x->hv = 0;
-            x->bhv = 0;
+            if (pass2)
+                x->bhv = 0;
         }
         if (rc)
             return rc;
@@ -1634,7 +1635,6 @@ static int sp_reserve(swapplan *sp)
         (r > f->cap_place && SW_GROW(f->place_res, f->cap_place, r)))
         return SW_ENOMEM;
     sp->e_max = e;
-    sp->r_max = r;
     return 0;
 }
 

@@ -51,7 +51,8 @@ int sim_run(const sim_prog *s, const sim_opts *o, sim_result *r, sw_err *err);
    program to the next (the GA's evaluations): sim_prog_new() once, then per
    program sim_prog_begin (n tasks for profile g, borrowed, on dev, NULL:
    the profile's; op_time, borrowed, NULL or the ops' compute times as the
-   profile has them, in a compact array for speed), n calls of sim_prog_add in task order, sim_prog_end.
+   profile has them, in a compact array for speed), n calls of sim_prog_add
+   in task order (or one of sim_prog_add_all), sim_prog_end.
    sim_prog_add takes the task's kind, its op (run, rerun) or storage, the
    bytes it places when it starts and those it frees implicitly when it
    ends (a swap-out's or drop's own storage is added), and its dependencies
