@@ -1022,12 +1022,14 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
         for (int32_t k = a0; k < a1; k++) {
             int32_t s = acc[k];
             sp_st *x = &st[s];
-            if (pass2 && (acc_flag[k] & GA_CREATE))
-                rec_place(f, s);
-            if (acc_flag[k] & GA_MUTATE)
-                x->hv = x->bhv = 0;
+            if (pass2) { /* the first pass records nothing: host copies and R are the second's */
+                if (acc_flag[k] & GA_CREATE)
+                    rec_place(f, s);
+                if (acc_flag[k] & GA_MUTATE)
+                    x->hv = x->bhv = 0;
+                x->used = 1;
+            }
             x->lu = lu;
-            x->used = 1;
             x->nk++;
             /* freed at its death, as the builder: after its last use, or
                below after the op holding it */
