@@ -117,6 +117,9 @@ typedef struct cli_device {
    or file was given (device_resolve: a built-in name, else a device file,
    docs/devices.md). Returns 0 or EXIT_USER (message printed). */
 int cli_device_resolve(const cli_device *d, const dev_spec *base, dev_spec *out);
+/* Warns on stderr, in one line, when no operator of g (read from path) has a
+   time: a recording without GPU times. */
+void cli_warn_no_times(const graph_profile *g, const char *path);
 int cli_device_any(const cli_device *d);
 
 /* A generator's or importer's parameters (defs, set from kv: the CLI_ANY and

@@ -76,15 +76,28 @@ int cmd_import(int argc, char **argv)
         return EXIT_USER;
     graph_profile *g;
     rc = im->import(files.item, nfiles, &ps, &dev, &g, &e);
-    params_free(&ps);
-    if (rc)
+    if (rc) {
+        params_free(&ps);
         return cli_error(&e);
+    }
     /* an importer that took an incomplete recording (--partial) says so first
        in the notes; the user is told, not only the file */
     const char *notes = g->prov.notes;
     if (notes && !strncmp(notes, "partial iteration:", 18))
         fprintf(stderr, "swapsim: warning: %s: %.*s\n", files.item[0], (int)strcspn(notes, ";"),
                 notes);
+    /* a recording without GPU times (no Kineto trace, a PyTorch without
+       Kineto, a recording made on the CPU) would simulate every plan at 100% of
+       an ideal of 0 s: say so */
+    double total_s = 0;
+    for (int32_t i = 0; i < g->n_ops; i++)
+        total_s += g->ops[i].time_s;
+    if (!(total_s > 0))
+        fprintf(stderr, "swapsim: warning: %s: the recording has no GPU times: every operator "
+                "takes 0 s, so times and throughput mean nothing%s\n", files.item[0],
+                params_find(&ps, "times") >= 0 ? " (--times model fills them from the cost "
+                                                 "model)" : "");
+    params_free(&ps);
     rc = profile_write_file(g, out, &e);
     graph_free(g);
     return rc ? cli_error(&e) : 0;

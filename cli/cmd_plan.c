@@ -88,6 +88,7 @@ static int make_plan(const char *profile_path, plan_args *pa, plan **out)
         graph_free(g);
         return EXIT_USER;
     }
+    cli_warn_no_times(g, profile_path);
     planner_opts o;
     if (planner_opts_init(&o, pl)) {
         graph_free(g);

@@ -6,6 +6,7 @@
 #include "../profiles/models.h"
 #include "../profiles/profile_io.h"
 #include "../validate/libmap.h"
+#include "../profiles/opattr.h"
 #include "cli.h"
 
 static const char *model_name(size_t i) { return model_at(i)->name; }
@@ -74,6 +75,21 @@ int cmd_model(int argc, char **argv)
     return rc ? cli_error(&e) : 0;
 }
 
+/* Operators by where their time came from (OA_TIME_SRC): [0] no time, [1]
+   the recording's kernels, [2] the cost model, [3] given in the profile. */
+static void time_sources(const graph_profile *g, int32_t n[4])
+{
+    n[0] = n[1] = n[2] = n[3] = 0;
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        const graph_op *o = &g->ops[i];
+        int src = 3;
+        for (int32_t k = 0; k < o->n_attr; k++)
+            if (!strcmp(o->attr[k].key, OA_TIME_SRC))
+                src = (int)o->attr[k].value == OA_TIME_MODEL ? 2 : 1;
+        n[o->time_s > 0 ? src : 0]++;
+    }
+}
+
 int cmd_stats(int argc, char **argv)
 {
     const char *path = NULL;
@@ -129,9 +145,13 @@ int cmd_stats(int argc, char **argv)
                       (long long)st.optimizer_bytes, (long long)st.persistent_bytes,
                       (long long)st.max_workspace_bytes);
         sw_buf_put_f64(&b, st.total_compute_s);
-        sw_buf_printf(&b, ",\"forward_ops\":%d,\"backward_ops\":%d,\"update_ops\":%d}\n",
+        int32_t ts[4];
+        time_sources(g, ts);
+        sw_buf_printf(&b, ",\"forward_ops\":%d,\"backward_ops\":%d,\"update_ops\":%d,"
+                      "\"op_time_sources\":{\"none\":%d,\"recorded\":%d,\"cost_model\":%d,"
+                      "\"profile\":%d}}\n",
                       st.ops_per_phase[GP_FORWARD], st.ops_per_phase[GP_BACKWARD],
-                      st.ops_per_phase[GP_UPDATE]);
+                      st.ops_per_phase[GP_UPDATE], ts[0], ts[1], ts[2], ts[3]);
         fputs(b.data, stdout);
         sw_buf_free(&b);
     } else {
@@ -151,6 +171,15 @@ int cmd_stats(int argc, char **argv)
                sw_fmt_bytes(st.parameter_bytes, h3, sizeof h3),
                sw_fmt_bytes(st.optimizer_bytes, h4, sizeof h4));
         printf("  compute / iteration  %.6f s\n", st.total_compute_s);
+        int32_t ts[4];
+        time_sources(g, ts);
+        if (ts[1] || ts[2])
+            printf("  operator times       %d from the recording's kernels, %d from the cost "
+                   "model, %d with none\n", ts[1], ts[2], ts[0]);
+        if (!(st.total_compute_s > 0))
+            printf("  warning              every operator takes 0 s (a recording without GPU "
+                   "times?): times and throughput mean nothing; 'swapsim import pytorch "
+                   "--times model' fills them from the cost model\n");
         if (g->prov.source)
             printf("  provenance           %s: %s\n", g->prov.source, g->prov.tool ? g->prov.tool : "");
     }

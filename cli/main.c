@@ -10,6 +10,16 @@
 
 int cli_device_any(const cli_device *d) { return d->name || d->sets.n; }
 
+void cli_warn_no_times(const graph_profile *g, const char *path)
+{
+    for (int32_t i = 0; i < g->n_ops; i++)
+        if (g->ops[i].time_s > 0)
+            return;
+    fprintf(stderr, "swapsim: warning: %s: every operator takes 0 s (a recording without GPU "
+            "times?): times and throughput mean nothing; 'swapsim import pytorch --times model' "
+            "fills them from the cost model\n", path);
+}
+
 int cli_device_resolve(const cli_device *d, const dev_spec *base, dev_spec *out)
 {
     if (d->name) {

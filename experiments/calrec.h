@@ -10,8 +10,9 @@
 #include "../common/sw.h"
 #include "../profiles/costmodel.h"
 #include "../profiles/graph.h"
+#include "../profiles/optime.h"
 
-/* Operator classes of the report. */
+/* Operator classes of the report (profiles/optime.h's ot_class, in its order). */
 typedef enum {
     CR_CONV_FWD,  /* convolution forward */
     CR_CONV_BWD,  /* convolution backward (data and filter gradients) */
@@ -22,11 +23,13 @@ typedef enum {
     CR_OTHER,     /* losses, concatenation, optimizer updates, ... */
     CR__COUNT
 } cr_class;
+_Static_assert((int)CR__COUNT == (int)OT__COUNT && (int)CR_OTHER == (int)OT_OTHER,
+               "cr_class follows ot_class");
 
 /* Name of class c ("conv forward"), or "?" */
 const char *cr_class_name(int c);
 
-#define CR_MAX_TERMS 3
+#define CR_MAX_TERMS OT_MAX_TERMS
 
 /* One recorded operator and what the cost model makes of it. */
 typedef struct cr_op {

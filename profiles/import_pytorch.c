@@ -26,6 +26,7 @@
 #include "../common/json.h"
 #include "importers.h"
 #include "opattr.h"
+#include "optime.h"
 
 /* ---- int64 -> int32 hash map ---- */
 
@@ -535,6 +536,10 @@ static const param_def pt_params[] = {
      "the last), and which of several matching iterations of the Kineto trace (0: the last)",
      NULL, 0, 1e9},
     {"batch", PT_INT, "1", "samples per iteration (the traces do not say)", NULL, 1, 1e9},
+    {"times", PT_CHOICE, "trace", "where operator times come from: trace (the GPU time of the "
+     "kernels the Kineto trace recorded; zero without one, with a warning) or model (the cost "
+     "model's, from each operator's shapes in the execution trace, on the profile's device: for "
+     "a recording made on the CPU or without Kineto)", "trace|model", 0, 0},
     {"partial", PT_BOOL, "false", "import an incomplete iteration (no backward pass or no "
      "optimizer step: a trace cut off, or an inference run) instead of refusing it; the "
      "profile's provenance notes say what is missing", NULL, 0, 0},
@@ -708,6 +713,18 @@ static void grow_bytes(ctx *c, int32_t bi, int64_t bytes)
         t->bytes = bytes;
 }
 
+/* Has the operator being read (c->cur_op) read or updated binding bi? */
+static int in_op(const ctx *c, int32_t bi)
+{
+    for (int i = 0; i < c->nrd; i++)
+        if (c->rd[i] == bi)
+            return 1;
+    for (int i = 0; i < c->nmu; i++)
+        if (c->mu[i] == bi)
+            return 1;
+    return 0;
+}
+
 /* accesses of one ET node, charged to profile op c->cur_op */
 static int node_accesses(ctx *c, const etn *e, int phase)
 {
@@ -749,7 +766,13 @@ static int node_accesses(ctx *c, const etn *e, int phase)
         for (int j = 0; j < nin && !seen; j++)
             seen = in[j].storage == out[k].storage;
         int32_t bi = hm_get(&c->live, out[k].storage);
-        if (seen && bi >= 0) { /* a view or the in-place result */
+        /* A storage this operator already made, read or updated is the same
+           storage: nested operators (conv2d > convolution > _convolution >
+           cudnn_convolution) each list the one output, and views of it or of
+           an input (a weight's flattened buffer) share it. The operator holds
+           its inputs and its own outputs alive, so none of them can have
+           been freed and reallocated at the same address inside it. */
+        if (bi >= 0 && (seen || c->b[bi].creator == c->cur_op || in_op(c, bi))) {
             grow_bytes(c, bi, extent(&out[k]));
             continue;
         }
@@ -874,7 +897,70 @@ static int link(ctx *c, int32_t lo, int32_t hi, int64_t which, const char *etf, 
 static int cmp_interval(const void *a, const void *b)
 {
     const double *x = a, *y = b;
-    return (x[0] > y[0]) - (x[0] < y[0]);
+    if (x[0] != y[0])
+        return (x[0] > y[0]) - (x[0] < y[0]);
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+    return (*x > *y) - (*x < *y);
+}
+
+/* Charge each kernel its share of the GPU's busy time: where k kernels run at
+   once (cuDNN's RNN on several streams, VGG's convolutions), each instant is
+   split k ways. The operators' times then add up to the busy time, which is
+   what one iteration takes, instead of the kernels' durations added up; the
+   simulator runs one compute stream, so concurrency is folded into the
+   operators' times (docs/pytorch-import.md). iv: n intervals [start, end,
+   top operator], sorted by start. With F(x) = the integral up to x of
+   1/k(t) over busy time, a kernel's share is F(end) - F(start). */
+static int share_busy(et *t, const double (*iv)[3], int32_t n)
+{
+    double *pt = sw_malloc(((size_t)n * 2 + 1) * sizeof *pt);
+    double *ends = sw_malloc(((size_t)n + 1) * sizeof *ends);
+    double *f = sw_malloc(((size_t)n * 2 + 1) * sizeof *f);
+    if (!pt || !ends || !f) {
+        sw_free(pt);
+        sw_free(ends);
+        sw_free(f);
+        return SW_ENOMEM;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        pt[2 * i] = iv[i][0];
+        pt[2 * i + 1] = iv[i][1];
+        ends[i] = iv[i][1];
+    }
+    qsort(pt, (size_t)n * 2, sizeof *pt, cmp_double);
+    qsort(ends, (size_t)n, sizeof *ends, cmp_double);
+    /* distinct boundary points; F at each; active = started - ended before
+       the segment [pt[j], pt[j+1]) */
+    int32_t np = 0;
+    for (int32_t i = 0; i < 2 * n; i++)
+        if (np == 0 || pt[i] != pt[np - 1])
+            pt[np++] = pt[i];
+    int32_t si = 0, ei = 0;
+    double acc = 0;
+    for (int32_t j = 0; j < np; j++) {
+        f[j] = acc;
+        while (si < n && iv[si][0] <= pt[j])
+            si++;
+        while (ei < n && ends[ei] <= pt[j])
+            ei++;
+        int32_t active = si - ei;
+        if (j + 1 < np && active > 0)
+            acc += (pt[j + 1] - pt[j]) / active;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const double *a = bsearch(&iv[i][0], pt, (size_t)np, sizeof *pt, cmp_double);
+        const double *b = bsearch(&iv[i][1], pt, (size_t)np, sizeof *pt, cmp_double);
+        t->n[(int32_t)iv[i][2]].gpu_s += (f[b - pt] - f[a - pt]) * 1e-6;
+    }
+    sw_free(pt);
+    sw_free(ends);
+    sw_free(f);
+    return 0;
 }
 
 /* charge every kernel launched inside the linked iteration to an operator,
@@ -900,8 +986,8 @@ static int charge_kernels(ctx *c, const char *kf, sw_err *err)
     for (int32_t i = 0; i < k->ncpu; i++)
         if (k->cpu[i].node >= 0)
             lk[m++] = &k->cpu[i];
-    /* charged kernels' intervals, for the GPU's busy and idle time */
-    double (*iv)[2] = sw_malloc(((size_t)k->ngpu + 1) * sizeof *iv);
+    /* charged kernels' intervals and operators: [start, end, top] */
+    double (*iv)[3] = sw_malloc(((size_t)k->ngpu + 1) * sizeof *iv);
     int32_t niv = 0;
     if (!iv) {
         sw_free(lk);
@@ -949,9 +1035,9 @@ static int charge_kernels(ctx *c, const char *kf, sw_err *err)
                            in ? " (only inside '" : "", in ? t->n[in->node].name : "",
                            in ? "', an annotation)" : "");
         }
-        t->n[top].gpu_s += gk->dur * 1e-6;
         iv[niv][0] = gk->ts;
         iv[niv][1] = gk->ts + gk->dur;
+        iv[niv][2] = top;
         niv++;
     }
     sw_free(lk);
@@ -968,8 +1054,9 @@ static int charge_kernels(ctx *c, const char *kf, sw_err *err)
     c->gpu_span_s = niv ? (end - iv[0][0]) * 1e-6 : 0;
     c->gpu_busy_s = busy * 1e-6;
     c->gpu_sum_s = sum * 1e-6;
+    int rc = share_busy(t, iv, niv);
     sw_free(iv);
-    return 0;
+    return rc ? sw_fail(err, SW_ENOMEM, "out of memory") : 0;
 }
 
 /* Does any node of [lo, hi) have a tensor on a CUDA device? */
@@ -1161,6 +1248,50 @@ static int conv_attrs(graph_profile *g, int32_t op, const etn *e, const conv_lay
 
 /* Attributes of profile op `op` made of the nodes of top-level node top;
    fop: its forward operator's profile op (a backward operator), or -1. */
+/* A recurrent layer (aten::lstm, gru, rnn_tanh, rnn_relu, _cudnn_rnn): its
+   products are each 2-D weight (w_ih: gates x input, w_hh: gates x hidden, per
+   layer and direction) times every token of the sequence, written as `batch`
+   products (one per ih/hh pair) of m = tokens, n = the first weight's rows,
+   k = the weights' elements / (batch x n): the FLOPs are exact, the
+   recurrence's dependence between steps is not modelled. 1: attributes set,
+   0: not a recurrent layer or no shapes, SW_ENOMEM. */
+static int rnn_attrs(ctx *c, const int32_t *first, const int32_t *next, int32_t top, int32_t op)
+{
+    static const char *const rnn_names[] = {"aten::_cudnn_rnn", "aten::lstm", "aten::gru",
+                                            "aten::rnn_tanh", "aten::rnn_relu"};
+    int32_t j = op_node(&c->t, first, next, top, rnn_names, SW_ARRAY_LEN(rnn_names));
+    if (j < 0)
+        return 0;
+    const json_value *sh = node_shapes(&c->t.n[j], 0);
+    int64_t x[8];
+    if (shape_dims(sh, 0, x, 8) != 3)
+        return 0;
+    double tokens = (double)x[0] * (double)x[1], rows = 0, elems = 0;
+    int nw = 0;
+    for (uint32_t i = 1; i < sh->n; i++) {
+        const json_value *l = &sh->u.items[i];
+        if (l->type != JSON_ARRAY || l->n == 0 || l->u.items[0].type != JSON_ARRAY)
+            continue;
+        for (uint32_t w = 0; w < l->n; w++) {
+            int64_t d[4];
+            if (shape_dims(l, w, d, 4) != 2)
+                continue;
+            if (!nw)
+                rows = (double)d[0];
+            elems += (double)d[0] * (double)d[1];
+            nw++;
+        }
+        if (nw)
+            break; /* the weights: the first list with 2-D tensors (not hx) */
+    }
+    if (nw < 2 || rows <= 0)
+        return 0;
+    double batch = (double)(nw / 2);
+    static const char *const k[] = {"m", "n", "k", "batch"};
+    double v[] = {tokens, rows, elems / (batch * rows), batch};
+    return set_attrs(c->g, op, k, v, 4) ? SW_ENOMEM : 1;
+}
+
 static int shape_attrs(ctx *c, const int32_t *first, const int32_t *next, int32_t top,
                        int32_t op, int32_t fop)
 {
@@ -1191,6 +1322,12 @@ static int shape_attrs(ctx *c, const int32_t *first, const int32_t *next, int32_
         if (j < 0)
             continue;
         int rc = conv_attrs(g, op, &t->n[j], &conv_layouts[l]);
+        if (rc)
+            return rc < 0 ? rc : 0;
+    }
+    /* recurrent layers (cuDNN's or the native ones), as matrix products */
+    if (fop < 0) {
+        int rc = rnn_attrs(c, first, next, top, op);
         if (rc)
             return rc < 0 ? rc : 0;
     }
@@ -1268,6 +1405,38 @@ static int shape_attrs(ctx *c, const int32_t *first, const int32_t *next, int32_
         return set_attrs(g, op, k, v, 10);
     }
     return 0;
+}
+
+/* Marks where each operator's time came from (OA_TIME_SRC); with by_model,
+   replaces every time with the cost model's (profiles/optime.c) and counts the
+   operators it cannot time (left at 0 s). 0 or SW_ENOMEM. */
+static int op_times(graph_profile *g, int by_model, int32_t *untimed)
+{
+    *untimed = 0;
+    ot_index nx;
+    cm_ctx cc;
+    if (by_model) {
+        if (ot_index_build(&nx, g))
+            return SW_ENOMEM;
+        cm_init(&cc, &g->device, 0);
+    }
+    int rc = 0;
+    for (int32_t i = 0; i < g->n_ops && !rc; i++) {
+        graph_op *o = &g->ops[i];
+        if (by_model) {
+            ot_pred p;
+            ot_predict(g, i, &cc, &nx, &p);
+            o->time_s = ot_seconds(&cc, &p);
+            if (!p.n_terms)
+                (*untimed)++;
+            rc = graph_op_attr(g, i, OA_TIME_SRC, OA_TIME_MODEL);
+        } else if (o->time_s > 0) {
+            rc = graph_op_attr(g, i, OA_TIME_SRC, OA_TIME_TRACE);
+        }
+    }
+    if (by_model)
+        ot_index_free(&nx);
+    return rc ? SW_ENOMEM : 0;
 }
 
 static const dev_spec *device_of(const char *kname, const dev_spec *def, dev_spec *buf)
@@ -1558,6 +1727,12 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
                             : b->mut_other ? GK_GRADIENT
                                            : GK_INPUT);
     }
+    int32_t untimed = 0;
+    int by_model = !strcmp(params_str(ps, "times"), "model");
+    if ((rc = op_times(c.g, by_model, &untimed)) != 0) {
+        rc = sw_fail(err, rc, "out of memory");
+        goto done;
+    }
     char files_s[2048];
     snprintf(files_s, sizeof files_s, "%s%s%s", etf, kf ? " " : "", kf ? kf : "");
     char dv[160];
@@ -1566,7 +1741,7 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
                  use_dev->name);
     else
         snprintf(dv, sizeof dv, "%s (assumed: the traces do not name the GPU)", use_dev->name);
-    char notes[700];
+    char notes[900];
     size_t nn = 0;
     if (missing[0])
         nn = (size_t)snprintf(notes, sizeof notes, "partial iteration: %s (imported with "
@@ -1575,13 +1750,19 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
         nn += (size_t)snprintf(notes + nn, sizeof notes - nn, "recorded on the CPU (no CUDA "
                                "tensor): the CPU's tensors are the model's, and there are no "
                                "GPU times; ");
+    if (by_model)
+        nn += (size_t)snprintf(notes + nn, sizeof notes - nn, "operator times from the cost "
+                               "model (--times model: built-in figures, device %s, fp32), %d "
+                               "operators without the shapes it needs at 0 s; ", use_dev->name,
+                               untimed);
     if (kf)
-        snprintf(notes + nn, sizeof notes - nn, "operator time = GPU time of the kernels, copies and "
-                 "memsets each top-level operator launched; kernels %.6f s in all, the GPU busy "
+        snprintf(notes + nn, sizeof notes - nn, "%s = GPU time of the kernels, copies and "
+                 "memsets each top-level operator launched, time that kernels on several "
+                 "streams share split among them; kernels %.6f s in all, the GPU busy "
                  "%.6f s of a %.6f s span from the first kernel to the last (idle between "
-                 "kernels %.6f s)", c.gpu_sum_s, c.gpu_busy_s, c.gpu_span_s,
-                 c.gpu_span_s - c.gpu_busy_s);
-    else
+                 "kernels %.6f s)", by_model ? "recorded time" : "operator time", c.gpu_sum_s,
+                 c.gpu_busy_s, c.gpu_span_s, c.gpu_span_s - c.gpu_busy_s);
+    else if (!by_model)
         snprintf(notes + nn, sizeof notes - nn, "no Kineto trace: operator times are zero");
     if (graph_set_str(&c.g->prov.source, "recorded") ||
         graph_set_str(&c.g->prov.tool, kf ? "swapsim import pytorch (PyTorch execution trace + "

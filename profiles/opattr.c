@@ -50,6 +50,8 @@ static const oa_key keys[] = {
     {OA_OUT_ELEMS, "pipedream: elements of the output"},
     {OA_LINE, "pipedream: line of the node in graph.txt"},
     {OA_ET_ID, "pytorch: execution-trace node id"},
+    {OA_TIME_SRC, "pytorch: where the op's time came from: 1 the trace's kernels, 2 the cost "
+                  "model (--times model)"},
     {OA_FWD_OP, "backward op: the id of its forward op"},
     {OA_GRAD_NEW, "backward op: bit i set if it creates the gradient of forward input i"},
     {OA_GRAD_ACC, "backward op: bit i set if it accumulates the gradient of forward input i"},

@@ -52,6 +52,10 @@
 #define OA_OUT_ELEMS "out_elems" /* pipedream: elements of the output */
 #define OA_LINE "line"           /* pipedream: line of the node in graph.txt */
 #define OA_ET_ID "et_id"         /* pytorch: execution-trace node id */
+#define OA_TIME_SRC "time_src"   /* pytorch: where time_s came from: OA_TIME_TRACE or
+                                    OA_TIME_MODEL (absent: given in the profile) */
+#define OA_TIME_TRACE 1 /* the GPU time of the kernels the trace recorded */
+#define OA_TIME_MODEL 2 /* the cost model's, from the operator's shapes (--times model) */
 
 /* Autograd, on backward ops: which forward op they differentiate and where
    the gradients of its inputs go. Bit i is forward input i (i < 24). */
