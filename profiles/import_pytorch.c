@@ -375,7 +375,18 @@ typedef struct kev {
     int32_t node; /* linked ET node (sorted index) or -1 */
 } kev;
 
+/* An allocator event of a trace recorded with profile_memory=True ("[memory]"):
+   the device's allocated total after it. */
+typedef struct kmem {
+    double ts;
+    int64_t total; /* "Total Allocated" after the event, bytes */
+    int64_t bytes; /* "Bytes": allocated (> 0) or freed (< 0) */
+    int dev_type;  /* "Device Type": 1 a CUDA device, 0 the CPU, -1 not given */
+} kmem;
+
 typedef struct kineto {
+    kmem *mem; /* in time order */
+    int32_t nmem;
     kev *cpu;
     int32_t ncpu;
     kev *rt; /* runtime launches */
@@ -393,6 +404,12 @@ static int cmp_kev_ts(const void *a, const void *b)
     if (x->dur != y->dur)
         return x->dur > y->dur ? -1 : 1; /* enclosing event first */
     return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int cmp_kmem(const void *a, const void *b)
+{
+    const kmem *x = a, *y = b;
+    return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
 static int cmp_kev_corr(const void *a, const void *b)
@@ -438,6 +455,7 @@ static int kineto_load(const json_value *root, jr *r, kineto *k)
     k->gpu = sw_malloc(cap * sizeof *k->gpu);
     if (!k->cpu || !k->rt || !k->gpu)
         return sw_fail(r->err, SW_ENOMEM, "out of memory");
+    size_t mcap = 0;
     size_t s0 = jr_push_key(r, "traceEvents");
     for (uint32_t i = 0; i < evs->n; i++) {
         const json_value *e = &evs->u.items[i];
@@ -446,6 +464,33 @@ static int kineto_load(const json_value *root, jr *r, kineto *k)
             return jr_error(r, e, NULL, "expected an event object");
         }
         const json_value *cat = json_get(e, "cat"), *ph = json_get(e, "ph");
+        const json_value *nmv = json_get(e, "name");
+        if (ph && ph->type == JSON_STRING && !strcmp(ph->u.str, "i") && nmv &&
+            nmv->type == JSON_STRING && !strcmp(nmv->u.str, "[memory]")) {
+            size_t s1 = jr_push_idx(r, i);
+            kmem m;
+            double total, bytes, dt = -1;
+            const json_value *args = NULL;
+            if (num_field(r, e, "ts", 1, &m.ts) ||
+                jr_field(r, e, "args", JSON_OBJECT, 1, &args))
+                return SW_EINVAL;
+            size_t s2 = jr_push_key(r, "args");
+            if (num_field(r, args, "Total Allocated", 1, &total) ||
+                num_field(r, args, "Bytes", 1, &bytes) ||
+                (json_get(args, "Device Type") && num_field(r, args, "Device Type", 1, &dt)))
+                return SW_EINVAL;
+            if (!(total >= 0) || total > 9e18 || !(fabs(bytes) < 9e18))
+                return jr_error(r, args, "Total Allocated", "expected a byte count");
+            jr_pop(r, s2);
+            jr_pop(r, s1);
+            m.total = (int64_t)total;
+            m.bytes = (int64_t)bytes;
+            m.dev_type = (int)dt;
+            if (SW_GROW(k->mem, mcap, (size_t)k->nmem + 1))
+                return sw_fail(r->err, SW_ENOMEM, "out of memory");
+            k->mem[k->nmem++] = m;
+            continue;
+        }
         if (!cat || cat->type != JSON_STRING || !ph || ph->type != JSON_STRING ||
             strcmp(ph->u.str, "X"))
             continue;
@@ -504,11 +549,14 @@ static int kineto_load(const json_value *root, jr *r, kineto *k)
     jr_pop(r, s0);
     qsort(k->cpu, (size_t)k->ncpu, sizeof *k->cpu, cmp_kev_ts);
     qsort(k->rt, (size_t)k->nrt, sizeof *k->rt, cmp_kev_corr);
+    if (k->nmem)
+        qsort(k->mem, (size_t)k->nmem, sizeof *k->mem, cmp_kmem);
     return 0;
 }
 
 static void kineto_free(kineto *k)
 {
+    sw_free(k->mem);
     sw_free(k->cpu);
     sw_free(k->rt);
     sw_free(k->gpu);
@@ -1407,6 +1455,61 @@ static int shape_attrs(ctx *c, const int32_t *first, const int32_t *next, int32_
     return 0;
 }
 
+/* Memory the execution trace does not name, from the allocator's events of a
+   Kineto trace recorded with profile_memory=True: while each operator runs
+   (its CPU event), the device's allocated total rises above what it was when
+   the operator started by its peak; what the storages the operator creates
+   do not account for is scratch memory allocated outside any operator (cuDNN
+   convolution workspaces, library handles' buffers) plus the allocator's
+   rounding, and becomes the operator's workspace. *peak: the allocator's
+   peak over the iteration (-1 without memory events); *n_ws: operators given
+   a workspace. */
+static void unnamed_memory(ctx *c, int64_t *peak, int32_t *n_ws)
+{
+    const kineto *k = &c->k;
+    const et *t = &c->t;
+    int want = !strcmp(c->dev, "cpu") ? 0 : 1;
+    *peak = -1;
+    *n_ws = 0;
+    int any = 0;
+    for (int32_t m = 0; m < k->nmem && !any; m++)
+        any = k->mem[m].dev_type < 0 || k->mem[m].dev_type == want;
+    if (!any)
+        return;
+    int32_t m = 0;
+    for (int32_t j = 0; j < k->ncpu; j++) {
+        const kev *ev = &k->cpu[j];
+        if (ev->node < 0 || t->n[ev->node].top != ev->node || t->n[ev->node].op < 0)
+            continue;
+        /* the total when the operator starts: after the last event before it */
+        while (m < k->nmem && k->mem[m].ts < ev->ts)
+            m++;
+        int64_t start = -1, high = -1;
+        for (int32_t b = m - 1; b >= 0 && start < 0; b--)
+            if (k->mem[b].dev_type < 0 || k->mem[b].dev_type == want)
+                start = k->mem[b].total;
+        for (int32_t x = m; x < k->nmem && k->mem[x].ts <= ev->ts + ev->dur; x++)
+            if (k->mem[x].dev_type < 0 || k->mem[x].dev_type == want) {
+                if (start < 0) /* no event before: the first one's total before it */
+                    start = k->mem[x].total - k->mem[x].bytes;
+                high = SW_MAX(high, k->mem[x].total);
+            }
+        if (high < 0 || start < 0)
+            continue;
+        *peak = SW_MAX(*peak, high);
+        graph_op *o = &c->g->ops[t->n[ev->node].op];
+        int64_t made = 0;
+        for (int32_t i = 0; i < o->n_out; i++)
+            made += c->g->tensors[o->out[i]].bytes;
+        int64_t ws = high - start - made;
+        if (ws > o->workspace_bytes) {
+            if (!o->workspace_bytes)
+                (*n_ws)++;
+            o->workspace_bytes = ws;
+        }
+    }
+}
+
 /* Marks where each operator's time came from (OA_TIME_SRC); with by_model,
    replaces every time with the cost model's (profiles/optime.c) and counts the
    operators it cannot time (left at 0 s). 0 or SW_ENOMEM. */
@@ -1727,6 +1830,10 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
                             : b->mut_other ? GK_GRADIENT
                                            : GK_INPUT);
     }
+    int64_t alloc_peak = -1;
+    int32_t n_ws = 0;
+    if (kf)
+        unnamed_memory(&c, &alloc_peak, &n_ws);
     int32_t untimed = 0;
     int by_model = !strcmp(params_str(ps, "times"), "model");
     if ((rc = op_times(c.g, by_model, &untimed)) != 0) {
@@ -1741,7 +1848,7 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
                  use_dev->name);
     else
         snprintf(dv, sizeof dv, "%s (assumed: the traces do not name the GPU)", use_dev->name);
-    char notes[900];
+    char notes[1400];
     size_t nn = 0;
     if (missing[0])
         nn = (size_t)snprintf(notes, sizeof notes, "partial iteration: %s (imported with "
@@ -1755,6 +1862,16 @@ static int import_pytorch(const char *const *files, int nfiles, const param_set 
                                "model (--times model: built-in figures, device %s, fp32), %d "
                                "operators without the shapes it needs at 0 s; ", use_dev->name,
                                untimed);
+    if (alloc_peak >= 0)
+        nn += (size_t)snprintf(notes + nn, sizeof notes - nn, "the allocator's events (a trace "
+                               "recorded with profile_memory=True): peak allocated %lld bytes "
+                               "during the iteration; %d operators given the scratch memory "
+                               "they allocated beyond their outputs as workspace; ",
+                               (long long)alloc_peak, n_ws);
+    else if (kf)
+        nn += (size_t)snprintf(notes + nn, sizeof notes - nn, "no allocator events (record with "
+                               "profile_memory=True): memory that no operator's tensors name "
+                               "(library workspaces) is not in the profile; ");
     if (kf)
         snprintf(notes + nn, sizeof notes - nn, "%s = GPU time of the kernels, copies and "
                  "memsets each top-level operator launched, time that kernels on several "

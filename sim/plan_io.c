@@ -151,11 +151,13 @@ static int read_place(jr *r, const json_value *v, const plan *p, plan_place *pl)
     int rc;
     if ((rc = jr_i64(r, v, "tensor", 1, 0, 0, p->prof->n_tensors - 1, &t)))
         return rc;
+    /* a storage of 0 bytes takes no memory: planners leave it unplaced (-1) */
+    int64_t lo = p->prof->tensors[t].bytes == 0 ? -1 : 0;
     if (p->mem_kind == MEM_POOL) {
-        if ((rc = jr_i64(r, v, "class", 1, 0, 0, INT32_MAX, &c)) ||
-            (rc = jr_i64(r, v, "object", 1, 0, 0, INT32_MAX, &o)))
+        if ((rc = jr_i64(r, v, "class", 1, 0, lo, INT32_MAX, &c)) ||
+            (rc = jr_i64(r, v, "object", 1, 0, lo, INT32_MAX, &o)))
             return rc;
-    } else if ((rc = jr_i64(r, v, "offset", 1, 0, 0, SW_MAX_TOTAL_BYTES, &off))) {
+    } else if ((rc = jr_i64(r, v, "offset", 1, 0, lo, SW_MAX_TOTAL_BYTES, &off))) {
         return rc;
     }
     pl->tensor = (int32_t)t;

@@ -268,6 +268,82 @@ static void pytorch_forward_pass(void)
     }
 }
 
+/* Allocator events (a Kineto trace recorded with profile_memory=True): mm
+   allocates its 1024-byte output and 4096 bytes of scratch no operator names,
+   which become its workspace; the CPU's events (Device Type 0) are not the
+   GPU's. */
+#define K_MEM(ts, total, bytes, dt) \
+    "{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"name\": \"[memory]\", \"pid\": 7, " \
+    "\"tid\": 7, \"ts\": " #ts ", \"args\": {\"Total Reserved\": 1048576, \"Total Allocated\": " \
+    #total ", \"Bytes\": " #bytes ", \"Addr\": 1, \"Device Type\": " #dt ", \"Device Id\": 0}}"
+#define K_MEM_EVENTS \
+    K_MEM(-5, 8192, 8192, 1) ",\n" K_MEM(1, 9216, 1024, 1) ",\n" K_MEM(3, 13312, 4096, 1) \
+    ",\n" K_MEM(4, 999999999, 99999999, 0) ",\n" K_MEM(8, 9216, -4096, 1) ",\n"         \
+    K_MEM(41, 10240, 1024, 1)
+static void pytorch_memory_events(void)
+{
+    graph_profile *g;
+    sw_err e;
+    const char *et = put("et.json", ET_GOOD);
+    const char *k = put("kmem.json", "{\"traceEvents\": [\n" K_GOOD_EVENTS ",\n" K_MEM_EVENTS
+                                     "\n]}\n");
+    int rc = import2("pytorch", et, k, "partial=true", &g, &e);
+    IS_INT(rc, 0, "pytorch: a trace with allocator events imports %s", rc ? e.msg : "");
+    if (rc)
+        return;
+    int32_t mm = op_named(g, "n3:"), sum = op_named(g, "n6:");
+    OK(mm >= 0 && g->ops[mm].workspace_bytes == 4096,
+       "pytorch: mm's scratch beyond its output is its workspace (%lld)",
+       mm >= 0 ? (long long)g->ops[mm].workspace_bytes : -1LL);
+    OK(sum >= 0 && g->ops[sum].workspace_bytes == 0,
+       "pytorch: sum allocates its output only: no workspace");
+    IS_STR_HAS(g->prov.notes, "peak allocated 13312 bytes",
+               "pytorch: the notes give the allocator's peak (the GPU's events only)");
+    graph_free(g);
+    /* without allocator events the notes say what is missing */
+    k = put("kineto.json", K_GOOD);
+    rc = import2("pytorch", et, k, "partial=true", &g, &e);
+    IS_INT(rc, 0, "pytorch: the same trace without allocator events imports");
+    if (!rc) {
+        IS_STR_HAS(g->prov.notes, "no allocator events (record with profile_memory=True)",
+                   "pytorch: the notes say the unnamed memory is missing");
+        graph_free(g);
+    }
+}
+
+/* Nested operators list one output at every level (conv2d > convolution >
+   cudnn_convolution), and a child makes a view of its parent's input
+   (set_ on a flattened weight): one tensor each, not three. */
+static void pytorch_nesting(void)
+{
+    graph_profile *g;
+    sw_err e;
+    const char *et = put(
+        "nest.json",
+        ET_HEAD ET_NODE(3, "aten::conv2d", 2, 1, "[" T(10, 100) ", " T(11, 101) "]",
+                        "[\"Tensor(float)\", \"Tensor(float)\"]", "[" T(12, 102) "]") ",\n"
+        ET_NODE(7, "aten::convolution", 3, 2, "[" T(10, 100) ", " T(11, 101) "]",
+                "[\"Tensor(float)\", \"Tensor(float)\"]", "[" T(13, 102) "]") ",\n"
+        ET_NODE(8, "aten::cudnn_convolution", 7, 3, "[" T(10, 100) "]", "[\"Tensor(float)\"]",
+                "[" T(14, 102) "]") ",\n"
+        ET_NODE(9, "aten::set_", 3, 4, "[]", "[]", "[" T(15, 101) "]") ",\n"
+        ET_NODE(20, "aten::relu", 2, 5, "[" T(12, 102) "]", "[\"Tensor(float)\"]",
+                "[" T(21, 103) "]") "\n]}\n");
+    int rc = import2("pytorch", et, NULL, "partial=true", &g, &e);
+    IS_INT(rc, 0, "pytorch: nested operators import %s", rc ? e.msg : "");
+    if (rc)
+        return;
+    int32_t conv = op_named(g, "n3:"), relu = op_named(g, "n20:");
+    OK(conv >= 0 && g->ops[conv].n_out == 1,
+       "pytorch: conv2d > convolution > cudnn_convolution: one output (%d)",
+       conv >= 0 ? g->ops[conv].n_out : -1);
+    OK(conv >= 0 && g->ops[conv].n_in == 2, "pytorch: the view of an input is the input");
+    OK(conv >= 0 && relu >= 0 && g->ops[relu].in[0] == g->ops[conv].out[0],
+       "pytorch: the next operator reads the one output");
+    IS_INT(g->n_tensors, 4, "pytorch: four storages (two inputs, two outputs)");
+    graph_free(g);
+}
+
 /* schema 1.0 (parent, inputs as arrays) without Kineto: zero times */
 static void pytorch_schema_1_0(void)
 {
@@ -399,38 +475,128 @@ static void pytorch_broken(void)
    it, give or take the profiler's overhead) and the caching allocator's
    peak (the imported peak misses cuDNN workspaces and the allocator's
    rounding, so it may only be lower, by at most 30%). */
+/* The five H100 recordings against what was measured (data/README.md gives
+   the figures, and this test checks that it still does): the imported ideal
+   iteration (the GPU's busy time, kernels on several streams sharing it)
+   within 5% of the measured iteration; the imported peak within 10% of
+   torch.cuda.max_memory_allocated, except where the gap is memory no
+   operator of the trace names (cuDNN workspaces, library buffers): there
+   the import is below the allocator, never above it, and its notes say that
+   the trace has no allocator events to recover it from. docs/pytorch-import.md's
+   table holds the same imported figures (checked row by row). */
 static void pytorch2_h100(const char *d)
 {
     static const struct {
-        const char *model;
+        const char *model, *label;
         double wall_lo_s, wall_hi_s; /* measured per iteration, mean of 5 */
+        const char *wall_text;       /* as data/README.md writes it */
         double peak_gib;             /* torch.cuda.max_memory_allocated */
-    } ref[] = {{"resnet50", 0.0807, 0.0812, 5.46}, {"vgg16", 0.1164, 0.1172, 7.18},
-               {"inception3", 0.1204, 0.1204, 6.52}, {"densenet121", 0.0867, 0.0867, 7.94}};
+        int unnamed;                 /* 1: the gap is memory the trace does not name */
+    } ref[] = {{"resnet50_b64", "ResNet-50", 0.0807, 0.0812, "80.7-81.2 ms", 5.46, 0},
+               {"vgg16_b64", "VGG-16", 0.1164, 0.1172, "116.4-117.2 ms", 7.18, 1},
+               {"inception3_b64", "Inception-v3", 0.1204, 0.1204, "120.4 ms", 6.52, 0},
+               {"densenet121_b64", "DenseNet-121", 0.0867, 0.0867, "86.7 ms", 7.94, 0},
+               {"lstm2x1024_b64s128", "LSTM 2x1024", 0.0418, 0.0418, "41.8 ms", 1.70, 1}};
+    char readme_path[1024], *readme = NULL, *doc = NULL;
+    size_t len;
+    sw_err e;
+    snprintf(readme_path, sizeof readme_path, "%s/README.md", d);
+    OK(sw_read_file(readme_path, &readme, &len, &e) == 0, "read %s", readme_path);
+    OK(sw_read_file("docs/pytorch-import.md", &doc, &len, &e) == 0,
+       "read docs/pytorch-import.md");
     for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++) {
-        char p1[1024], p2[1024];
+        char p1[1024], p2[1024], fig[64];
         graph_profile *g = NULL;
-        sw_err e;
-        snprintf(p1, sizeof p1, "%s/pytorch-traces/h100_%s_b64_et.json.gz", d, ref[i].model);
-        snprintf(p2, sizeof p2, "%s/pytorch-traces/h100_%s_b64_kineto.json.gz", d, ref[i].model);
+        snprintf(fig, sizeof fig, "%.2f GiB", ref[i].peak_gib);
+        OK(readme && strstr(readme, ref[i].wall_text) && strstr(readme, fig),
+           "data/README.md gives %s's measured %s and %s", ref[i].label, ref[i].wall_text, fig);
+        snprintf(p1, sizeof p1, "%s/pytorch-traces/h100_%s_et.json.gz", d, ref[i].model);
+        snprintf(p2, sizeof p2, "%s/pytorch-traces/h100_%s_kineto.json.gz", d, ref[i].model);
         int rc = import2("pytorch", p1, p2, NULL, &g, &e);
         IS_INT(rc, 0, "pytorch 2.11 %s imports %s", ref[i].model, rc ? e.msg : "");
         if (rc)
             continue;
-        /* compute within 6% of the measured iteration (the kernels' sum can
-           exceed the wall time where cuDNN runs kernels on two streams) */
-        OK(g->total_compute_s > 0.90 * ref[i].wall_lo_s &&
-           g->total_compute_s < 1.06 * ref[i].wall_hi_s,
-           "pytorch 2.11 %s: compute %.4f s against the measured %.4f-%.4f s", ref[i].model,
-           g->total_compute_s, ref[i].wall_lo_s, ref[i].wall_hi_s);
+        OK(g->total_compute_s > 0.95 * ref[i].wall_lo_s &&
+           g->total_compute_s < 1.05 * ref[i].wall_hi_s,
+           "pytorch 2.11 %s: ideal iteration %.4f s within 5%% of the measured %.4f-%.4f s",
+           ref[i].model, g->total_compute_s, ref[i].wall_lo_s, ref[i].wall_hi_s);
         graph_stats st;
         graph_compute_stats(g, &st);
         double gib = (double)st.peak_memory_bytes / (1024.0 * 1024 * 1024);
-        OK(gib <= ref[i].peak_gib * 1.02 && gib >= ref[i].peak_gib * 0.70,
-           "pytorch 2.11 %s: peak %.2f GiB against the allocator's %.2f GiB", ref[i].model, gib,
-           ref[i].peak_gib);
+        if (ref[i].unnamed) {
+            OK(gib <= ref[i].peak_gib, "pytorch 2.11 %s: peak %.2f GiB, below the allocator's "
+               "%.2f GiB (memory the trace does not name)", ref[i].model, gib, ref[i].peak_gib);
+            IS_STR_HAS(g->prov.notes, "no allocator events", "pytorch 2.11 %s: the notes say "
+                       "the unnamed memory is not in the profile", ref[i].model);
+        } else {
+            OK(gib <= ref[i].peak_gib * 1.10 && gib >= ref[i].peak_gib * 0.90,
+               "pytorch 2.11 %s: peak %.2f GiB within 10%% of the allocator's %.2f GiB",
+               ref[i].model, gib, ref[i].peak_gib);
+        }
         IS_STR_HAS(g->prov.notes, "idle between kernels", "pytorch 2.11 %s: idle time reported",
                    ref[i].model);
+        /* the doc's row: | label | ops | ideal ms | measured | peak GiB | ... */
+        char row[160];
+        snprintf(row, sizeof row, "| %s | %d | %.1f ms | %s | %.2f GiB | %.2f GiB |",
+                 ref[i].label, g->n_ops, g->total_compute_s * 1e3, ref[i].wall_text, gib,
+                 ref[i].peak_gib);
+        OK(doc && strstr(doc, row), "docs/pytorch-import.md has the row %s", row);
+        /* one tensor, one storage: no operator creates two tensors on one storage
+           (the importer names a tensor s<storage id>.<n>), nor one it reads */
+        int alias = 0;
+        for (int32_t o = 0; o < g->n_ops && !alias; o++) {
+            const graph_op *op = &g->ops[o];
+            for (int32_t a = 0; a < op->n_out && !alias; a++) {
+                long long sa = atoll(g->tensors[op->out[a]].name + 1);
+                for (int32_t b = a + 1; b < op->n_out && !alias; b++)
+                    alias = sa == atoll(g->tensors[op->out[b]].name + 1);
+                for (int32_t b = 0; b < op->n_in && !alias; b++)
+                    alias = sa == atoll(g->tensors[op->in[b]].name + 1);
+                for (int32_t b = 0; b < op->n_mut && !alias; b++)
+                    alias = sa == atoll(g->tensors[op->mut[b]].name + 1);
+                if (alias)
+                    printf("# %s: %s creates %s beside another tensor on its storage\n",
+                           ref[i].model, op->name, g->tensors[op->out[a]].name);
+            }
+        }
+        OK(!alias, "pytorch 2.11 %s: no operator's output aliases another of its tensors",
+           ref[i].model);
+        graph_free(g);
+    }
+    sw_free(readme);
+    sw_free(doc);
+}
+
+/* --times model on the five H100 traces: every operator timed by the cost
+   model (none left without a time), each total within 2x of the measured
+   iteration (the cost model's built-in constants, not fitted to these). */
+static void times_model(const char *d)
+{
+    static const struct {
+        const char *model;
+        double wall_s;
+    } ref[] = {{"resnet50_b64", 0.0810}, {"vgg16_b64", 0.1168}, {"inception3_b64", 0.1204},
+               {"densenet121_b64", 0.0867}, {"lstm2x1024_b64s128", 0.0418}};
+    for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++) {
+        char p1[1024], p2[1024];
+        graph_profile *g = NULL;
+        sw_err e;
+        snprintf(p1, sizeof p1, "%s/pytorch-traces/h100_%s_et.json.gz", d, ref[i].model);
+        snprintf(p2, sizeof p2, "%s/pytorch-traces/h100_%s_kineto.json.gz", d, ref[i].model);
+        int rc = import2("pytorch", p1, p2, "times=model", &g, &e);
+        IS_INT(rc, 0, "--times model: %s imports %s", ref[i].model, rc ? e.msg : "");
+        if (rc)
+            continue;
+        int32_t from_model = 0;
+        for (int32_t o = 0; o < g->n_ops; o++)
+            from_model += attr(&g->ops[o], "time_src") == 2;
+        IS_INT(from_model, g->n_ops, "--times model: %s: every operator's time is the cost "
+               "model's", ref[i].model);
+        IS_STR_HAS(g->prov.notes, " 0 operators without the shapes", "--times model: %s: no "
+                   "operator left at 0 s", ref[i].model);
+        double r = g->total_compute_s / ref[i].wall_s;
+        OK(r > 0.5 && r < 2.0, "--times model: %s: %.4f s, %.2fx the measured %.4f s",
+           ref[i].model, g->total_compute_s, r, ref[i].wall_s);
         graph_free(g);
     }
 }
@@ -532,6 +698,48 @@ static void recorded_pytorch2_h100(void)
         pytorch2_h100(d);
 }
 
+static void recorded_times_model(void)
+{
+    const char *d = recorded();
+    if (d)
+        times_model(d);
+}
+
+/* a recording without GPU times is imported with a one-line warning */
+static void zero_times_warning(void)
+{
+    const char *d = recorded();
+    if (!d)
+        return;
+    if (!getenv("SWAPSIM_BIN")) {
+        tap_skip(1, "SWAPSIM_BIN not set");
+        return;
+    }
+    char args[2400], *err = NULL;
+    snprintf(args, sizeof args, "import pytorch %s/pytorch-traces/h100_lstm2x1024_b64s128_"
+             "et.json.gz --batch 64 -o %s/z.json", d, dir);
+    IS_INT(sh(args, &err), 0, "an execution trace alone imports");
+    IS_STR_HAS(err, "warning: ", "it warns");
+    IS_STR_HAS(err, "no GPU times", "the warning says the times are missing");
+    IS_STR_HAS(err, "--times model", "and how to fill them");
+    OK(err && strchr(err, '\n') == strrchr(err, '\n'), "in one line");
+    sw_free(err);
+    err = NULL;
+    snprintf(args, sizeof args, "stats %s/z.json", dir);
+    IS_INT(sh(args, NULL), 0, "stats of it runs");
+    char path[600], *out = NULL;
+    size_t len;
+    sw_err e;
+    snprintf(path, sizeof path, "%s/out", dir);
+    OK(sw_read_file(path, &out, &len, &e) == 0 && strstr(out, "every operator takes 0 s"),
+       "stats says the times are zero");
+    sw_free(out);
+    snprintf(args, sizeof args, "run %s/z.json --planner dtr --memory 0.9x", dir);
+    sh(args, &err);
+    IS_STR_HAS(err, "every operator takes 0 s", "run says the times are zero");
+    sw_free(err);
+}
+
 /* the command line, on the fixtures above */
 static void cli(void)
 {
@@ -581,11 +789,15 @@ static const tap_test tests[] = {
     {"pytorch_forward_pass", pytorch_forward_pass},
     {"pytorch_schema_1_0", pytorch_schema_1_0},
     {"pytorch_expand", pytorch_expand},
+    {"pytorch_memory_events", pytorch_memory_events},
+    {"pytorch_nesting", pytorch_nesting},
     {"pytorch_record_function_ids", pytorch_record_function_ids},
     {"pytorch_broken", pytorch_broken},
     {"recorded_pipedream", recorded_pipedream},
     {"recorded_pytorch", recorded_pytorch},
     {"recorded_pytorch2_h100", recorded_pytorch2_h100},
+    {"recorded_times_model", recorded_times_model},
+    {"zero_times_warning", zero_times_warning},
     {"cli", cli},
 };
 
