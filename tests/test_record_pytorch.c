@@ -74,6 +74,14 @@ static void test_user_model_records_and_imports(void)
     snprintf(kpath, sizeof kpath, "%s/tiny_kineto.json", dir);
     int kineto = access(kpath, R_OK) == 0;
     printf("# Kineto trace %s\n", kineto ? "written" : "not written (this PyTorch has no Kineto)");
+    /* what the run measured, beside the traces (on the CPU: the device only) */
+    char mpath[600], *mem = NULL;
+    size_t mlen;
+    sw_err me;
+    snprintf(mpath, sizeof mpath, "%s/tiny_memory.json", dir);
+    OK(sw_read_file(mpath, &mem, &mlen, &me) == 0 && strstr(mem, "\"device\": \"cpu\""),
+       "the recorder writes OUT_memory.json");
+    sw_free(mem);
     snprintf(args, sizeof args, "import pytorch tiny_et.json %s --batch 8 -o tiny.json",
              kineto ? "tiny_kineto.json" : "");
     char *o = NULL;

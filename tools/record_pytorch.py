@@ -34,7 +34,14 @@ trace come from one profiler session (their record function ids link them);
 otherwise the ET comes from one iteration and the Kineto trace from the next,
 and the importer matches them by their sequence of operators. Where PyTorch
 was built without Kineto (Debian's python3-torch), only the ET is written,
-and the profile has no times (its memory is right; its compute is zero).
+and the profile has no times (its memory is right; its compute is zero:
+`swapsim import pytorch --times model` fills them from the cost model).
+
+The Kineto trace is recorded with profile_memory=True (the allocator's
+events, from which the importer recovers memory no operator names, such as
+cuDNN's convolution workspaces), and OUT_memory.json holds what the
+recorded run measured on a GPU: torch.cuda.max_memory_allocated and
+max_memory_reserved over one iteration, and its wall time.
 
 Exit status: 0 on success, 1 on a usage error or a failure, with one line on
 stderr saying what went wrong.
@@ -44,9 +51,11 @@ import argparse
 import contextlib
 import gzip
 import importlib.util
+import json
 import os
 import shutil
 import sys
+import time
 
 USAGE_ERROR = 1
 
@@ -190,9 +199,24 @@ def record(model, inputs, target=None, out="trace", device="cuda", precision="fp
     import inspect
     one_session = (ETO is not None and kineto and "execution_trace_observer"
                    in inspect.signature(torch.profiler.profile).parameters)
+    # what the recorded iteration measured: the allocator's peaks over it and
+    # its wall time (OUT_memory.json; docs/pytorch-import.md)
+    measured = {"device": str(dev), "torch": torch.__version__}
+    if dev.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(dev)
+        t0 = time.perf_counter()
+        step()
+        _sync(dev)
+        measured["iteration_s"] = time.perf_counter() - t0
+        measured["max_memory_allocated"] = torch.cuda.max_memory_allocated(dev)
+        measured["max_memory_reserved"] = torch.cuda.max_memory_reserved(dev)
+    # profile_memory: the allocator's [memory] events, from which the importer
+    # recovers memory no operator names (library workspaces)
+    prof_kw = {"profile_memory": True}
     if one_session:
         eto = ETO().register_callback(et_path)
-        with torch.profiler.profile(activities=acts, execution_trace_observer=eto) as prof:
+        with torch.profiler.profile(activities=acts, execution_trace_observer=eto,
+                                    **prof_kw) as prof:
             step()
             _sync(dev)
         eto.unregister_callback()
@@ -208,13 +232,17 @@ def record(model, inputs, target=None, out="trace", device="cuda", precision="fp
         obs.unregister_callback()
         written = [et_path]
         if kineto:
-            with torch.profiler.profile(activities=acts) as prof:
+            with torch.profiler.profile(activities=acts, **prof_kw) as prof:
                 step()
                 _sync(dev)
             prof.export_chrome_trace(k_path)
             written.append(k_path)
     for h in hooks:
         h.remove()
+    mem_path = out + "_memory.json"
+    with open(mem_path, "w") as f:
+        json.dump(measured, f, indent=1)
+        f.write("\n")
     if gzip_out:
         gz = []
         for p in written:
@@ -223,7 +251,7 @@ def record(model, inputs, target=None, out="trace", device="cuda", precision="fp
             os.remove(p)
             gz.append(p + ".gz")
         written = gz
-    return written
+    return written + [mem_path]
 
 
 # ---- models by name -------------------------------------------------------
