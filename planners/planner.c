@@ -43,6 +43,62 @@ int planner_opts_init(planner_opts *o, const planner *pl)
 
 void planner_opts_free(planner_opts *o) { params_free(&o->params); }
 
+/* What gets further than a refusal, by planner (NULL: any) and the cause its
+   message names; the first match is appended to the message. */
+static const struct {
+    const char *planner, *says, *hint;
+} refusal_hints[] = {
+    {"dtr", "fragments memory",
+     "fragmentation: --set budget_on=bytes decides on the resident bytes alone, as the DTR "
+     "authors' simulator does (the plan's arena may then exceed the budget by the "
+     "fragmentation), --set frag_evict=opening evicts to open a large-enough block, and hybrid "
+     "or odswap swap instead"},
+    {"dtr-megengine", "fragments memory",
+     "fragmentation: the dtr planner's --set budget_on=bytes decides on bytes alone; hybrid or "
+     "odswap swap instead"},
+    {"hybrid", "fragments memory",
+     "fragmentation: dtr --set budget_on=bytes decides on bytes alone; odswap places on demand"},
+    {NULL, "fragments memory",
+     "fragmentation: hybrid, odswap or dtr --set budget_on=bytes may place it"},
+    {NULL, "resident and locked",
+     "the persistent set: parameters, optimizer state and the operator's own tensors cannot be "
+     "rematerialised; hybrid, swapadvisor and odswap swap them to the host"},
+    {NULL, "persistent tensors alone",
+     "the persistent set: hybrid, swapadvisor and odswap swap parameters to the host"},
+    {"tflms", "never swaps parameters",
+     "the persistent set: odswap, swapadvisor and hybrid swap parameters too"},
+    {NULL, "alone needs",
+     "a single operator's need: no plan holds less than one operator's tensors at once "
+     "('swapsim bound' gives this floor)"},
+    {NULL, "the largest op",
+     "a single operator's need: no plan holds less than one operator's tensors at once "
+     "('swapsim bound' gives this floor)"},
+    {"swapadvisor", "size-class pool",
+     "the size-class pool: planners on an address allocator (hybrid, odswap) are not held to "
+     "the smallest pool"},
+    {"vdnn", "schedule peaks",
+     "vdnn offloads only layers' inputs: tflms, odswap and hybrid swap more"},
+    {"sublinear", "needs",
+     "sublinear keeps its segments' boundaries: --set segments=N places them differently; "
+     "hybrid adds swapping, dtr rematerialises on demand"},
+    {"none", "needs", "every tensor resident: a planner that swaps or recomputes fits in less "
+                      "('swapsim planners')"},
+};
+
+/* Appends to a refusal what would get further (refusal_hints). */
+static void refusal_hint(const planner *pl, sw_err *err)
+{
+    if (!err)
+        return;
+    for (size_t i = 0; i < SW_ARRAY_LEN(refusal_hints); i++)
+        if ((!refusal_hints[i].planner || !strcmp(refusal_hints[i].planner, pl->name)) &&
+            strstr(err->msg, refusal_hints[i].says)) {
+            size_t n = strlen(err->msg);
+            snprintf(err->msg + n, sizeof err->msg - n, " (cause: %s)", refusal_hints[i].hint);
+            return;
+        }
+}
+
 int planner_run(const planner *pl, const graph_profile *g, const planner_opts *o, plan **out,
                 sw_err *err)
 {
@@ -57,6 +113,8 @@ int planner_run(const planner *pl, const graph_profile *g, const planner_opts *o
         return sw_fail(err, SW_EINVAL, "options were initialised for another planner");
     double t0 = sw_now();
     int rc = pl->plan(g, o, out, err);
+    if (rc == SW_ENOFIT)
+        refusal_hint(pl, err);
     if (rc)
         return rc;
     sw_buf b;

@@ -166,6 +166,60 @@ static void every_planner_every_recording(void)
     }
 }
 
+/* Refusals that help: on the H100 ResNet-50, each refusal names its cause
+   and what gets further, and dtr's advice (budget_on=bytes) does get further. */
+static void refusals_say_what_gets_further(void)
+{
+    const char *d = data_dir();
+    if (!d) {
+        tap_skip(1, "recorded data not found ($SWAPSIM_DATA)");
+        return;
+    }
+    graph_profile *g = NULL;
+    sw_err e;
+    int64_t peak = 0;
+    if (import_rec(d, 0, &g, &e) || planner_ideal_peak(g, &peak, &e)) {
+        OK(0, "import the H100 ResNet-50 (%s)", e.msg);
+        graph_free(g);
+        return;
+    }
+    static const struct {
+        const char *planner;
+        double frac;
+        const char *cause, *advice;
+    } cases[] = {{"dtr", 0.5, "cause: fragmentation", "--set budget_on=bytes"},
+                 {"dtr", 0.15, "cause: the persistent set", "swap them to the host"},
+                 {"odswap", 0.15, "cause: a single operator's need", "swapsim bound"},
+                 {"swapadvisor", 0.15, "cause: the size-class pool", "address allocator"},
+                 {"tflms", 0.15, "cause: the persistent set", "swap parameters too"},
+                 {"none", 0.5, "cause: every tensor resident", "swaps or recomputes"}};
+    for (size_t i = 0; i < SW_ARRAY_LEN(cases); i++) {
+        const planner *pl = planner_find(cases[i].planner);
+        plan *p = NULL;
+        int rc = plan_once(pl, g, (int64_t)((double)peak * cases[i].frac), &p, &e);
+        IS_INT(rc, SW_ENOFIT, "%s at %.2fx refuses", cases[i].planner, cases[i].frac);
+        plan_free(p);
+        if (rc != SW_ENOFIT)
+            continue;
+        IS_STR_HAS(e.msg, cases[i].cause, "%s at %.2fx: the refusal names its cause",
+                   cases[i].planner, cases[i].frac);
+        IS_STR_HAS(e.msg, cases[i].advice, "%s at %.2fx: and what gets further",
+                   cases[i].planner, cases[i].frac);
+        OK(!strchr(e.msg, '\n'), "%s at %.2fx: in one line", cases[i].planner, cases[i].frac);
+    }
+    /* the advice holds: dtr deciding on bytes plans ResNet-50 at 0.5x */
+    planner_opts o;
+    plan *p = NULL;
+    planner_opts_init(&o, planner_find("dtr"));
+    o.memory_budget = (int64_t)((double)peak * 0.5);
+    params_set(&o.params, "budget_on", "bytes", &e);
+    int rc = planner_run(planner_find("dtr"), g, &o, &p, &e);
+    IS_INT(rc, 0, "dtr --set budget_on=bytes plans ResNet-50 at 0.5x (%s)", rc ? e.msg : "ok");
+    plan_free(p);
+    planner_opts_free(&o);
+    graph_free(g);
+}
+
 static void expect_ok(const char *args, const char *what)
 {
     char *o = NULL, *e = NULL;
@@ -198,6 +252,7 @@ static void cli_swapadvisor_resnet50(void)
 
 static const tap_test tests[] = {
     {"every_planner_every_recording", every_planner_every_recording},
+    {"refusals_say_what_gets_further", refusals_say_what_gets_further},
     {"cli_swapadvisor_resnet50", cli_swapadvisor_resnet50},
 };
 
