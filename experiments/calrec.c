@@ -573,7 +573,8 @@ static void model_label(const char *stem, char *buf, size_t n)
     } map[] = {{"resnet50", "ResNet-50"},
                {"vgg16", "VGG-16"},
                {"inception3", "Inception-v3"},
-               {"densenet121", "DenseNet-121"}};
+               {"densenet121", "DenseNet-121"},
+               {"lstm2x1024", "LSTM 2x1024"}};
     for (size_t i = 0; i < SW_ARRAY_LEN(map); i++)
         if (strstr(stem, map[i].key)) {
             snprintf(buf, n, "%s", map[i].label);
@@ -748,7 +749,7 @@ static int traces_section(const char *data, const dev_spec *dev, sw_buf *b, sw_e
         "* **Convolutions: cuDNN's choice of algorithm.** PyTorch ran with "
         "`cudnn.benchmark` off, so cuDNN's heuristics pick each layer's algorithm: VGG-16's "
         "256-channel 3x3 layers at 56x56 take 8.7 ms forward, the 512-channel ones at 28x28 "
-        "(the same FLOPs) 2.3 ms. 1x1 convolutions' backward takes 3.8 times their forward "
+        "(the same FLOPs) 2.2 ms. 1x1 convolutions' backward takes 3.8 times their forward "
         "(the model: twice the FLOPs at the same efficiency), hence the conv backward "
         "deficit that the fitted conv1x1 figure cannot remove without spoiling the forward.\n"
         "* **Batch norm** is over-predicted most on small maps (Inception-v3's and "
@@ -758,9 +759,12 @@ static int traces_section(const char *data, const dev_spec *dev, sw_buf *b, sw_e
         "not launches): the 1-element `num_batches_tracked += 1` kernels take 1.3 us. The "
         "model's 3 us also stands for the CPU-side dispatch that keeps a GPU waiting in a "
         "real iteration, which these operator times do not contain.\n"
-        "* **GEMM** is the classifiers only (12 products, 64 rows each): too few and too "
-        "narrow to fit a figure that carries to other models (see the held-out column); "
-        "the transformer and RNN generators' products are not checked by these traces.\n");
+        "* **GEMM** is the CNNs' classifiers (12 products, 64 rows each), too few and too "
+        "narrow to fit a figure that carries to other models (see the held-out column), and "
+        "the LSTM's 4: its cuDNN recurrent layers forward and backward, timed as every "
+        "token through each weight matrix (the model does not see the steps' sequential "
+        "dependence), and its 8192-row classifier. The transformer generator's products are "
+        "not checked by these traces.\n");
     return b->oom ? sw_fail(err, SW_ENOMEM, "out of memory") : 0;
 }
 
