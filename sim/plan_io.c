@@ -152,8 +152,10 @@ static int read_place(jr *r, const json_value *v, const plan *p, plan_place *pl)
     if ((rc = jr_i64(r, v, "tensor", 1, 0, 0, p->prof->n_tensors - 1, &t)))
         return rc;
     if (p->mem_kind == MEM_POOL) {
-        if ((rc = jr_i64(r, v, "class", 1, 0, 0, INT32_MAX, &c)) ||
-            (rc = jr_i64(r, v, "object", 1, 0, 0, INT32_MAX, &o)))
+        /* -1: no object, as the writer puts it for a storage of 0 bytes (an
+           imported profile's empty tensors); plan_verify checks the rest */
+        if ((rc = jr_i64(r, v, "class", 1, 0, -1, INT32_MAX, &c)) ||
+            (rc = jr_i64(r, v, "object", 1, 0, -1, INT32_MAX, &o)))
             return rc;
     } else if ((rc = jr_i64(r, v, "offset", 1, 0, 0, SW_MAX_TOTAL_BYTES, &off))) {
         return rc;
