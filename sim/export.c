@@ -28,9 +28,12 @@ typedef struct exp_state {
     char **regions;         /* checkpointed module regions, owned */
     int32_t n_regions;
     char **prefetch;        /* per storage: module after whose backward it is fetched */
+    int64_t res_bytes;      /* saved activations resident, during the walk */
+    int64_t *res_at;        /* per task: res_bytes just before it starts */
     sw_buf lines;           /* the unexpressed lines, as JSON strings with commas */
     sw_buf *raw;            /* the caller's copy of them, one a line (NULL: none) */
     int32_t n_lines;
+    int32_t n_reordered;    /* forward/backward ops the plan runs out of the recorded order */
 } exp_state;
 
 /* The module an op is named after: "layer3.2.conv1:aten::conv2d" is in
@@ -107,21 +110,30 @@ static void scan_uses(exp_state *x)
     }
 }
 
+/* Mark s resident or not, keeping the bytes of saved activations resident. */
+static void set_res(exp_state *x, uint8_t *res, int32_t s, int v)
+{
+    if (x->saved[s] && res[s] != v)
+        x->res_bytes += v ? x->g->tensors[s].bytes : -x->g->tensors[s].bytes;
+    res[s] = (uint8_t)v;
+}
+
 /* Walk the tasks keeping the resident set: what leaves and comes back. */
 static void scan_residency(exp_state *x, uint8_t *res)
 {
     const plan *p = x->p;
     for (int32_t i = 0; i < p->n_resident; i++)
-        res[p->resident[i].tensor] = 1;
+        set_res(x, res, p->resident[i].tensor, 1);
     for (int32_t t = 0; t < p->n_tasks; t++) {
         const plan_task *k = &p->tasks[t];
+        x->res_at[t] = x->res_bytes;
         if (t == x->bwd_start)
             for (int32_t s = 0; s < x->n; s++)
                 x->plan_res[s] = x->saved[s] && res[s];
         const plan_place *pl = plan_task_places(p, k);
         for (uint32_t i = 0; i < k->n_place; i++) {
             int32_t s = pl[i].tensor;
-            res[s] = 1;
+            set_res(x, res, s, 1);
             if (k->kind == TASK_RERUN && x->saved[s] && t < x->first_bwd[s]) {
                 x->restore[s] = t;
                 x->restore_kind[s] = TASK_RERUN;
@@ -129,7 +141,7 @@ static void scan_residency(exp_state *x, uint8_t *res)
         }
         if (k->kind == TASK_SWAP_IN || k->kind == TASK_SWAP_OUT || k->kind == TASK_DROP) {
             int32_t s = k->tensor;
-            res[s] = k->kind == TASK_SWAP_IN;
+            set_res(x, res, s, k->kind == TASK_SWAP_IN);
             if (!x->saved[s]) {
                 if (k->kind != TASK_DROP && x->swapped_other[s] == 0)
                     x->swapped_other[s] = 1;
@@ -147,13 +159,49 @@ static void scan_residency(exp_state *x, uint8_t *res)
         const int32_t *fr = plan_task_frees(p, k);
         for (uint32_t i = 0; i < k->n_free; i++) {
             int32_t s = fr[i];
-            res[s] = 0;
+            set_res(x, res, s, 0);
             if (x->saved[s] && t < x->first_bwd[s])
                 x->evict[s] = t;
             else if (x->saved[s] && t < x->last_bwd[s] && x->moved[s] < 0)
                 x->moved[s] = t;
         }
     }
+}
+
+/* Does the plan run the forward and backward operators in the recorded
+   order (the one PyTorch runs)? Counts those out of place, with one line. */
+static void check_order(exp_state *x)
+{
+    const plan *p = x->p;
+    const graph_profile *g = x->g;
+    int32_t *rec_prev = sw_malloc(((size_t)g->n_ops + 1) * sizeof *rec_prev);
+    if (!rec_prev)
+        return;
+    int32_t prev = -1, first = -1;
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        int32_t o = g->order[i];
+        rec_prev[o] = prev;
+        if (g->ops[o].phase != GP_UPDATE)
+            prev = o;
+    }
+    prev = -1;
+    for (int32_t t = 0; t < p->n_tasks; t++) {
+        const plan_task *k = &p->tasks[t];
+        if (k->kind != TASK_RUN || g->ops[k->op].phase == GP_UPDATE)
+            continue;
+        if (rec_prev[k->op] != prev) {
+            if (first < 0)
+                first = k->op;
+            x->n_reordered++;
+        }
+        prev = k->op;
+    }
+    sw_free(rec_prev);
+    if (first >= 0)
+        add_line(x, "the plan runs %d forward and backward operators after another operator "
+                    "than in the recorded order (first '%s'): PyTorch runs its own order, so the "
+                    "bytes held in the backward pass follow the plan's only roughly",
+                 x->n_reordered, g->ops[first].name);
 }
 
 /* The plan's decision for each saved storage, and lines for what hooks on
@@ -368,6 +416,35 @@ static void put_summary(exp_state *x, export_summary *m)
         m->surviving_bytes += !pr && !po ? b : 0;
         m->rounding_bytes += pr != po ? b : 0;
     }
+    int64_t grain = 0;
+    for (int32_t r = 0; r < x->n_regions; r++) {
+        int64_t rb = 0;
+        for (int32_t s = 0; s < x->n; s++)
+            rb += x->saved[s] && x->dec[s] == EXP_RECOMPUTE && x->region[s] == r
+                      ? x->g->tensors[s].bytes : 0;
+        grain = SW_MAX(grain, rb);
+    }
+    for (int32_t s = 0; s < x->n; s++)
+        if (x->saved[s] && x->dec[s] == EXP_OFFLOAD)
+            grain = SW_MAX(grain, x->g->tensors[s].bytes);
+    int64_t moved = 0;
+    for (int32_t s = 0; s < x->n; s++)
+        if (x->saved[s] && x->dec[s] == EXP_KEEP &&
+            (x->moved[s] >= 0 || (x->plan_res[s] && x->evict[s] > x->bwd_start)))
+            moved += x->g->tensors[s].bytes;
+    /* a storage is released when the last operator reading it starts (the
+       plan: when it ends), and a fetch lands within one operator */
+    int64_t op_grain = 0;
+    for (int32_t o = 0; o < x->g->n_ops; o++) {
+        int64_t rb = 0;
+        if (x->g->ops[o].phase != GP_BACKWARD)
+            continue;
+        for (int32_t i = x->g->acc_off[o]; i < x->g->acc_off[o + 1]; i++)
+            rb += x->saved[x->g->acc[i]] ? x->g->tensors[x->g->acc[i]].bytes : 0;
+        op_grain = SW_MAX(op_grain, rb);
+    }
+    m->step_rounding_bytes = m->rounding_bytes + grain + moved + op_grain;
+    m->n_reordered = x->n_reordered;
     m->plan_saved_bytes = m->saved_bytes - m->plan_resident_bytes;
     m->policy_saved_bytes = m->saved_bytes - m->policy_resident_bytes;
 }
@@ -385,7 +462,7 @@ static void put_json(exp_state *x, const export_summary *m, const sim_result *sr
                   "\"saved_bytes\":%lld,\"plan_resident_bytes\":%lld,"
                   "\"policy_resident_bytes\":%lld,\"plan_saved_bytes\":%lld,"
                   "\"policy_saved_bytes\":%lld,\"surviving_bytes\":%lld,\"survival\":%.6g,"
-                  "\"rounding_bytes\":%lld},\n\"regions\":[",
+                  "\"rounding_bytes\":%lld,\"step_rounding_bytes\":%lld,\"reordered_ops\":%d},\n\"regions\":[",
                   (long long)g->batch, m->n_saved, m->n_keep, m->n_offload, m->n_recompute,
                   m->n_regions, m->n_unexpressed, (long long)m->saved_bytes,
                   (long long)m->plan_resident_bytes, (long long)m->policy_resident_bytes,
@@ -393,7 +470,8 @@ static void put_json(exp_state *x, const export_summary *m, const sim_result *sr
                   (long long)m->surviving_bytes,
                   m->plan_saved_bytes ? (double)m->surviving_bytes / (double)m->plan_saved_bytes
                                       : 1.0,
-                  (long long)m->rounding_bytes);
+                  (long long)m->rounding_bytes, (long long)m->step_rounding_bytes,
+                  m->n_reordered);
     for (int32_t r = 0; r < x->n_regions; r++) {
         if (r)
             sw_buf_putc(b, ',');
@@ -412,10 +490,12 @@ static void put_json(exp_state *x, const export_summary *m, const sim_result *sr
         sw_buf_puts(b, ",\"scope\":");
         sw_buf_put_jstr(b, pr >= 0 ? x->scope[pr] : "");
         sw_buf_printf(b, ",\"bytes\":%lld,\"plan\":\"%s\",\"decision\":\"%s\","
-                      "\"plan_resident\":%s,\"policy_resident\":%s,\"first_backward_op\":",
+                      "\"plan_resident\":%s,\"policy_resident\":%s,"
+                      "\"plan_resident_bytes_at_first_use\":%lld,\"first_backward_op\":",
                       (long long)g->tensors[s].bytes, export_decision_name(x->plan_dec[s]),
                       export_decision_name(x->dec[s]), x->plan_res[s] ? "true" : "false",
-                      policy_resident(x, s) ? "true" : "false");
+                      policy_resident(x, s) ? "true" : "false",
+                      (long long)x->res_at[x->first_bwd[s]]);
         sw_buf_put_jstr(b, g->ops[p->tasks[x->first_bwd[s]].op].name);
         if (x->dec[s] == EXP_OFFLOAD) {
             sw_buf_puts(b, ",\"prefetch_after\":");
@@ -447,6 +527,7 @@ static void put_json(exp_state *x, const export_summary *m, const sim_result *sr
 static void state_free(exp_state *x)
 {
     sw_free(x->first_bwd);
+    sw_free(x->res_at);
     sw_free(x->saved);
     sw_free(x->plan_dec);
     sw_free(x->restore_kind);
@@ -481,8 +562,9 @@ int export_pytorch(const plan *p, const sim_result *simulated, sw_buf *out, sw_b
     x.restore_kind = sw_calloc(n + 1, 1);
     x.scope = sw_calloc((size_t)x.g->n_ops + 1, sizeof *x.scope);
     x.prefetch = sw_calloc(n + 1, sizeof *x.prefetch);
+    x.res_at = sw_calloc((size_t)p->n_tasks + 1, sizeof *x.res_at);
     int rc = SW_ENOMEM;
-    if (!x.first_bwd || !x.saved || !x.plan_dec || !x.restore_kind || !x.scope || !x.prefetch)
+    if (!x.res_at || !x.first_bwd || !x.saved || !x.plan_dec || !x.restore_kind || !x.scope || !x.prefetch)
         goto done;
     for (size_t i = 0; i < 7 * n; i++)
         x.first_bwd[i] = -1;
@@ -506,6 +588,7 @@ int export_pytorch(const plan *p, const sim_result *simulated, sw_buf *out, sw_b
         goto done;
     }
     scan_residency(&x, res);
+    check_order(&x);
     plan_decisions(&x);
     prefetch_points(&x);
     if ((rc = recompute_regions(&x)))

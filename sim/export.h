@@ -26,6 +26,15 @@ typedef struct export_summary {
     int64_t policy_saved_bytes;   /* saved_bytes - policy_resident_bytes */
     int64_t surviving_bytes;      /* off the device there in both the plan and the policy */
     int64_t rounding_bytes;       /* saved activations whose residency there differs */
+    int32_t n_reordered;          /* forward and backward operators the plan runs at another
+                                     place than the recorded order (PyTorch's): where not 0,
+                                     step_rounding_bytes does not bound the difference */
+    int64_t step_rounding_bytes;  /* rounding_bytes plus the largest offloaded storage or
+                                     recomputed region, plus what the policy keeps that the
+                                     plan moves in the backward pass, plus the most bytes one
+                                     backward operator reads: how far the bytes held at a backward
+                                     operator may stray from the plan's (a fetch lands one
+                                     module early or late; a region comes back whole) */
 } export_summary;
 
 /* Append the policy of plan p as one JSON object (docs/apply.md) to out and

@@ -171,6 +171,7 @@ class Applied:
         self.bwd_started = False
         self.held, self.held_peak, self.held_start = 0, 0, None
         self.held_trace = []
+        self.steps = []  # (policy entry, bytes held) at each entry's first unpack
         self.unmatched, self.unmatched_bytes, self.unmatched_list = 0, 0, []
         self.offloaded_bytes = self.fetched_bytes = 0
         self.prefetches = self.late_fetches = 0
@@ -283,6 +284,8 @@ class Applied:
             t = torch.empty(0, dtype=dtype, device=rec.dev.device).set_(
                 _storage(rec.dev), off, size, stride)
         self.held_trace.append(self.held)
+        if rec.entry is not None and rec.pending == rec.packs:
+            self.steps.append((rec.entry, self.held))
         rec.pending -= 1
         if rec.pending == 0:
             self._release(rec)
@@ -337,6 +340,9 @@ class Applied:
     def stats(self):
         """What the last iteration did, as a dict (docs/apply.md)."""
         n_expected = sum(1 for e in self.entries if e["decision"] != RECOMPUTE)
+        devs = [held - e.get("plan_resident_bytes_at_first_use", held) for e, held in self.steps]
+        missed = [e for i, e in enumerate(self.entries)
+                  if e["decision"] != RECOMPUTE and not self.matched[i]]
         return {
             "entries": len(self.entries),
             "entries_expected": n_expected,
@@ -352,6 +358,13 @@ class Applied:
             "entries_not_seen": ["%s:%s:%d" % (e["name"], e.get("scope") or "-", e["bytes"])
                                  for i, e in enumerate(self.entries)
                                  if e["decision"] != RECOMPUTE and not self.matched[i]],
+            "entries_not_seen_bytes": sum(e["bytes"] for e in missed),
+            "entries_not_seen_max_bytes": max([e["bytes"] for e in missed] or [0]),
+            "entries_not_seen_resident_bytes": sum(e["bytes"] for e in missed
+                                                   if e.get("policy_resident")),
+            "steps": len(devs),
+            "step_max_over_plan_bytes": max(devs) if devs else 0,
+            "step_max_under_plan_bytes": -min(devs) if devs else 0,
             "held_start_bytes": self.held_start if self.held_start is not None else 0,
             "held_peak_backward_bytes": max(self.held_trace) if self.held_trace else 0,
             "held_peak_bytes": self.held_peak,
@@ -473,7 +486,8 @@ def main(argv=None):
         description="Apply a policy from `swapsim export --format pytorch` to a model: check "
                     "its gradients, or measure it.")
     ap.add_argument("model", help="torchvision name (resnet18), hf:NAME, or FILE.py:FUNC")
-    ap.add_argument("--policy", required=True, help="the policy (swapsim export -o POLICY)")
+    ap.add_argument("--policy", required=True, action="append",
+                    help="the policy (swapsim export -o POLICY); --check takes several")
     ap.add_argument("--batch", type=int, default=32, help="samples per iteration (default 32)")
     ap.add_argument("--device", default=None, help="cuda, cuda:N or cpu (default: cuda if "
                     "available, else cpu)")
@@ -492,10 +506,13 @@ def main(argv=None):
         fail("--batch: expected a positive integer, got %d" % a.batch)
     if a.measure < 0:
         fail("--measure: expected an integer >= 0, got %d" % a.measure)
+    if a.measure and len(a.policy) > 1:
+        fail("--measure: expected one --policy, got %d" % len(a.policy))
     try:
-        policy = load_policy(a.policy)
+        policies = [load_policy(p) for p in a.policy]
     except ValueError as e:
         fail(str(e))
+    policy = policies[0]
     device = a.device or ("cuda" if torch.cuda.is_available() else "cpu")
     if a.model.startswith("hf:"):
         spec = record_pytorch._huggingface(a.model[3:], a.batch, a.seq_len)
@@ -509,13 +526,14 @@ def main(argv=None):
     inputs = record_pytorch._to(tuple(inputs), dev)
     target = record_pytorch._to(spec.get("target"), dev)
     loss_fn = spec.get("loss")
-    out = {"policy": a.policy, "device": str(dev), "summary": policy.get("summary", {}),
-           "simulated": policy.get("simulated", {})}
+    out = {"device": str(dev), "simulated": policy.get("simulated", {}), "checks": []}
     rc = 0
     try:
-        if a.check or not a.measure:
-            out["check"] = check(model, inputs, target, policy, loss_fn)
-            rc = 0 if out["check"]["equal"] else 1
+        for path, pol in zip(a.policy, policies) if a.check or not a.measure else ():
+            c = check(model, inputs, target, pol, loss_fn)
+            c["policy"], c["summary"] = path, pol.get("summary", {})
+            out["checks"].append(c)
+            rc = rc or (0 if c["equal"] else 1)
         if a.measure:
             backend = "pytorch-" + dev.type
             runs = []
@@ -535,13 +553,12 @@ def main(argv=None):
     if a.json:
         print(json.dumps(out, sort_keys=True))
     else:
-        if "check" in out:
-            c = out["check"]
+        for c in out["checks"]:
             s = c["stats"]
-            print("check: %s (largest difference %.3g); %d of %d policy entries applied once, "
+            print("check %s: %s (largest difference %.3g); %d of %d policy entries applied once, "
                   "%d saved storages not in the policy (%d bytes); held %d bytes at backward "
                   "start, %d at most; %d bytes offloaded" % (
-                      "equal gradients" if c["equal"] else "GRADIENTS DIFFER", c["max_abs_diff"],
+                      c["policy"], "equal gradients" if c["equal"] else "GRADIENTS DIFFER", c["max_abs_diff"],
                       s["entries_matched_once"], s["entries_expected"], s["unmatched"],
                       s["unmatched_bytes"], s["held_start_bytes"], s["held_peak_backward_bytes"],
                       s["offloaded_bytes"]))
@@ -556,9 +573,11 @@ def main(argv=None):
             print("simulated (swapsim, %s): %.6f s per iteration, peak %d bytes" % (
                 out["simulated"].get("device", "?"), out["simulated"].get("iteration_time_s", 0),
                 out["simulated"].get("peak_memory_bytes", 0)))
-    if rc:
-        print("apply_plan.py: the gradients with the policy differ from those without "
-              "(largest difference %.3g)" % out["check"]["max_abs_diff"], file=sys.stderr)
+    for c in out["checks"]:
+        if not c["equal"]:
+            print("apply_plan.py: %s: the gradients with the policy differ from those without "
+                  "(largest difference %.3g)" % (c["policy"], c["max_abs_diff"]), file=sys.stderr)
+            break
     return rc
 
 
