@@ -335,16 +335,20 @@ static int recompute_regions(exp_state *x)
         x->regions[x->n_regions++] = a;
     }
     /* outermost only: a region inside another is recomputed with it */
+    uint8_t *inner = sw_calloc((size_t)x->n_regions + 1, 1);
+    if (!inner)
+        return SW_ENOMEM;
+    for (int32_t i = 0; i < x->n_regions; i++)
+        for (int32_t j = 0; j < x->n_regions && !inner[i]; j++)
+            inner[i] = j != i && within(x->regions[i], x->regions[j]);
     int32_t k = 0;
     for (int32_t i = 0; i < x->n_regions; i++) {
-        int inner = 0;
-        for (int32_t j = 0; j < x->n_regions && !inner; j++)
-            inner = j != i && within(x->regions[i], x->regions[j]);
-        if (inner)
+        if (inner[i])
             sw_free(x->regions[i]);
         else
             x->regions[k++] = x->regions[i];
     }
+    sw_free(inner);
     x->n_regions = k;
     for (int32_t s = 0; s < x->n; s++) {
         if (!x->saved[s])
