@@ -69,8 +69,10 @@ static int record(const char *name, const char *model_args, int batch)
     return ok;
 }
 
-/* Plan NAME.json with PLANNER and SETTINGS, export it to NAME.TAG.policy.json. */
-static void plan_export(const char *name, const char *tag, const char *planner_args)
+/* Plan NAME.json with PLANNER and SETTINGS, export it to NAME.TAG.policy.json;
+   when want is not NULL, some line left out must contain it. */
+static void plan_export(const char *name, const char *tag, const char *planner_args,
+                        const char *want)
 {
     char args[1024], *o = NULL, *e = NULL;
     snprintf(args, sizeof args, "run %s.json %s -o %s.%s.plan.json", name, planner_args, name,
@@ -92,6 +94,8 @@ static void plan_export(const char *name, const char *tag, const char *planner_a
     }
     OK(!bad, "%s.%s: each line on stderr is one decision not expressed (%d %s)", name, tag,
        lines(e), "lines");
+    if (want)
+        IS_STR_HAS(e, want, "%s.%s: a decision left out is named", name, tag);
     sw_free(o);
     sw_free(e);
 }
@@ -175,10 +179,11 @@ static void test_transformer(void)
     if (!record("tf", model, 16))
         return;
     plan_export("tf", "hybrid", "--planner hybrid --set search=false --set schedule=profile "
-                "--memory 0.7x");
+                "--memory 0.7x", NULL);
     plan_export("tf", "swapadvisor", "--planner swapadvisor --set generations=3 --set "
-                "population=8 --seed 1 --memory 0.7x");
-    plan_export("tf", "sublinear", "--planner sublinear --set mode=budget --memory 0.7x");
+                "population=8 --seed 1 --memory 0.7x", "the plan runs");
+    plan_export("tf", "sublinear", "--planner sublinear --set mode=budget --memory 0.7x",
+                "is recomputed with region");
     const char *tags[] = {"hybrid", "swapadvisor", "sublinear"};
     int64_t off = 0;
     int regions = 0;
@@ -198,9 +203,9 @@ static void test_resnet18(void)
     if (!record("r18", "resnet18 --image-size 96", 8))
         return;
     plan_export("r18", "hybrid", "--planner hybrid --set search=false --set schedule=profile "
-                "--memory 0.7x");
+                "--memory 0.7x", NULL);
     plan_export("r18", "swapadvisor", "--planner swapadvisor --set generations=3 --set "
-                "population=8 --seed 1 --memory 0.7x");
+                "population=8 --seed 1 --memory 0.7x", "parameter '");
     const char *tags[] = {"hybrid", "swapadvisor"};
     int64_t off = 0;
     int regions = 0;

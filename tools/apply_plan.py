@@ -466,9 +466,11 @@ def _csv_row(policy, m, model_name, batch, backend, with_policy):
     sim = policy.get("simulated", {})
     plan = policy.get("plan", {})
     sim_s = sim.get("iteration_time_s", "")
+    # the relative error says something only on the GPU the plan was made for
     err = ("%.6g" % ((m["measured_s"] - sim_s) / sim_s)
-           if with_policy and isinstance(sim_s, (int, float)) and sim_s > 0 else "")
-    vals = ["pytorch", model_name, batch, plan.get("planner", "") if with_policy else "none",
+           if with_policy and backend == "pytorch-cuda" and isinstance(sim_s, (int, float))
+           and sim_s > 0 else "")
+    vals = ["pytorch", os.path.basename(model_name), batch, plan.get("planner", "") if with_policy else "none",
             "", "", plan.get("budget_bytes", "") if with_policy else "",
             sim.get("swap_in_bytes", "") if with_policy else 0,
             sim.get("swap_out_bytes", "") if with_policy else 0,
