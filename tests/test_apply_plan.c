@@ -4,13 +4,19 @@
    swapadvisor and sublinear, exported and applied; the gradients equal those
    without the policy, every saved tensor is decided once, and the bytes the
    hooks hold follow the plan's resident set within the export's rounding
-   (docs/apply.md). Skips where no Python has PyTorch. */
+   (docs/apply.md). The export's decisions on a hand-made plan need no
+   Python; the rest skips where no Python has PyTorch. */
 #include <unistd.h>
 
 #include "../common/json.h"
+#include "../sim/export.h"
+#include "../sim/plan_io.h"
+#include "../sim/verify.h"
 #include "cli_run.h"
+#include "fixtures.h"
 
 static char py[256], root[512];
+static int have_py;
 
 /* The first of $SWAPSIM_PYTHON, /usr/bin/python3 and python3 that imports torch. */
 static int find_python(void)
@@ -172,8 +178,145 @@ static void apply_check(const char *model_args, int batch, const char *name, con
     sw_free(text);
 }
 
+/* blk.m1 makes A from the batch X and W; blk.m2 makes B; the loss (no
+   module) makes L; the backward reads L, B and A. Tensors: X W A B L gL gB gW. */
+enum { TX, TW, TA, TB, TL, TGL, TGB, TGW };
+
+static graph_profile *hand_profile(void)
+{
+    dev_spec d = fixture_device();
+    graph_profile *g = graph_new("hand", &d);
+    graph_add_tensor(g, "X", 1000, GK_INPUT, 0);
+    graph_add_tensor(g, "W", 400, GK_PARAMETER, 1);
+    graph_add_tensor(g, "A", 3000, GK_ACTIVATION, 0);
+    graph_add_tensor(g, "B", 2000, GK_ACTIVATION, 0);
+    graph_add_tensor(g, "L", 4, GK_ACTIVATION, 0);
+    graph_add_tensor(g, "gL", 4, GK_GRADIENT, 0);
+    graph_add_tensor(g, "gB", 2000, GK_GRADIENT, 0);
+    graph_add_tensor(g, "gW", 400, GK_GRADIENT, 0);
+    graph_add_op(g, "blk.m1:aten::linear", "linear", 0.001, GP_FORWARD, IDS(TX, TW), IDS(TA),
+                 NOIDS, 0);
+    graph_add_op(g, "blk.m2:aten::relu", "relu", 0.001, GP_FORWARD, IDS(TA), IDS(TB), NOIDS, 0);
+    graph_add_op(g, "n9:aten::sum", "sum", 0.001, GP_FORWARD, IDS(TB), IDS(TL), NOIDS, 0);
+    graph_add_op(g, "n10:SumBackward0", "sum_bw", 0.001, GP_BACKWARD, IDS(TL), IDS(TGL), NOIDS,
+                 0);
+    graph_add_op(g, "blk.m2:ReluBackward0", "relu_bw", 0.001, GP_BACKWARD, IDS(TB, TGL),
+                 IDS(TGB), NOIDS, 0);
+    graph_add_op(g, "blk.m1:AddmmBackward0", "linear_bw", 0.001, GP_BACKWARD, IDS(TA, TW, TGB),
+                 IDS(TGW), NOIDS, 0);
+    graph_add_op(g, "n12:aten::add_", "sgd", 0.001, GP_UPDATE, IDS(TGW), NOIDS, IDS(TW), 0);
+    sw_err e;
+    if (graph_finish(g, &e, NULL, NULL))
+        printf("# %s\n", e.msg);
+    return g;
+}
+
+/* The plan: swap W out and in around the forward pass; A leaves after the
+   forward pass by a swap-out (offload) or a drop and a re-run (recompute). */
+static plan *hand_plan(graph_profile *g, int recompute)
+{
+    plan *p = plan_new(g, 0);
+    p->budget = p->capacity = 1 << 20;
+    plan_set_meta(p, "hand", 0, "{}");
+    p->resident = sw_malloc(2 * sizeof *p->resident);
+    p->resident[0] = (plan_place){TW, -1, -1, 0};
+    p->resident[1] = (plan_place){TX, -1, -1, 400};
+    p->n_resident = 2;
+    plan_add_task(p, TASK_RUN, 0, -1, PL(TA, 2000), NOIDS, NOIDS, NOIDS);
+    plan_add_task(p, TASK_SWAP_OUT, -1, TW, NOPL, NOIDS, NOIDS, NOIDS);
+    plan_add_task(p, TASK_RUN, 1, -1, PL(TB, 6000), NOIDS, NOIDS, NOIDS);
+    plan_add_task(p, recompute ? TASK_DROP : TASK_SWAP_OUT, -1, TA, NOPL, NOIDS, NOIDS, NOIDS);
+    plan_add_task(p, TASK_RUN, 2, -1, PL(TL, 9000), NOIDS, NOIDS, NOIDS);
+    plan_add_task(p, TASK_RUN, 3, -1, PL(TGL, 9100), IDS(TL), NOIDS, NOIDS);
+    plan_add_task(p, TASK_SWAP_IN, -1, TW, PL(TW, 0), NOIDS, NOIDS, NOIDS);
+    plan_add_task(p, TASK_RUN, 4, -1, PL(TGB, 10000), IDS(TB, TGL), NOIDS, NOIDS);
+    if (recompute)
+        plan_add_task(p, TASK_RERUN, 0, -1, PL(TA, 2000), NOIDS, NOIDS, NOIDS);
+    else
+        plan_add_task(p, TASK_SWAP_IN, -1, TA, PL(TA, 2000), NOIDS, NOIDS, NOIDS);
+    plan_add_task(p, TASK_RUN, 5, -1, PL(TGW, 13000), IDS(TA, TGB), NOIDS, NOIDS);
+    plan_add_task(p, TASK_RUN, 6, -1, NOPL, IDS(TGW), NOIDS, NOIDS);
+    return p;
+}
+
+static void test_export_decisions(void)
+{
+    graph_profile *g = hand_profile();
+    for (int rec = 0; rec < 2; rec++) {
+        plan *p = hand_plan(g, rec);
+        sw_buf b, lines;
+        sw_buf_init(&b);
+        sw_buf_init(&lines);
+        export_summary m;
+        sw_err e;
+        int rc = export_pytorch(p, NULL, &b, &lines, &m, &e);
+        IS_INT(rc, 0, "%s plan exports %s", rec ? "recompute" : "offload", rc ? e.msg : "");
+        const char *what = rec ? "recompute" : "offload";
+        IS_INT(m.n_saved, 3, "%s: A, B and L are saved activations (X: no backward reads it)",
+               what);
+        IS_INT(m.plan_saved_bytes, 3000, "%s: the plan keeps A (3000 bytes) off the device at "
+               "the first backward operator", what);
+        IS_INT(m.surviving_bytes, 3000, "%s: and so does the policy", what);
+        IS_INT(m.rounding_bytes, 0, "%s: no rounding", what);
+        IS_INT(rec ? m.n_recompute : m.n_offload, 1, "%s: A is the one %s", what, what);
+        IS_STR_HAS(lines.data, "parameter 'W' (400 bytes) is swapped",
+                   "%s: W's swap is named as not expressed", what);
+        char want[200];
+        snprintf(want, sizeof want, rec ? "\"decision\":\"recompute\",%s"
+                                        : "\"decision\":\"offload\",%s",
+                 "\"plan_resident\":false");
+        IS_STR_HAS(b.data, want, "%s: A's entry", what);
+        IS_STR_HAS(b.data, rec ? "\"region\":\"blk\"" : "\"prefetch_after\":\"blk.m2\"",
+                   rec ? "recompute: the region is blk, the module around A's producer and "
+                         "its forward uses"
+                       : "offload: fetched after blk.m2's backward (the last before the "
+                         "plan's swap-in)");
+        IS_STR_HAS(b.data, "\"scope\":\"blk.m1\"", "%s: A's scope is its producer's module",
+                   what);
+        sw_buf_free(&b);
+        sw_buf_free(&lines);
+        plan_free(p);
+    }
+    graph_free(g);
+}
+
+/* A pool plan places a storage of 0 bytes in no object (class -1): it
+   must read back (a swapadvisor plan of an imported profile did not). */
+static void test_pool_empty_storage_reads_back(void)
+{
+    dev_spec d = fixture_device();
+    graph_profile *g = graph_new("empty", &d);
+    graph_add_tensor(g, "A", 1000, GK_ACTIVATION, 0);
+    graph_add_tensor(g, "E", 0, GK_ACTIVATION, 0);
+    graph_add_op(g, "op", "op", 0.001, GP_FORWARD, NOIDS, IDS(0, 1), NOIDS, 0);
+    sw_err e;
+    OK(graph_finish(g, &e, NULL, NULL) == 0, "profile with an empty tensor");
+    plan *p = plan_new(g, 0);
+    plan_set_meta(p, "hand", 0, "{}");
+    plan_set_pool(p, (int64_t[]){1000}, (int32_t[]){1}, 1);
+    p->budget = 1000;
+    plan_add_task(p, TASK_RUN, 0, -1,
+                  (plan_place[]){{0, 0, 0, 0}, {1, -1, -1, 0}}, 2, IDS(0, 1), NOIDS, NOIDS);
+    sw_buf b;
+    sw_buf_init(&b);
+    plan_to_json(p, &b);
+    plan *q = NULL;
+    int rc = plan_read_text(b.data, b.len, "empty.json", &q, &e);
+    OK(rc == 0, "the plan reads back %s", rc ? e.msg : "");
+    OK(q && plan_verify(q, NULL, &e) == 0, "and verifies");
+    plan_free(q);
+    sw_buf_free(&b);
+    plan_free(p);
+    graph_free(g);
+}
+
 static void test_transformer(void)
 {
+    if (!have_py) {
+        tap_skip(1, "PyTorch is not installed for $SWAPSIM_PYTHON, /usr/bin/python3 or "
+                    "python3 (apt-get install python3-torch)");
+        return;
+    }
     char model[600];
     snprintf(model, sizeof model, "%s/tests/record/transformer_model.py:transformer", root);
     if (!record("tf", model, 16))
@@ -194,6 +337,10 @@ static void test_transformer(void)
 
 static void test_resnet18(void)
 {
+    if (!have_py) {
+        tap_skip(1, "PyTorch is not installed");
+        return;
+    }
     char cmd[600];
     snprintf(cmd, sizeof cmd, "%s -c 'import torchvision' >/dev/null 2>&1", py);
     if (system(cmd) != 0) {
@@ -216,6 +363,10 @@ static void test_resnet18(void)
 static void test_bad_input_one_line(void)
 {
     char *e = NULL;
+    if (!have_py) {
+        tap_skip(1, "PyTorch is not installed");
+        return;
+    }
     IS_INT(sh("export nothing.plan.json --format pytorch -o x.json", NULL, &e), 1,
            "export of a missing plan: exit 1");
     OK(lines(e) == 1 && e && strstr(e, "nothing.plan.json"), "one line naming it: %s",
@@ -246,6 +397,8 @@ static void test_bad_input_one_line(void)
 }
 
 static const tap_test tests[] = {
+    {"export_decisions", test_export_decisions},
+    {"pool_empty_storage_reads_back", test_pool_empty_storage_reads_back},
     {"transformer", test_transformer},
     {"resnet18", test_resnet18},
     {"bad_input_one_line", test_bad_input_one_line},
@@ -256,9 +409,7 @@ int main(int argc, char **argv)
     bin = getenv("SWAPSIM_BIN");
     if (!bin)
         tap_skip_all("SWAPSIM_BIN not set (run through make test)");
-    if (!find_python())
-        tap_skip_all("PyTorch is not installed for $SWAPSIM_PYTHON, /usr/bin/python3 or python3 "
-                     "(apt-get install python3-torch)");
+    have_py = find_python();
     if (!getcwd(root, sizeof root))
         tap_skip_all("cannot read the working directory");
     snprintf(dir, sizeof dir, "/tmp/swapsim-apply-%d", (int)getpid());
@@ -266,7 +417,7 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
     if (system(cmd) != 0)
         tap_skip_all("cannot make a scratch directory");
-    printf("# python: %s\n", py);
+    printf("# python: %s\n", have_py ? py : "none with PyTorch");
     int rc = tap_run(tests, SW_ARRAY_LEN(tests), argc, argv);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
