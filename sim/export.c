@@ -466,7 +466,8 @@ static void put_json(exp_state *x, const export_summary *m, const sim_result *sr
                   "\"saved_bytes\":%lld,\"plan_resident_bytes\":%lld,"
                   "\"policy_resident_bytes\":%lld,\"plan_saved_bytes\":%lld,"
                   "\"policy_saved_bytes\":%lld,\"surviving_bytes\":%lld,\"survival\":%.6g,"
-                  "\"rounding_bytes\":%lld,\"step_rounding_bytes\":%lld,\"reordered_ops\":%d},\n\"regions\":[",
+                  "\"rounding_bytes\":%lld,\"step_rounding_bytes\":%lld,"
+                  "\"reordered_ops\":%d},\n\"regions\":[",
                   (long long)g->batch, m->n_saved, m->n_keep, m->n_offload, m->n_recompute,
                   m->n_regions, m->n_unexpressed, (long long)m->saved_bytes,
                   (long long)m->plan_resident_bytes, (long long)m->policy_resident_bytes,
@@ -568,7 +569,8 @@ int export_pytorch(const plan *p, const sim_result *simulated, sw_buf *out, sw_b
     x.prefetch = sw_calloc(n + 1, sizeof *x.prefetch);
     x.res_at = sw_calloc((size_t)p->n_tasks + 1, sizeof *x.res_at);
     int rc = SW_ENOMEM;
-    if (!x.res_at || !x.first_bwd || !x.saved || !x.plan_dec || !x.restore_kind || !x.scope || !x.prefetch)
+    if (!x.res_at || !x.first_bwd || !x.saved || !x.plan_dec || !x.restore_kind || !x.scope ||
+        !x.prefetch)
         goto done;
     for (size_t i = 0; i < 7 * n; i++)
         x.first_bwd[i] = -1;

@@ -39,11 +39,12 @@ typedef struct export_summary {
 
 /* Append the policy of plan p as one JSON object (docs/apply.md) to out and
    fill *sum (may be NULL); simulated (may be NULL) is the simulator's run of
-   the plan, copied into the policy for tools/apply_plan.py --measure. Decisions that cannot be expressed are listed in
-   the policy's "unexpressed" array, one line each, and appended to lines
-   (may be NULL), each ending in a newline. Returns 0, or SW_EINVAL
-   when the plan's profile is not an iteration with a backward pass (no
-   forward or no backward operator), with a message in err. */
+   the plan, copied into the policy for tools/apply_plan.py --measure.
+   Decisions that cannot be expressed are listed in the policy's
+   "unexpressed" array, one line each, and appended to lines (may be NULL),
+   each ending in a newline. Returns 0; SW_EINVAL when the plan's profile
+   has no backward operator (no activation is saved for a backward pass),
+   with a message in err; SW_ENOMEM. */
 int export_pytorch(const plan *p, const sim_result *simulated, sw_buf *out, sw_buf *lines,
                    export_summary *sum, sw_err *err);
 

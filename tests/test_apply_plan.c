@@ -159,7 +159,8 @@ static void apply_check(const char *model_args, int batch, const char *name, con
         OK(dev <= tol && -dev <= tol, "%s.%s: held %g bytes there, the plan %g: within the "
            "export's rounding %g (+ %g not matched)", name, tag, held,
            num(m, "plan_resident_bytes"), num(m, "rounding_bytes"), unmatched + missed);
-        double over = num(s, "step_max_over_plan_bytes"), under = num(s, "step_max_under_plan_bytes");
+        double over = num(s, "step_max_over_plan_bytes");
+        double under = num(s, "step_max_under_plan_bytes");
         double stol = num(m, "step_rounding_bytes") + unmatched + missed;
         if (num(m, "reordered_ops") == 0)
             OK(over <= stol && under <= stol, "%s.%s: at each backward step the bytes held are "
@@ -278,6 +279,24 @@ static void test_export_decisions(void)
         plan_free(p);
     }
     graph_free(g);
+    /* an inference iteration saves nothing for a backward pass */
+    dev_spec d = fixture_device();
+    graph_profile *f = graph_new("forward-only", &d);
+    graph_add_tensor(f, "X", 100, GK_INPUT, 0);
+    graph_add_tensor(f, "Y", 100, GK_ACTIVATION, 0);
+    graph_add_op(f, "m:aten::relu", "relu", 0.001, GP_FORWARD, IDS(0), IDS(1), NOIDS, 0);
+    sw_err e;
+    graph_finish(f, &e, NULL, NULL);
+    plan *p = plan_new(f, 0);
+    plan_add_task(p, TASK_RUN, 0, -1, PL(1, 0), IDS(0, 1), NOIDS, NOIDS);
+    sw_buf b;
+    sw_buf_init(&b);
+    IS_INT(export_pytorch(p, NULL, &b, NULL, NULL, &e), SW_EINVAL,
+           "a plan with no backward operator is refused");
+    IS_STR_HAS(e.msg, "no backward operator", "saying why: %s", e.msg);
+    sw_buf_free(&b);
+    plan_free(p);
+    graph_free(f);
 }
 
 /* A pool plan places a storage of 0 bytes in no object (class -1): it

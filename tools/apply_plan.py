@@ -105,14 +105,13 @@ def _flat(t):
 class _Record:
     """One saved storage: its decision, taken once, and where it is."""
     __slots__ = ("key", "rep", "entry", "decision", "bytes", "packs", "pending", "dev", "host",
-                 "event", "prefetch_after", "decided")
+                 "event", "prefetch_after")
 
     def __init__(self, key, rep, entry, decision, nbytes):
         self.key, self.rep, self.entry, self.decision = key, rep, entry, decision
         self.bytes, self.packs, self.pending = nbytes, 0, 0
         self.dev = self.host = self.event = None
         self.prefetch_after = entry.get("prefetch_after", "") if entry else ""
-        self.decided = 1
 
 
 class Applied:
@@ -281,6 +280,8 @@ class Applied:
             if self.cuda and rec.event is not None:
                 torch.cuda.current_stream().wait_event(rec.event)
                 rec.event = None
+                # made on the side stream, read on this one: not reused before it is done
+                rec.dev.record_stream(torch.cuda.current_stream())
             t = torch.empty(0, dtype=dtype, device=rec.dev.device).set_(
                 _storage(rec.dev), off, size, stride)
         self.held_trace.append(self.held)
@@ -470,7 +471,8 @@ def _csv_row(policy, m, model_name, batch, backend, with_policy):
     err = ("%.6g" % ((m["measured_s"] - sim_s) / sim_s)
            if with_policy and backend == "pytorch-cuda" and isinstance(sim_s, (int, float))
            and sim_s > 0 else "")
-    vals = ["pytorch", os.path.basename(model_name), batch, plan.get("planner", "") if with_policy else "none",
+    vals = ["pytorch", os.path.basename(model_name), batch,
+            plan.get("planner", "") if with_policy else "none",
             "", "", plan.get("budget_bytes", "") if with_policy else "",
             sim.get("swap_in_bytes", "") if with_policy else 0,
             sim.get("swap_out_bytes", "") if with_policy else 0,
@@ -560,7 +562,8 @@ def main(argv=None):
             print("check %s: %s (largest difference %.3g); %d of %d policy entries applied once, "
                   "%d saved storages not in the policy (%d bytes); held %d bytes at backward "
                   "start, %d at most; %d bytes offloaded" % (
-                      c["policy"], "equal gradients" if c["equal"] else "GRADIENTS DIFFER", c["max_abs_diff"],
+                      c["policy"], "equal gradients" if c["equal"] else "GRADIENTS DIFFER",
+                      c["max_abs_diff"],
                       s["entries_matched_once"], s["entries_expected"], s["unmatched"],
                       s["unmatched_bytes"], s["held_start_bytes"], s["held_peak_backward_bytes"],
                       s["offloaded_bytes"]))
