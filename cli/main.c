@@ -98,6 +98,8 @@ static void usage(FILE *f)
           "  bound PROFILE --memory SIZE\n"
           "                          lower bounds on any plan's iteration time\n"
           "  simulate PLAN           time a plan (steady-state iteration)\n"
+          "  export PLAN --format pytorch -o F\n"
+          "                          a plan as a policy PyTorch applies (docs/apply.md)\n"
           "  run PROFILE --planner NAME --memory SIZE\n"
           "                          plan, verify and simulate in one go\n"
           "  experiment FILE...      run experiment grids (experiments/*.json) into CSVs\n"
@@ -158,6 +160,7 @@ int main(int argc, char **argv)
                 {"serve", cmd_serve},
                 {"colocate", cmd_colocate},
                 {"tradeoff", cmd_tradeoff},
+                {"export", cmd_export},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name)) {
