@@ -199,7 +199,7 @@ test: deps
 	  echo "test: could not install $(TEST_PY_PKGS): tests/test_record_pytorch will skip"
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_MPI_PKGS)" || \
 	  echo "test: could not install $(TEST_MPI_PKGS): tests/test_mpi will skip"
-	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) cuda
+	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) cuda lib
 	SWAPSIM_BIN=$(abspath $(SWAPSIM)) SWAPSIM_DATA=$(abspath $(DATA)) \
 	  LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) prove --exec '' $(TEST_BIN)
 
@@ -344,10 +344,16 @@ $(PIC_SO): $(PIC_OBJ)
 .PHONY: lib python
 lib: $(PIC_SO)
 
+# pip and setuptools for Debian's python (the build runs offline: no build isolation)
+PYTHON_PKGS := python3 python3-pip python3-setuptools
+
 python: $(PIC_SO)
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(PYTHON_PKGS)"
 	cp $(PIC_SO) python/swapsim/libswapsim.so
-	$(PYTHON) -m pip install --user --break-system-packages ./python 2>/dev/null || \
-	  $(PYTHON) -m pip install --user ./python
+	@where=$$($(PYTHON) -c 'import sys; print("" if sys.prefix != sys.base_prefix else "--user --break-system-packages")'); \
+	$(PYTHON) -m pip install --no-build-isolation $$where ./python || \
+	  $(PYTHON) -m pip install $$where ./python
+	@rm -rf python/build python/swapsim.egg-info
 	@echo "python: installed for $(PYTHON) (import swapsim; docs/python.md)"
 
 install: $(SWAPSIM)

@@ -251,9 +251,9 @@ static int eval_cells(sweep *s, sweep_eval_fn eval, void *ud, sweep_cell *c, siz
 }
 
 /* A bracketed search per planner: lo is known not to fit, hi to fit (for
-   budgets; for batches the other way round); each round evaluates a few
-   points inside every open bracket (together, so they run in parallel)
-   until hi - lo <= tol. at[i] is the cell at the fitting end. */
+   budgets; for batches the other way round); each round evaluates the
+   midpoint of every open bracket (together, so they run in parallel) until
+   hi - lo <= tol. at is the cell at the fitting end. */
 typedef struct bracket {
     int64_t lo, hi;
     int open;
@@ -271,8 +271,8 @@ static int search(sweep *s, bracket *br, int batch_mode, int64_t tol, sweep_eval
         }
         if (!open)
             return 0;
-        int m = s->threads / open;
-        m = m < 1 ? 1 : m > 7 ? 7 : m;
+        int m = 1; /* bisection: the points, and so the results, do not depend on how
+                      many cells run at once (planners run side by side) */
         sweep_cell *c = sw_calloc((size_t)(open * m), sizeof *c);
         int *owner = sw_calloc((size_t)(open * m), sizeof *owner);
         if (!c || !owner) {

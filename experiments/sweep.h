@@ -61,7 +61,7 @@ typedef struct sweep {
     const char *model_opts;  /* its options as "k=v,k=v" (batch excluded), or NULL */
     uint64_t seed;           /* planners' seed (default 1) */
     double time_budget_s;    /* search time of planners that search (swapadvisor, hybrid) */
-    int threads;             /* how many cells run at once (bisection points per round) */
+    int threads;             /* how many cells run at once (the results do not depend on it) */
     /* from sweep_setup */
     const char *planners[SWEEP_MAX_PLANNERS];
     int npl;
