@@ -37,11 +37,11 @@ static int setup_planners(sweep *s, const char *list, sw_err *err)
             const planner *p = planner_at(i);
             const char *why = NULL;
             if (p->flags & PLANNER_UNBOUNDED)
-                why = "the reference (1 by definition)";
+                why = "the reference: 1 by definition";
             else if (!strcmp(p->name, "random"))
                 why = "a test planner";
             else if (p->flags & PLANNER_SIZE_LIMIT)
-                why = "an exact solver: needs a small profile or --set max_ops; name it to run it";
+                why = "an exact solver for small profiles: name it to run it";
             if (why) {
                 sw_buf_printf(&b, "%s%s (%s)", b.len ? "; " : "", p->name, why);
                 continue;
@@ -329,6 +329,33 @@ static int search(sweep *s, bracket *br, int batch_mode, int64_t tol, sweep_eval
     }
 }
 
+/* A planner that fits at no budget of the grid is tried at the device's
+   memory, when that is larger: if it fits there, its bracket is the grid's
+   largest budget to the device's memory (`none` at 1x of the ideal peak may
+   not fit for the allocator's fragmentation, and fit a little above). */
+static int fit_above(sweep *s, bracket *br, sweep_eval_fn eval, void *ud, sw_err *err)
+{
+    int64_t top = s->budgets[s->nb - 1], dev = s->g->device.memory_bytes;
+    sweep_cell c[SWEEP_MAX_PLANNERS];
+    int owner[SWEEP_MAX_PLANNERS];
+    size_t n = 0;
+    for (int p = 0; p < s->npl && dev > top; p++)
+        if (s->fit[p].status == SWEEP_FIT_NEVER) {
+            cell_init(&c[n], s->planners[p], dev, 0);
+            owner[n++] = p;
+        }
+    int rc = eval_cells(s, eval, ud, c, n, err);
+    for (size_t i = 0; !rc && i < n; i++) {
+        int p = owner[i];
+        s->fit[p].evals++;
+        if (c[i].fits) {
+            s->fit[p].status = SWEEP_FIT_FOUND;
+            br[p] = (bracket){top, dev, 1, c[i]};
+        }
+    }
+    return rc;
+}
+
 /* --fit: bracket each planner from the grid (the smallest budget that fits,
    the largest below it that does not, else 0), then bisect. */
 static int run_fit(sweep *s, sweep_eval_fn eval, void *ud, sw_err *err)
@@ -353,7 +380,9 @@ static int run_fit(sweep *s, sweep_eval_fn eval, void *ud, sw_err *err)
         }
         br[p].open = f->status == SWEEP_FIT_FOUND;
     }
-    int rc = search(s, br, 0, s->tol, eval, ud, err);
+    int rc = fit_above(s, br, eval, ud, err);
+    if (!rc)
+        rc = search(s, br, 0, s->tol, eval, ud, err);
     for (int p = 0; !rc && p < s->npl; p++) {
         sweep_fit *f = &s->fit[p];
         if (f->status == SWEEP_FIT_FOUND) {
@@ -783,7 +812,8 @@ static void table_fit(const sweep *s, sw_buf *b)
                           f->evals);
         else if (s->did_fit)
             sw_buf_printf(b, "does not fit at up to %s\n",
-                          sw_fmt_bytes(s->budgets[s->nb - 1], h, sizeof h));
+                          sw_fmt_bytes(SW_MAX(s->budgets[s->nb - 1], s->g->device.memory_bytes),
+                                       h, sizeof h));
         else if (f->status == SWEEP_FIT_NEVER)
             sw_buf_printf(b, "does not fit at batch %lld\n", (long long)s->batch_lo);
         else

@@ -139,11 +139,13 @@ static void test_grid_written(void)
     sw_free(err);
 }
 
-/* --fit: each budget found fits, and the budget a tolerance below does not. */
+/* --fit: each budget found fits, and the budget a tolerance below does not;
+   none, which needs more than the ideal peak under first-fit, is found
+   above the grid (below the device's memory). */
 static void test_fit(void)
 {
     char args[800], *err = NULL;
-    snprintf(args, sizeof args, "sweep %s --planner odswap,dtr,sublinear --memory 0.5x,1.0x "
+    snprintf(args, sizeof args, "sweep %s --planner odswap,dtr,sublinear,none --memory 0.5x,1.0x "
              "--fit --fit-tol 0.02x --threads 2 --cache cache --out f --json", profile);
     int rc = sh(args, NULL, &err);
     IS_INT(rc, 0, "sweep --fit runs: %s", err ? err : "");
@@ -151,7 +153,7 @@ static void test_fit(void)
     json_doc *d = json_doc_new();
     const json_value *v = read_json(d, "f.json"), *fit = v ? json_get(v, "fit") : NULL;
     const json_value *pls = fit ? json_get(fit, "planners") : NULL;
-    OK(pls && pls->n == 3, "a fit per planner");
+    OK(pls && pls->n == 4, "a fit per planner");
     long long tol = (long long)num(fit, "tolerance_bytes");
     OK(tol > 0 && (double)tol <= 0.02 * num(v, "ideal_peak_bytes") + 1, "the tolerance, in bytes");
     for (uint32_t i = 0; pls && i < pls->n; i++) {
