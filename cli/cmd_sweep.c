@@ -250,6 +250,23 @@ static int mkdirs(const char *dir)
     return mkdir(t, 0775) && errno != EEXIST ? -1 : 0;
 }
 
+/* PREFIX.csv, .json, .png or .svg is the profile itself: refused. */
+static int clobbers_profile(const char *profile, const char *prefix)
+{
+    char in[4096];
+    if (!realpath(profile, in))
+        return 0;
+    static const char *const ext[] = {"csv", "json", "png", "svg"};
+    for (size_t i = 0; i < SW_ARRAY_LEN(ext); i++) {
+        char path[1100], out[4096];
+        snprintf(path, sizeof path, "%s.%s", prefix, ext[i]);
+        if (realpath(path, out) && !strcmp(in, out))
+            return cli_fail(EXIT_USER, "--out %s: %s would overwrite the profile %s (give "
+                            "another --out PREFIX)", prefix, path, profile);
+    }
+    return 0;
+}
+
 static int write_out(const char *prefix, const char *ext, const sw_buf *b)
 {
     char path[1100];
@@ -408,8 +425,13 @@ int cmd_sweep(int argc, char **argv)
         graph_free(g);
         return cli_error(&e);
     }
-    /* the outputs and the cache can be written, before any work */
+    /* the outputs would not overwrite the profile, and they and the cache can be
+       written, before any work */
     char path[1100];
+    if (a.profile && (rc = clobbers_profile(a.profile, a.out))) {
+        graph_free(g);
+        return rc;
+    }
     snprintf(path, sizeof path, "%s.csv", a.out);
     FILE *probe = fopen(path, "a");
     if (!probe || mkdirs(a.cache)) {

@@ -222,6 +222,9 @@ static void test_bad_input(void)
     expect_fail(args, 1, "unknown planner 'nope'", "an unknown planner");
     snprintf(args, sizeof args, "sweep %s --out /nonexistent-dir/x", profile);
     expect_fail(args, 1, "/nonexistent-dir/x.csv", "an output that cannot be written, at once");
+    snprintf(args, sizeof args, "sweep %s --out %.*s", profile, (int)strlen(profile) - 5,
+             profile);
+    expect_fail(args, 1, "would overwrite the profile", "an output over the profile");
     expect_fail("sweep --model resnet,depth=18 --batch 64:4 --cache cache --out x", 1,
                 "LO:HI", "a batch range running backwards");
 }
