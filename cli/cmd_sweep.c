@@ -433,6 +433,7 @@ int cmd_sweep(int argc, char **argv)
         return rc;
     }
     snprintf(path, sizeof path, "%s.csv", a.out);
+    int existed = access(path, F_OK) == 0;
     FILE *probe = fopen(path, "a");
     if (!probe || mkdirs(a.cache)) {
         if (probe)
@@ -465,6 +466,8 @@ int cmd_sweep(int argc, char **argv)
     r.o.cell_done = cell_done;
     r.o.ud = &r;
     rc = sweep_run(&s, eval_runner, &r, &e) ? cli_error(&e) : 0;
+    if (rc && !existed)
+        unlink(path); /* the empty file the check above made */
     sw_buf b;
     sw_buf_init(&b);
     if (!rc) {

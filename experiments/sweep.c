@@ -86,7 +86,8 @@ static int setup_planners(sweep *s, const char *list, sw_err *err)
     return 0;
 }
 
-/* One budget: its label as given and its bytes (what --memory LABEL means). */
+/* One budget: its label as given and its bytes (what --memory LABEL means;
+   NULL: the device's memory). */
 static int add_budget(sweep *s, const char *label, sw_err *err)
 {
     if (s->nb >= SWEEP_MAX_BUDGETS)
@@ -105,7 +106,7 @@ static int add_budget(sweep *s, const char *label, sw_err *err)
         at--;
     }
     s->budgets[at] = b;
-    snprintf(s->labels[at], sizeof s->labels[at], "%s", label);
+    snprintf(s->labels[at], sizeof s->labels[at], "%s", label ? label : "device");
     return 0;
 }
 
@@ -197,10 +198,11 @@ int sweep_setup(sweep *s, const char *planners, const char *budgets, const char 
         if (!rc && budgets && !sw_parse_size(budgets, &b, &frac, err) && frac > 0)
             rc = sw_fail(err, SW_EINVAL, "--memory %s: with --batch, a size (16GiB): a fraction "
                          "of the peak changes with the batch", budgets);
+        if (!rc && fit_tol)
+            rc = sw_fail(err, SW_EINVAL, "--fit and --batch: --batch finds the largest batch "
+                         "at one budget; --fit the smallest budget at one batch");
         if (!rc)
-            rc = add_budget(s, budgets ? budgets : "", err);
-        if (!rc && !budgets) /* the device's memory */
-            snprintf(s->labels[0], sizeof s->labels[0], "%s", "device");
+            rc = add_budget(s, budgets, err); /* NULL: the device's memory */
         return rc;
     }
     if (!rc)

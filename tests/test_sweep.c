@@ -225,6 +225,8 @@ static void test_bad_input(void)
     snprintf(args, sizeof args, "sweep %s --out %.*s", profile, (int)strlen(profile) - 5,
              profile);
     expect_fail(args, 1, "would overwrite the profile", "an output over the profile");
+    expect_fail("sweep --model resnet,depth=18 --batch 4:64 --fit --cache cache --out x", 1,
+                "--fit and --batch", "--fit with --batch");
     expect_fail("sweep --model resnet,depth=18 --batch 64:4 --cache cache --out x", 1,
                 "LO:HI", "a batch range running backwards");
 }
