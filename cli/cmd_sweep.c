@@ -34,6 +34,7 @@ typedef struct runner_ctx {
     sweep_cell *cells;
     sw_err *err;
     int bad;                  /* a cell's output did not parse */
+    int round;                /* batches of cells run so far */
 } runner_ctx;
 
 static void put_cell_var(const runner_ctx *r, const sweep_cell *c, sw_buf *b)
@@ -52,7 +53,12 @@ static void put_cell_var(const runner_ctx *r, const sweep_cell *c, sw_buf *b)
 
 static void experiment_text(const runner_ctx *r, const sweep_cell *c, size_t n, sw_buf *b)
 {
-    sw_buf_puts(b, "{\"name\":\"sweep\",\"command\":[\"{verb}\",");
+    /* the progress line's name: the grid, then each round of the searches */
+    if (r->round == 1)
+        sw_buf_puts(b, "{\"name\":\"sweep\",\"command\":[\"{verb}\",");
+    else
+        sw_buf_printf(b, "{\"name\":\"sweep, search round %d\",\"command\":[\"{verb}\",",
+                      r->round - 1);
     if (r->profile_path) {
         sw_buf_put_jstr(b, r->profile_path);
     } else {
@@ -125,6 +131,7 @@ static int eval_runner(void *ud, sweep_cell *cells, size_t n, sw_err *err)
     runner_ctx *r = ud;
     sw_buf b;
     sw_buf_init(&b);
+    r->round++;
     experiment_text(r, cells, n, &b);
     if (b.oom) {
         sw_buf_free(&b);
@@ -134,8 +141,6 @@ static int eval_runner(void *ud, sweep_cell *cells, size_t n, sw_err *err)
     r->o.text = b.data;
     r->bad = 0;
     int rc = exp_run(&r->o, err);
-    if (!rc && r->o.progress)
-        fputc('\n', stderr);
     sw_buf_free(&b);
     if (!rc && r->bad)
         rc = sw_fail(err, SW_EINVAL, "a cell's output is not the JSON object expected (is "
