@@ -206,11 +206,46 @@ static void test_batch(void)
              "%s/pytorch-traces/linear_kineto.json.gz -o rec.json", data ? data : "data",
              data ? data : "data");
     if (sh(args, NULL, NULL) != 0) {
-        tap_skip(3, "the recorded PyTorch traces are absent (SWAPSIM_DATA)");
+        tap_skip(6, "the recorded PyTorch traces are absent (SWAPSIM_DATA)");
         return;
     }
     expect_fail("sweep rec.json --batch 16:512 --memory 16GiB --cache cache --out r", 1,
                 "a recorded trace has one batch", "--batch on an imported profile");
+    /* a recorded profile is swept as recorded: the cells (which read its copy in the
+       cache) give what swapsim run gives on the file */
+    char *o = NULL;
+    IS_INT(sh("sweep rec.json --planner odswap,dtr --memory 0.7x,1x --cache cache --out r --json",
+              &o, NULL), 0, "a recorded profile sweeps");
+    json_doc *dr = json_doc_new();
+    const json_value *rv = NULL, *cells;
+    sw_err e;
+    if (o && !json_parse(dr, o, strlen(o), "sweep", 1, &rv, &e))
+        cells = json_get(rv, "cells");
+    else
+        cells = NULL;
+    int fits = 0, agree = 0;
+    for (uint32_t i = 0; cells && i < cells->n; i++) {
+        const json_value *c = &cells->u.items[i], *f = json_get(c, "fits");
+        const char *pl = json_get(c, "planner")->u.str;
+        if (!strcmp(pl, "bound") || !f || f->type != JSON_TRUE)
+            continue;
+        char a2[300], *ro = NULL;
+        snprintf(a2, sizeof a2, "run rec.json --planner %s --memory %.0fB --json", pl,
+                 num(c, "budget_bytes"));
+        fits++;
+        if (sh(a2, &ro, NULL) == 0 && ro) {
+            json_doc *d1 = json_doc_new();
+            const json_value *x;
+            agree += !json_parse(d1, ro, strlen(ro), "run", 1, &x, &e) &&
+                     num(x, "normalized_throughput") == num(c, "normalized_throughput");
+            json_doc_free(d1);
+        }
+        sw_free(ro);
+    }
+    OK(fits >= 1, "some cells fit (%d)", fits);
+    IS_INT(agree, fits, "each is swapsim run's on the recorded file");
+    json_doc_free(dr);
+    sw_free(o);
 }
 
 static void test_bad_input(void)
