@@ -7,8 +7,9 @@
    caller frees with swapsim_free; on error it returns NULL and, when err is
    not NULL, sets *err to a one-line message (also freed with swapsim_free).
    A plan that does not fit is a result, not an error: {"fits": false,
-   "message": ...}. The functions keep no state between calls; they may be
-   called from several threads at once on different inputs. */
+   "message": ...}. The functions keep no state between calls; call them
+   from one thread at a time (the library was not written to be shared by
+   threads it does not start itself). */
 #ifndef SWAPSIM_API_H
 #define SWAPSIM_API_H
 

@@ -149,8 +149,9 @@ static int eval_runner(void *ud, sweep_cell *cells, size_t n, sw_err *err)
 }
 
 /* "resnet,depth=50" -> the generator's name and its options ("depth=50"),
-   and as swapsim model's arguments ("--depth 50"). */
-static int split_model(char *spec, const char **opts, char *args, size_t n)
+   and as swapsim model's arguments ("--depth 50"); batch=N only where
+   batch_ok (not under --batch). */
+static int split_model(char *spec, const char **opts, char *args, size_t n, int batch_ok)
 {
     char *comma = strchr(spec, ',');
     *opts = comma ? comma + 1 : NULL;
@@ -163,7 +164,7 @@ static int split_model(char *spec, const char **opts, char *args, size_t n)
         if (eq >= k || eq == 0)
             return cli_fail(EXIT_USER, "--model %s,%s: options are KEY=VALUE separated by "
                             "commas (e.g. resnet,depth=50)", spec, *opts);
-        if (!strncmp(p, "batch=", 6))
+        if (!strncmp(p, "batch=", 6) && !batch_ok)
             return cli_fail(EXIT_USER, "--model: batch=... and --batch together: give the "
                             "batches with --batch LO:HI");
         int w = snprintf(args + len, n - len, "%s--%.*s %.*s", len ? " " : "", (int)eq, p,
@@ -309,6 +310,8 @@ static void plot(const sweep *s, const char *prefix, int quiet)
                     "set ylabel 'throughput / ideal throughput'\nset yrange [0:1.05]\n");
     sw_buf_printf(&b, "set title \"%s on %s: throughput against memory\" noenhanced\n",
                   s->g->name, s->g->device.name);
+    double lo = (double)s->budgets[0] / (1 << 30), hi = (double)s->budgets[s->nb - 1] / (1 << 30);
+    sw_buf_printf(&b, "set xrange [%.6f:%.6f]\n", lo - 0.05 * hi, hi * 1.05); /* one budget too */
     for (int t = 0; t < 2; t++) {
         if (t == 0)
             sw_buf_printf(&b, "set terminal pngcairo size 1100,560 font 'Sans,11'\n"
@@ -338,6 +341,53 @@ static void plot(const sweep *s, const char *prefix, int quiet)
                 prefix, prefix);
     else if (!quiet)
         printf("wrote %s.csv, %s.json, %s.png and %s.svg\n", prefix, prefix, prefix, prefix);
+}
+
+/* Before any work: the outputs would not overwrite the profile, and they
+   and the cache can be written (path: PREFIX.csv, made if absent; *existed:
+   whether it was there). */
+static int check_outputs(const sweep_args *a, char *path, size_t n, int *existed)
+{
+    int rc = a->profile ? clobbers_profile(a->profile, a->out) : 0;
+    if (rc)
+        return rc;
+    snprintf(path, n, "%s.csv", a->out);
+    *existed = access(path, F_OK) == 0;
+    FILE *probe = fopen(path, "a");
+    if (!probe || mkdirs(a->cache)) {
+        int err = errno;
+        if (probe)
+            fclose(probe);
+        return cli_fail(EXIT_USER, "%s: cannot write: %s", probe ? a->cache : path,
+                        strerror(err));
+    }
+    fclose(probe);
+    return 0;
+}
+
+/* PREFIX.json and .csv, the table (or the JSON) on standard output, the plot. */
+static int emit(const sweep *s, const sweep_args *a)
+{
+    sw_buf b;
+    sw_buf_init(&b);
+    sweep_json(s, &b);
+    int rc = write_out(a->out, "json", &b);
+    if (!rc && a->json)
+        fputs(b.data, stdout);
+    b.len = 0;
+    sweep_csv(s, &b);
+    rc = rc ? rc : write_out(a->out, "csv", &b);
+    if (!rc && !a->json) {
+        b.len = 0;
+        sweep_table(s, &b);
+        fputs(b.data, stdout);
+    }
+    sw_buf_free(&b);
+    if (!rc && s->grid)
+        plot(s, a->out, a->json);
+    else if (!rc && !a->json)
+        printf("wrote %s.csv and %s.json\n", a->out, a->out);
+    return rc;
 }
 
 int cmd_sweep(int argc, char **argv)
@@ -405,19 +455,12 @@ int cmd_sweep(int argc, char **argv)
     char mspec[512] = "";
     runner_ctx r;
     memset(&r, 0, sizeof r);
-    if (a.model) {
+    if (a.model) { /* NAME,KEY=VALUE...: the name, its options, and under --batch as
+                      swapsim model's arguments */
         snprintf(mspec, sizeof mspec, "%s", a.model);
-        const char *mo = NULL;
-        if (a.batch && (rc = split_model(mspec, &mo, r.model_args, sizeof r.model_args)))
+        if ((rc = split_model(mspec, &s.model_opts, r.model_args, sizeof r.model_args, !a.batch)))
             return rc;
-        if (!a.batch) {
-            char *comma = strchr(mspec, ',');
-            mo = comma ? comma + 1 : NULL;
-            if (comma)
-                *comma = 0;
-        }
         s.model = mspec;
-        s.model_opts = mo;
     }
     graph_profile *g = NULL;
     if ((rc = load_profile(&a, &s, &g)))
@@ -430,24 +473,12 @@ int cmd_sweep(int argc, char **argv)
         graph_free(g);
         return cli_error(&e);
     }
-    /* the outputs would not overwrite the profile, and they and the cache can be
-       written, before any work */
     char path[1100];
-    if (a.profile && (rc = clobbers_profile(a.profile, a.out))) {
+    int existed = 0;
+    if ((rc = check_outputs(&a, path, sizeof path, &existed))) {
         graph_free(g);
         return rc;
     }
-    snprintf(path, sizeof path, "%s.csv", a.out);
-    int existed = access(path, F_OK) == 0;
-    FILE *probe = fopen(path, "a");
-    if (!probe || mkdirs(a.cache)) {
-        if (probe)
-            fclose(probe);
-        graph_free(g);
-        return cli_fail(EXIT_USER, "%s: cannot write: %s", probe ? a.cache : path,
-                        strerror(errno));
-    }
-    fclose(probe);
     static char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {
@@ -473,27 +504,8 @@ int cmd_sweep(int argc, char **argv)
     rc = sweep_run(&s, eval_runner, &r, &e) ? cli_error(&e) : 0;
     if (rc && !existed)
         unlink(path); /* the empty file the check above made */
-    sw_buf b;
-    sw_buf_init(&b);
-    if (!rc) {
-        sweep_json(&s, &b);
-        rc = write_out(a.out, "json", &b);
-        if (a.json)
-            fputs(b.data, stdout);
-        b.len = 0;
-        sweep_csv(&s, &b);
-        rc = rc ? rc : write_out(a.out, "csv", &b);
-    }
-    if (!rc && !a.json) {
-        b.len = 0;
-        sweep_table(&s, &b);
-        fputs(b.data, stdout);
-    }
-    sw_buf_free(&b);
-    if (!rc && s.grid)
-        plot(&s, a.out, a.json);
-    else if (!rc && !a.json)
-        printf("wrote %s.csv and %s.json\n", a.out, a.out);
+    if (!rc)
+        rc = emit(&s, &a);
     sweep_free(&s);
     graph_free(g);
     return rc;
