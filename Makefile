@@ -15,6 +15,9 @@
 #                        ranks (mpirun; docs/cluster.md)
 #   make fig11           the paper's Figure 11 on the CPU backend (out/fig11/); BACKEND=cuda:
 #                        on a GPU, the paper's design (experiments/fig11.sh says which settings)
+#   make lib             build/pic/libswapsim.so: the library with its JSON C API (api/)
+#   make python          the Python package (python/, over libswapsim.so) into the user's site
+#                        (PYTHON=/usr/bin/python3 by default; docs/python.md)
 #   make install PREFIX=/usr/local
 #   make clean
 
@@ -55,7 +58,7 @@ endif
 CFLAGS_ALL := $(CSTD) $(WARN) $(OPT) $(CFLAGS)
 LDFLAGS_ALL := $(LDSAN) $(LDFLAGS)
 
-LIB_DIRS := common profiles sim planners ga experiments validate
+LIB_DIRS := common profiles sim planners ga experiments validate api
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC))
 LIB      := $(BUILD)/libswapsim.a
@@ -196,7 +199,7 @@ test: deps
 	  echo "test: could not install $(TEST_PY_PKGS): tests/test_record_pytorch will skip"
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_MPI_PKGS)" || \
 	  echo "test: could not install $(TEST_MPI_PKGS): tests/test_mpi will skip"
-	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) cuda
+	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) cuda lib
 	SWAPSIM_BIN=$(abspath $(SWAPSIM)) SWAPSIM_DATA=$(abspath $(DATA)) \
 	  LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) prove --exec '' $(TEST_BIN)
 
@@ -320,6 +323,39 @@ fuzz: deps
 	  if [ "$$crashes" != 0 ] || [ "$$hangs" != 0 ]; then fail=1; fi; \
 	done; exit $$fail
 
+# The shared library the Python package loads (ctypes): the same sources
+# as position-independent objects in their own directory, without MPI.
+PIC_DIR := build/pic
+PIC_OBJ := $(patsubst %.c,$(PIC_DIR)/%.o,$(LIB_SRC))
+PIC_SO  := $(PIC_DIR)/libswapsim.so
+PYTHON  ?= /usr/bin/python3
+
+PIC_CFLAGS := $(CSTD) $(WARN) -O2 -g -fPIC $(CFLAGS)
+
+$(PIC_DIR)/common/sw.o: PIC_CFLAGS += -DSW_DATA_DIR='"$(abspath data)"'
+$(PIC_DIR)/planners/milp.o: PIC_CFLAGS += $(CBC_CFLAGS)
+$(PIC_DIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PIC_CFLAGS) -MMD -MP -c $< -o $@
+
+$(PIC_SO): $(PIC_OBJ)
+	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LIBS)
+
+.PHONY: lib python
+lib: $(PIC_SO)
+
+# pip and setuptools for Debian's python (the build runs offline: no build isolation)
+PYTHON_PKGS := python3 python3-pip python3-setuptools
+
+python: $(PIC_SO)
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(PYTHON_PKGS)"
+	cp $(PIC_SO) python/swapsim/libswapsim.so
+	@where=$$($(PYTHON) -c 'import sys; print("" if sys.prefix != sys.base_prefix else "--user --break-system-packages")'); \
+	$(PYTHON) -m pip install --no-build-isolation $$where ./python || \
+	  $(PYTHON) -m pip install $$where ./python
+	@rm -rf python/build python/swapsim.egg-info
+	@echo "python: installed for $(PYTHON) (import swapsim; docs/python.md)"
+
 install: $(SWAPSIM)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(SWAPSIM) $(DESTDIR)$(PREFIX)/bin/swapsim
@@ -329,4 +365,5 @@ install: $(SWAPSIM)
 clean:
 	rm -rf build bin
 
+-include $(PIC_OBJ:.o=.d)
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d) $(BENCH_BIN:=.d)

@@ -169,6 +169,7 @@ int cmd_serve(int argc, char **argv);
 int cmd_colocate(int argc, char **argv);
 int cmd_tradeoff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 /* `swapsim profile --dry-run`: print how g's ops map to library calls
    (validate/libmap.h), as JSON or text. Returns 0 or EXIT_USER. */

@@ -102,6 +102,8 @@ static void usage(FILE *f)
           "                          a plan as a policy PyTorch applies (docs/apply.md)\n"
           "  run PROFILE --planner NAME --memory SIZE\n"
           "                          plan, verify and simulate in one go\n"
+          "  sweep PROFILE [--planner all] [--memory 0.3x:1.0x:0.1x] [--fit]\n"
+          "                          planners x budgets: table, CSV, JSON, plot; smallest fit\n"
           "  experiment FILE...      run experiment grids (experiments/*.json) into CSVs\n"
           "  table CSV KEY=VALUE...  tabulate an experiment CSV (pivot, mean, 95% CI)\n"
           "  report TEMPLATE         expand {{table ...}} directives (paper_results.md)\n"
@@ -161,6 +163,7 @@ int main(int argc, char **argv)
                 {"colocate", cmd_colocate},
                 {"tradeoff", cmd_tradeoff},
                 {"export", cmd_export},
+                {"sweep", cmd_sweep},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name)) {

@@ -1377,7 +1377,15 @@ int exp_run(const exp_opts *opts, sw_err *err)
     x.err = err;
     char *text = NULL;
     size_t len = 0;
-    int rc = sw_read_file(o->file, &text, &len, err), skip = 0;
+    int rc = 0, skip = 0;
+    if (o->text) {
+        len = strlen(o->text);
+        text = sw_strndup(o->text, len);
+        if (!text)
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+    } else {
+        rc = sw_read_file(o->file, &text, &len, err);
+    }
     char skipped[1200] = "";
     const json_value *root = NULL;
     if (!rc && !(x.doc = json_doc_new()))
@@ -1516,8 +1524,11 @@ int exp_run(const exp_opts *opts, sw_err *err)
         }
     } else if (!rc) {
         rc = run_all(&x);
-        if (!rc && (!o->link || o->link->rank == 0))
+        if (!rc && (!o->link || o->link->rank == 0) && !o->no_csv)
             rc = write_csv(&x);
+        for (size_t i = 0; !rc && o->cell_done && i < x.ncells; i++)
+            o->cell_done(o->ud, i, x.cells[i].status, x.cells[i].output ? x.cells[i].output : "",
+                         x.cells[i].message ? x.cells[i].message : "");
     }
     free_exp(&x);
     sw_free(text);

@@ -40,6 +40,15 @@ typedef struct exp_opts {
     int dry_run;          /* print the commands, run nothing */
     const exp_link *link; /* several processes share the cells (NULL: this one alone) */
     char *const *env;     /* the environment of the cells' commands (NULL: this process's) */
+    const char *text;     /* the experiment itself (JSON text) instead of reading file, which
+                             then only names it in messages (swapsim sweep's grids); NULL: read */
+    int no_csv;           /* 1: write no CSV (the caller takes the results from cell_done) */
+    /* Called for every cell once all have run, in grid order (i: the cell's
+       index, the last variable varying fastest): status 0 ok or 1 an
+       expected failure, the command's output (JSON text, "" if none) and
+       the first line of its error output ("" if none). NULL: not called. */
+    void (*cell_done)(void *ud, size_t i, int status, const char *output, const char *message);
+    void *ud;             /* cell_done's first argument */
 } exp_opts;
 
 /* Run one experiment. Errors name the file and JSON path (bad experiment
