@@ -142,6 +142,46 @@ int cli_mpi_rank(void);
 int cli_cores(void);
 void cli_mpi_end(void);
 
+/* --json (opts.c): cli_parse turns it on for a command given --json; then
+   every failure reported through cli_fail, cli_error, cli_usage or the
+   parser is also one JSON object on standard output,
+   {"ok":false,"error":MSG,"exit_status":N}, plus "fits":false,"reason":MSG
+   after cli_json_nofit (or a cli_error of SW_ENOFIT). A command that has
+   printed its own JSON outcome calls cli_json_said (no second object). */
+void cli_json_begin(int on);
+int cli_json_on(void);
+void cli_json_said(void);
+void cli_json_nofit(void);
+
+/* 1 if v is a number without a unit ("16"): sizes on the command line need
+   one (opts.c refuses a bare PT_SIZE value). */
+int cli_size_bare(const char *v);
+
+/* Interrupts (interrupt.c). cli_interrupt_install catches SIGINT and SIGTERM
+   (once: a second one ends the process at once) so that a search can stop
+   and keep its work: pass cli_stop_hook as planner_opts.stop, and after the
+   planner returns, finish (verify, write, print) and end with
+   cli_interrupt_end. A planner that does not stop gets `grace_s` seconds
+   after the signal before the process ends with one line and 128 + signal
+   (0: no limit); cli_interrupt_done cancels that once the planner is back. */
+void cli_interrupt_install(const char *planner, int grace_s);
+void cli_interrupt_done(void);
+int cli_interrupted(void); /* the signal caught, or 0 */
+int cli_stop_hook(void *ud, long work);
+long cli_interrupt_work(void); /* the work the search last reported (evaluations) */
+/* "swapsim: interrupted (SIGINT) after N evaluations; DONE" on stderr;
+   returns 128 + the signal (130, 143). */
+int cli_interrupt_end(const char *done);
+/* Check before any work that path (an output; "-" and NULL pass) can be
+   written: not a directory, creatable. Leaves an existing file as it was and
+   creates none. Returns 0 or EXIT_USER after "WHAT PATH: why". */
+int cli_check_output(const char *path, const char *what);
+/* --progress auto|none|bar|lines (choice index 0-3) as planner_opts.progress
+   (0 none, 1 bar, 2 lines); auto: $SWAPSIM_PROGRESS if it names one, else a
+   bar on a terminal and lines elsewhere. */
+#define CLI_PROGRESS_CHOICES "auto|none|bar|lines"
+int cli_progress_mode(int choice);
+
 int cmd_devices(int argc, char **argv);
 int cmd_planners(int argc, char **argv);
 int cmd_models(int argc, char **argv);
