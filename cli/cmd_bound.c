@@ -40,15 +40,17 @@ static double gib(int64_t b) { return (double)b / (1024.0 * 1024.0 * 1024.0); }
 int cmd_bound(int argc, char **argv)
 {
     const char *path = NULL, *memory = NULL;
-    int json = 0, rc;
+    int json = 0, over = 0, rc;
     cli_device dev;
     memset(&dev, 0, sizeof dev);
     const cli_pos args[] = {{"PROFILE", "the profile (docs/profile-format.md)", 1, 1, &path},
                             {NULL, NULL, 0, 0, NULL}};
     const cli_opt opts[] = {
         {.name = "memory", .type = PT_SIZE, .dst = &memory, .flags = CLI_FRACTION,
-         .help = "device memory budget: 16GiB, 16G, 16GB, bytes, or 0.4x of the ideal plan's "
-                 "peak; default: the device's memory"},
+         .help = "device memory budget: 16GiB, 16G, 16GB, 4096B, or 0.4x of the ideal plan's "
+                 "peak; at most the device's memory; default: the device's memory"},
+        {.name = "allow-oversubscribe", .type = PT_BOOL, .dst = &over,
+         .help = "accept a --memory above the device's memory"},
         {.name = "json", .type = PT_BOOL, .dst = &json,
          .help = "print the bounds as one JSON object"},
         {.name = "device", .type = PT_STRING, .dst = &dev.name, .meta = CLI_DEVICE_META,
@@ -79,6 +81,15 @@ int cmd_bound(int argc, char **argv)
     int64_t budget;
     if (planner_resolve_budget(g, memory, &budget, &e)) {
         rc = e.code == SW_EINVAL ? cli_fail(EXIT_USER, "--memory: %s", e.msg) : cli_error(&e);
+        graph_free(g);
+        return rc;
+    }
+    if (budget > g->device.memory_bytes && !over) {
+        char h1[32], h2[32];
+        rc = cli_fail(EXIT_USER, "--memory %s: %s is above the %s's memory (%s); "
+                      "--allow-oversubscribe bounds it anyway", memory,
+                      sw_fmt_bytes(budget, h1, sizeof h1), g->device.name,
+                      sw_fmt_bytes(g->device.memory_bytes, h2, sizeof h2));
         graph_free(g);
         return rc;
     }

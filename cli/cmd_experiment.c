@@ -1,5 +1,6 @@
 /* cmd_experiment.c: `swapsim experiment FILE...`: run declared experiment grids. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -48,6 +49,8 @@ int cmd_experiment(int argc, char **argv)
         .opts = opts};
     if (cli_parse(&cmd, argc, argv, &rc))
         return rc;
+    /* a cell's standard error is its one-line message: no progress lines there */
+    setenv("SWAPSIM_PROGRESS", "none", 1);
     struct swmpi *m;
     if ((rc = cli_mpi_start("experiment", &m)))
         return rc;
