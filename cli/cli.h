@@ -156,6 +156,11 @@ void cli_json_nofit(void);
 /* 1 if v is a number without a unit ("16"): sizes on the command line need
    one (opts.c refuses a bare PT_SIZE value). */
 int cli_size_bare(const char *v);
+/* 1 if --memory text (resolved to budget) is an absolute size above dev's
+   memory, which plan, run and bound refuse without --allow-oversubscribe. A
+   fraction of the peak (0.8x) is a ratio to study, not a device's memory:
+   the experiments give models beyond the GPU such budgets, so it passes. */
+int cli_over_device(const char *memory, int64_t budget, const dev_spec *dev);
 
 /* Interrupts (interrupt.c). cli_interrupt_install catches SIGINT and SIGTERM
    (once: a second one ends the process at once) so that a search can stop

@@ -48,7 +48,8 @@ int cmd_bound(int argc, char **argv)
     const cli_opt opts[] = {
         {.name = "memory", .type = PT_SIZE, .dst = &memory, .flags = CLI_FRACTION,
          .help = "device memory budget: 16GiB, 16G, 16GB, 4096B, or 0.4x of the ideal plan's "
-                 "peak; at most the device's memory; default: the device's memory"},
+                 "peak (a size above the device's memory needs --allow-oversubscribe); default: "
+                 "the device's memory"},
         {.name = "allow-oversubscribe", .type = PT_BOOL, .dst = &over,
          .help = "accept a --memory above the device's memory"},
         {.name = "json", .type = PT_BOOL, .dst = &json,
@@ -84,7 +85,7 @@ int cmd_bound(int argc, char **argv)
         graph_free(g);
         return rc;
     }
-    if (budget > g->device.memory_bytes && !over) {
+    if (cli_over_device(memory, budget, &g->device) && !over) {
         char h1[32], h2[32];
         rc = cli_fail(EXIT_USER, "--memory %s: %s is above the %s's memory (%s); "
                       "--allow-oversubscribe bounds it anyway", memory,

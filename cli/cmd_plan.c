@@ -29,8 +29,9 @@ typedef struct plan_args {
      .flags = CLI_REQUIRED, .help = "planner ('swapsim planners' lists them)"},                  \
     {.name = "memory", .type = PT_SIZE, .dst = &(pa).memory, .flags = CLI_FRACTION,              \
      .help = "device memory budget: 16GiB, 16G (binary), 16GB (decimal), 512MiB, 4096B, or "    \
-             "0.4x (a fraction of the ideal plan's peak memory); a number needs its unit; at "  \
-             "most the device's memory; default: the device's memory"},                         \
+             "0.4x (a fraction of the ideal plan's peak memory); a number needs its unit; a "   \
+             "size above the device's memory needs --allow-oversubscribe; default: the "        \
+             "device's memory"},                                                                 \
     {.name = "allow-oversubscribe", .type = PT_BOOL, .dst = &(pa).oversubscribe,                 \
      .help = "accept a --memory above the device's memory (a what-if for a larger GPU)"},       \
     {.name = "seed", .type = PT_INT, .dst = &(pa).seed, .def = "1", .min = 0, .max = INFINITY,   \
@@ -120,7 +121,7 @@ static int make_plan(const char *profile_path, plan_args *pa, plan **out)
         rc = e.code == SW_EINVAL ? cli_fail(EXIT_USER, "--memory: %s", e.msg) : cli_error(&e);
         goto done;
     }
-    if (o.memory_budget > g->device.memory_bytes && !pa->oversubscribe) {
+    if (cli_over_device(pa->memory, o.memory_budget, &g->device) && !pa->oversubscribe) {
         char h1[32], h2[32];
         rc = cli_fail(EXIT_USER, "--memory %s: %s is above the %s's memory (%s); "
                       "--allow-oversubscribe plans for it anyway", pa->memory,

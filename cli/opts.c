@@ -213,6 +213,15 @@ int cli_size_bare(const char *v)
     return end != v && *end == 0;
 }
 
+int cli_over_device(const char *memory, int64_t budget, const dev_spec *dev)
+{
+    int64_t b;
+    double frac = 0;
+    if (!memory || budget <= dev->memory_bytes)
+        return 0;
+    return sw_parse_size(memory, &b, &frac, NULL) == 0 && frac == 0;
+}
+
 /* A usage error (exit status 2): the message into err. */
 static int usage_error(sw_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

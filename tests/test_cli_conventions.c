@@ -234,8 +234,10 @@ static void units_and_limits(void)
                 "above the v100's memory", "a budget above the device");
     expect_fail("bound r.json --memory 17GiB", 1, "--allow-oversubscribe",
                 "bound: a budget above the device");
-    expect_fail("run r.json --planner none --memory 100x", 1, "above the v100's memory",
-                "a fraction above the device");
+    /* a fraction of the peak is a ratio to study (the experiments give models
+       beyond the GPU such budgets): not checked against the device */
+    IS_INT(sh("run r.json --planner none --memory 100x", NULL, NULL), 0,
+           "a fraction above the device's memory passes");
     char *o = NULL;
     IS_INT(sh("run r.json --planner none --memory 200GiB --allow-oversubscribe", &o, NULL), 0,
            "--allow-oversubscribe accepts it");
