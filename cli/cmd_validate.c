@@ -218,6 +218,7 @@ int cmd_replay(int argc, char **argv)
         put_replay_json(path, p, profile_device, &res, &s, verified, &b);
         fputs(b.data ? b.data : "", stdout);
         sw_buf_free(&b);
+        cli_json_said(); /* a canary mismatch below: the object above says it */
     } else {
         print_replay(path, p, profile_device, &res, verified, o.device != NULL);
     }
