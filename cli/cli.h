@@ -31,7 +31,9 @@ enum {
     CLI_INT64 = 1 << 3,     /* PT_INT into an int64_t (default: an int) */
     CLI_FRACTION = 1 << 4,  /* PT_SIZE may also be a fraction of the ideal peak (0.4x) */
     CLI_ABOVE_MIN = 1 << 5, /* PT_INT, PT_FLOAT: greater than min, not equal */
-    CLI_KEYVAL = 1 << 6     /* PT_STRING of the form KEY=VALUE */
+    CLI_KEYVAL = 1 << 6,    /* PT_STRING of the form KEY=VALUE */
+    CLI_OUTPUT = 1 << 7     /* PT_STRING, a file the command writes: cli_parse checks it can
+                               be written before the command starts (cli_check_output) */
 };
 
 /* One option of a command. The type is one of params.h's: PT_BOOL is a flag
@@ -179,7 +181,8 @@ long cli_interrupt_work(void); /* the work the search last reported (evaluations
 int cli_interrupt_end(const char *done);
 /* Check before any work that path (an output; "-" and NULL pass) can be
    written: not a directory, creatable. Leaves an existing file as it was and
-   creates none. Returns 0 or EXIT_USER after "WHAT PATH: why". */
+   creates none. Returns 0 or EXIT_USER after "WHAT PATH: why". (opts.c;
+   cli_parse calls it for every CLI_OUTPUT option given.) */
 int cli_check_output(const char *path, const char *what);
 /* --progress auto|none|bar|lines (choice index 0-3) as planner_opts.progress
    (0 none, 1 bar, 2 lines); auto: $SWAPSIM_PROGRESS if it names one, else a

@@ -179,7 +179,7 @@ int cmd_serve(int argc, char **argv)
          .help = "planner threads; results do not depend on it"},
         {.name = "json", .type = PT_BOOL, .dst = &json, .help = "one JSON object per rate"},
         {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &out, .meta = "CSV",
-         .help = "write one CSV row per rate here (with --rates)"},
+         .flags = CLI_OUTPUT, .help = "write one CSV row per rate here (with --rates)"},
         {.name = NULL}};
     const cli_cmd cmd = {
         .name = "serve",
@@ -351,13 +351,13 @@ int cmd_colocate(int argc, char **argv)
         {.name = "time-budget", .type = PT_SECONDS, .dst = &time_budget,
          .help = "search time limit for the jobs' planners that search (default: each "
                  "planner's own)"},
-        {.name = "trace", .type = PT_STRING, .dst = &trace, .meta = "FILE",
+        {.name = "trace", .type = PT_STRING, .dst = &trace, .meta = "FILE", .flags = CLI_OUTPUT,
          .help = "write a Chrome trace (one track group per job: iterations, waits, switches, "
                  "and its memory; the total memory) for https://ui.perfetto.dev"},
         {.name = "json", .type = PT_BOOL, .dst = &json, .help = "print one JSON object"},
         {.name = "memory-csv", .type = PT_STRING, .dst = &mem_csv, .meta = "FILE",
-         .help = "write each job's memory and the total over time as CSV"},
-        {.name = "csv", .type = PT_STRING, .dst = &row_csv, .meta = "FILE",
+         .flags = CLI_OUTPUT, .help = "write each job's memory and the total over time as CSV"},
+        {.name = "csv", .type = PT_STRING, .dst = &row_csv, .meta = "FILE", .flags = CLI_OUTPUT,
          .help = "append one CSV row (policy, memory, makespan, peak, total normalised "
                  "throughput, failed jobs, each job's normalised throughput joined by ';'); a "
                  "header is written first when FILE is new"},

@@ -42,7 +42,7 @@ typedef struct plan_args {
      .help = "worker threads; results do not depend on it"},                                     \
     {.name = "set", .type = PT_STRING, .dst = &(pa).sets, .flags = CLI_MULTI | CLI_KEYVAL,       \
      .help = "planner hyperparameter ('swapsim planners --verbose')"},                           \
-    {.name = "log", .type = PT_STRING, .dst = &(pa).log, .meta = "FILE",                         \
+    {.name = "log", .type = PT_STRING, .dst = &(pa).log, .meta = "FILE", .flags = CLI_OUTPUT,    \
      .help = "convergence log (CSV) for planners that search"},                                  \
     {.name = "progress", .type = PT_CHOICE, .dst = &(pa).progress, .def = "auto",               \
      .choices = CLI_PROGRESS_CHOICES, .help = "search progress on standard error: a bar "        \
@@ -54,7 +54,8 @@ typedef struct plan_args {
      .flags = CLI_MULTI | CLI_KEYVAL, .help = "override one device figure ('swapsim devices --help')"}
 
 #define SIM_OPTIONS(pa, trace_help)                                                               \
-    {.name = "trace", .type = PT_STRING, .dst = &(pa).trace, .meta = "FILE", .help = trace_help}, \
+    {.name = "trace", .type = PT_STRING, .dst = &(pa).trace, .meta = "FILE", .help = trace_help, \
+     .flags = CLI_OUTPUT},                                                                       \
     {.name = "json", .type = PT_BOOL, .dst = &(pa).json,                                         \
      .help = "print the result as one JSON object (fields in docs/cli.md)"},                     \
     {.name = "max-iterations", .type = PT_INT, .dst = &(pa).iters, .def = "64", .min = 3,        \
@@ -65,15 +66,6 @@ typedef struct plan_args {
 #define INTERRUPT_GRACE_S 5
 
 static const char *planner_name(size_t i) { return planner_at(i)->name; }
-
-/* the outputs of plan, run and simulate, checked before any work starts */
-static int check_outputs(const plan_args *pa)
-{
-    if (cli_check_output(pa->out, "-o") || cli_check_output(pa->trace, "--trace") ||
-        cli_check_output(pa->log, "--log"))
-        return EXIT_USER;
-    return 0;
-}
 
 /* Load the profile, apply the device, resolve the budget, run the planner. */
 static int make_plan(const char *profile_path, plan_args *pa, plan **out)
@@ -281,7 +273,7 @@ int cmd_plan(int argc, char **argv)
     const cli_opt opts[] = {
         PLAN_OPTIONS(pa),
         {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &pa.out, .meta = "PLAN",
-         .flags = CLI_REQUIRED, .help = "output plan (- for standard output)"},
+         .flags = CLI_REQUIRED | CLI_OUTPUT, .help = "output plan (- for standard output)"},
         {.name = NULL}};
     const cli_cmd cmd = {
         .name = "plan",
@@ -291,8 +283,6 @@ int cmd_plan(int argc, char **argv)
         .opts = opts,
         .brief = 1};
     if (cli_parse(&cmd, argc, argv, &rc))
-        return rc;
-    if ((rc = check_outputs(&pa)))
         return rc;
     plan *p;
     rc = make_plan(profile, &pa, &p);
@@ -412,8 +402,6 @@ int cmd_simulate(int argc, char **argv)
         .opts = opts};
     if (cli_parse(&cmd, argc, argv, &rc))
         return rc;
-    if ((rc = check_outputs(&pa)))
-        return rc;
     plan *p;
     sw_err e;
     if (plan_read_file(path, &p, &e))
@@ -442,7 +430,7 @@ int cmd_run(int argc, char **argv)
     const cli_opt opts[] = {
         PLAN_OPTIONS(pa),
         {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &pa.out, .meta = "FILE",
-         .help = "also write the plan"},
+         .flags = CLI_OUTPUT, .help = "also write the plan"},
         SIM_OPTIONS(pa, "write a Chrome trace of the steady state"),
         {.name = NULL}};
     const cli_cmd cmd = {.name = "run",
@@ -451,8 +439,6 @@ int cmd_run(int argc, char **argv)
                          .opts = opts,
                          .brief = 1};
     if (cli_parse(&cmd, argc, argv, &rc))
-        return rc;
-    if ((rc = check_outputs(&pa)))
         return rc;
     plan *p;
     rc = make_plan(profile, &pa, &p);

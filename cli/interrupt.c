@@ -1,13 +1,10 @@
 /* interrupt.c: what the command line does about SIGINT and SIGTERM during a
    search (the planners stop through planner_opts.stop and hand back their
-   best plan), output paths checked before any work, and --progress. */
-#include <errno.h>
-#include <fcntl.h>
+   best plan), and --progress. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -74,23 +71,6 @@ int cli_interrupt_end(const char *done)
 }
 
 long cli_interrupt_work(void) { return work_seen; }
-
-int cli_check_output(const char *path, const char *what)
-{
-    if (!path || !strcmp(path, "-"))
-        return 0;
-    struct stat st;
-    int existed = stat(path, &st) == 0;
-    if (existed && S_ISDIR(st.st_mode))
-        return cli_fail(EXIT_USER, "%s %s: is a directory (expected a file)", what, path);
-    int fd = open(path, O_WRONLY | O_CREAT, 0666); /* no O_TRUNC: a failed run keeps the old one */
-    if (fd < 0)
-        return cli_fail(EXIT_USER, "%s %s: cannot write: %s", what, path, strerror(errno));
-    close(fd);
-    if (!existed) /* only checked: what the command writes comes at the end */
-        unlink(path);
-    return 0;
-}
 
 int cli_progress_mode(int choice)
 {

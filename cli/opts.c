@@ -2,12 +2,16 @@
    and positional arguments (cli.h), and parsing, checking, error messages
    and --help are generated from those tables. */
 #include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -220,6 +224,23 @@ int cli_over_device(const char *memory, int64_t budget, const dev_spec *dev)
     if (!memory || budget <= dev->memory_bytes)
         return 0;
     return sw_parse_size(memory, &b, &frac, NULL) == 0 && frac == 0;
+}
+
+int cli_check_output(const char *path, const char *what)
+{
+    if (!path || !strcmp(path, "-"))
+        return 0;
+    struct stat st;
+    int existed = stat(path, &st) == 0;
+    if (existed && S_ISDIR(st.st_mode))
+        return cli_fail(EXIT_USER, "%s %s: is a directory (expected a file)", what, path);
+    int fd = open(path, O_WRONLY | O_CREAT, 0666); /* no O_TRUNC: a failed run keeps the old one */
+    if (fd < 0)
+        return cli_fail(EXIT_USER, "%s %s: cannot write: %s", what, path, strerror(errno));
+    close(fd);
+    if (!existed) /* only checked: what the command writes comes at the end */
+        unlink(path);
+    return 0;
 }
 
 /* A usage error (exit status 2): the message into err. */
@@ -541,13 +562,32 @@ static int wants_json(const cli_cmd *c, int argc, char **argv)
     return 0;
 }
 
+/* the CLI_OUTPUT options given, checked before the command does any work */
+static int check_outputs(const cli_cmd *c)
+{
+    for (const cli_opt *o = c->opts; o && o->name; o++) {
+        if (!(o->flags & CLI_OUTPUT) || !o->dst)
+            continue;
+        char what[80];
+        if (o->short_name)
+            snprintf(what, sizeof what, "-%c", o->short_name);
+        else
+            snprintf(what, sizeof what, "--%s", o->name);
+        if (cli_check_output(*(const char *const *)o->dst, what))
+            return EXIT_USER;
+    }
+    return 0;
+}
+
 int cli_parse(const cli_cmd *c, int argc, char **argv, int *status)
 {
     sw_err e;
     cli_json_begin(wants_json(c, argc, argv));
     int rc = cli_parse_args(c, argc, argv, &e);
-    if (rc == 0)
-        return 0;
+    if (rc == 0) {
+        *status = check_outputs(c);
+        return *status != 0;
+    }
     if (rc == CLI_HELP) {
         sw_buf b;
         sw_buf_init(&b);
