@@ -21,6 +21,10 @@ int cli_device_resolve(const cli_device *d, const dev_spec *base, dev_spec *out)
     }
     for (int i = 0; i < d->sets.n; i++) {
         sw_err e;
+        const char *it = d->sets.item[i];
+        if (!strncmp(it, "memory=", 7) && cli_size_bare(it + 7))
+            return cli_fail(EXIT_USER, "--device-set %s: %s: a size needs a unit (B, KiB, MiB, "
+                            "GiB)", it, it + 7);
         if (dev_set(out, d->sets.item[i], &e))
             return cli_error(&e);
     }

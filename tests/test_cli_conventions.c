@@ -231,6 +231,8 @@ static void units_and_limits(void)
     expect_fail("bound r.json --memory 16", 1, "needs a unit", "bound: a size without a unit");
     expect_fail("calibrate-device --copy-size 1000000", 1, "needs a unit",
                 "calibrate-device: a size without a unit");
+    expect_fail("run r.json --planner none --device-set memory=16", 1, "needs a unit",
+                "--device-set memory= without a unit");
     expect_fail("run r.json --planner none --memory 200GiB", 1,
                 "above the v100's memory", "a budget above the device");
     expect_fail("bound r.json --memory 17GiB", 1, "--allow-oversubscribe",
