@@ -57,7 +57,8 @@ int cli_interrupted(void) { return caught; }
 int cli_stop_hook(void *ud, long work)
 {
     (void)ud;
-    work_seen = work;
+    if (work > work_seen) /* hybrid counts candidates, its GA evaluations: the larger */
+        work_seen = work;
     return caught != 0;
 }
 
