@@ -10,15 +10,15 @@
 #include "cli.h"
 
 static volatile sig_atomic_t caught; /* the signal that arrived, or 0 */
-static long work_seen;               /* the work the search last reported to the hook */
-static unsigned grace;               /* seconds a planner has to stop after the signal */
+static long work_seen;               /* the most work the search reported to the hook */
+static volatile sig_atomic_t grace;  /* seconds a planner has to stop after the signal */
 static char late_msg[256];           /* said when it does not (written by the handler) */
 
 static void on_signal(int sig)
 {
     caught = sig;
-    if (grace)
-        alarm(grace);
+    if (grace > 0)
+        alarm((unsigned)grace);
 }
 
 /* the planner did not stop in time: only async-signal-safe calls here */
@@ -34,7 +34,7 @@ void cli_interrupt_install(const char *planner, int grace_s)
 {
     snprintf(late_msg, sizeof late_msg, "swapsim: interrupted; planner %s did not stop within "
              "%d s: nothing written\n", planner ? planner : "?", grace_s);
-    grace = grace_s > 0 ? (unsigned)grace_s : 0;
+    grace = grace_s > 0 ? grace_s : 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
