@@ -31,7 +31,9 @@ enum {
     CLI_INT64 = 1 << 3,     /* PT_INT into an int64_t (default: an int) */
     CLI_FRACTION = 1 << 4,  /* PT_SIZE may also be a fraction of the ideal peak (0.4x) */
     CLI_ABOVE_MIN = 1 << 5, /* PT_INT, PT_FLOAT: greater than min, not equal */
-    CLI_KEYVAL = 1 << 6     /* PT_STRING of the form KEY=VALUE */
+    CLI_KEYVAL = 1 << 6,    /* PT_STRING of the form KEY=VALUE */
+    CLI_OUTPUT = 1 << 7     /* PT_STRING, a file the command writes: cli_parse checks it can
+                               be written before the command starts (cli_check_output) */
 };
 
 /* One option of a command. The type is one of params.h's: PT_BOOL is a flag
@@ -144,6 +146,52 @@ int cli_mpi_rank(void);
    mpirun --bind-to), else the machine's, shared among the MPI ranks on it. */
 int cli_cores(void);
 void cli_mpi_end(void);
+
+/* --json (opts.c): cli_parse turns it on for a command given --json; then
+   every failure reported through cli_fail, cli_error, cli_usage or the
+   parser is also one JSON object on standard output,
+   {"ok":false,"error":MSG,"exit_status":N}, plus "fits":false,"reason":MSG
+   after cli_json_nofit (or a cli_error of SW_ENOFIT). A command that has
+   printed its own JSON outcome calls cli_json_said (no second object). */
+void cli_json_begin(int on);
+int cli_json_on(void);
+void cli_json_said(void);
+void cli_json_nofit(void);
+
+/* 1 if v is a number without a unit ("16"): sizes on the command line need
+   one (opts.c refuses a bare PT_SIZE value). */
+int cli_size_bare(const char *v);
+/* 1 if --memory text (resolved to budget) is an absolute size above dev's
+   memory, which plan, run and bound refuse without --allow-oversubscribe. A
+   fraction of the peak (0.8x) is a ratio to study, not a device's memory:
+   the experiments give models beyond the GPU such budgets, so it passes. */
+int cli_over_device(const char *memory, int64_t budget, const dev_spec *dev);
+
+/* Interrupts (interrupt.c). cli_interrupt_install catches SIGINT and SIGTERM
+   (once: a second one ends the process at once) so that a search can stop
+   and keep its work: pass cli_stop_hook as planner_opts.stop, and after the
+   planner returns, finish (verify, write, print) and end with
+   cli_interrupt_end. A planner that does not stop gets `grace_s` seconds
+   after the signal before the process ends with one line and 128 + signal
+   (0: no limit); cli_interrupt_done cancels that once the planner is back. */
+void cli_interrupt_install(const char *planner, int grace_s);
+void cli_interrupt_done(void);
+int cli_interrupted(void); /* the signal caught, or 0 */
+int cli_stop_hook(void *ud, long work);
+long cli_interrupt_work(void); /* the work the search last reported (evaluations) */
+/* "swapsim: interrupted (SIGINT) after N evaluations; DONE" on stderr;
+   returns 128 + the signal (130, 143). */
+int cli_interrupt_end(const char *done);
+/* Check before any work that path (an output; "-" and NULL pass) can be
+   written: not a directory, creatable. Leaves an existing file as it was and
+   creates none. Returns 0 or EXIT_USER after "WHAT PATH: why". (opts.c;
+   cli_parse calls it for every CLI_OUTPUT option given.) */
+int cli_check_output(const char *path, const char *what);
+/* --progress auto|none|bar|lines (choice index 0-3) as planner_opts.progress
+   (0 none, 1 bar, 2 lines); auto: $SWAPSIM_PROGRESS if it names one, else a
+   bar on a terminal and lines elsewhere. */
+#define CLI_PROGRESS_CHOICES "auto|none|bar|lines"
+int cli_progress_mode(int choice);
 
 int cmd_devices(int argc, char **argv);
 int cmd_planners(int argc, char **argv);

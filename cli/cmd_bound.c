@@ -40,15 +40,18 @@ static double gib(int64_t b) { return (double)b / (1024.0 * 1024.0 * 1024.0); }
 int cmd_bound(int argc, char **argv)
 {
     const char *path = NULL, *memory = NULL;
-    int json = 0, rc;
+    int json = 0, over = 0, rc;
     cli_device dev;
     memset(&dev, 0, sizeof dev);
     const cli_pos args[] = {{"PROFILE", "the profile (docs/profile-format.md)", 1, 1, &path},
                             {NULL, NULL, 0, 0, NULL}};
     const cli_opt opts[] = {
         {.name = "memory", .type = PT_SIZE, .dst = &memory, .flags = CLI_FRACTION,
-         .help = "device memory budget: 16GiB, 16G, 16GB, bytes, or 0.4x of the ideal plan's "
-                 "peak; default: the device's memory"},
+         .help = "device memory budget: 16GiB, 16G, 16GB, 4096B, or 0.4x of the ideal plan's "
+                 "peak (a size above the device's memory needs --allow-oversubscribe); default: "
+                 "the device's memory"},
+        {.name = "allow-oversubscribe", .type = PT_BOOL, .dst = &over,
+         .help = "accept a --memory above the device's memory"},
         {.name = "json", .type = PT_BOOL, .dst = &json,
          .help = "print the bounds as one JSON object"},
         {.name = "device", .type = PT_STRING, .dst = &dev.name, .meta = CLI_DEVICE_META,
@@ -79,6 +82,15 @@ int cmd_bound(int argc, char **argv)
     int64_t budget;
     if (planner_resolve_budget(g, memory, &budget, &e)) {
         rc = e.code == SW_EINVAL ? cli_fail(EXIT_USER, "--memory: %s", e.msg) : cli_error(&e);
+        graph_free(g);
+        return rc;
+    }
+    if (cli_over_device(memory, budget, &g->device) && !over) {
+        char h1[32], h2[32];
+        rc = cli_fail(EXIT_USER, "--memory %s: %s is above the %s's memory (%s); "
+                      "--allow-oversubscribe bounds it anyway", memory,
+                      sw_fmt_bytes(budget, h1, sizeof h1), g->device.name,
+                      sw_fmt_bytes(g->device.memory_bytes, h2, sizeof h2));
         graph_free(g);
         return rc;
     }
@@ -167,7 +179,7 @@ int cmd_serve(int argc, char **argv)
          .help = "planner threads; results do not depend on it"},
         {.name = "json", .type = PT_BOOL, .dst = &json, .help = "one JSON object per rate"},
         {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &out, .meta = "CSV",
-         .help = "write one CSV row per rate here (with --rates)"},
+         .flags = CLI_OUTPUT, .help = "write one CSV row per rate here (with --rates)"},
         {.name = NULL}};
     const cli_cmd cmd = {
         .name = "serve",
@@ -339,13 +351,13 @@ int cmd_colocate(int argc, char **argv)
         {.name = "time-budget", .type = PT_SECONDS, .dst = &time_budget,
          .help = "search time limit for the jobs' planners that search (default: each "
                  "planner's own)"},
-        {.name = "trace", .type = PT_STRING, .dst = &trace, .meta = "FILE",
+        {.name = "trace", .type = PT_STRING, .dst = &trace, .meta = "FILE", .flags = CLI_OUTPUT,
          .help = "write a Chrome trace (one track group per job: iterations, waits, switches, "
                  "and its memory; the total memory) for https://ui.perfetto.dev"},
         {.name = "json", .type = PT_BOOL, .dst = &json, .help = "print one JSON object"},
         {.name = "memory-csv", .type = PT_STRING, .dst = &mem_csv, .meta = "FILE",
-         .help = "write each job's memory and the total over time as CSV"},
-        {.name = "csv", .type = PT_STRING, .dst = &row_csv, .meta = "FILE",
+         .flags = CLI_OUTPUT, .help = "write each job's memory and the total over time as CSV"},
+        {.name = "csv", .type = PT_STRING, .dst = &row_csv, .meta = "FILE", .flags = CLI_OUTPUT,
          .help = "append one CSV row (policy, memory, makespan, peak, total normalised "
                  "throughput, failed jobs, each job's normalised throughput joined by ';'); a "
                  "header is written first when FILE is new"},

@@ -42,7 +42,7 @@ int cmd_calibrate(int argc, char **argv)
          .help = "override one figure of that device (repeatable)",
          .flags = CLI_MULTI | CLI_KEYVAL},
         {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &out, .meta = "FILE",
-         .help = "the report (default: standard output)"},
+         .flags = CLI_OUTPUT, .help = "the report (default: standard output)"},
         {.name = NULL}};
     const cli_cmd cmd = {
         .name = "calibrate",
@@ -82,7 +82,7 @@ int cmd_table1(int argc, char **argv)
     int rc;
     const cli_opt opts[] = {
         {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &out, .meta = "FILE",
-         .help = "the report (default: standard output)"},
+         .flags = CLI_OUTPUT, .help = "the report (default: standard output)"},
         {.name = NULL}};
     const cli_cmd cmd = {
         .name = "table1",

@@ -1,5 +1,6 @@
 /* cmd_experiment.c: `swapsim experiment FILE...`: run declared experiment grids. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,7 +17,7 @@ int cmd_experiment(int argc, char **argv)
     int rc;
     o.jobs = 0; /* not given: one per core (cli_cores: this rank's share under MPI) */
     o.data = sw_data_dir();
-    o.progress = isatty(2);
+    int progress = 0; /* --progress */
     const cli_pos args[] = {{"FILE", "experiment files (experiments/*.json, format in "
                                      "docs/experiments.md)", 1, CLI_MANY, &files},
                             {NULL, NULL, 0, 0, NULL}};
@@ -34,8 +35,10 @@ int cmd_experiment(int argc, char **argv)
                  "from)"},
         {.name = "dry-run", .type = PT_BOOL, .dst = &o.dry_run,
          .help = "print the commands, run nothing"},
-        {.name = "progress", .type = PT_BOOL, .dst = &o.progress,
-         .help = "a progress line on standard error (default: when it is a terminal)"},
+        {.name = "progress", .type = PT_BOOL, .dst = &progress,
+         .help = "progress on standard error even where $SWAPSIM_PROGRESS=none (default: on; "
+                 "a line rewritten in place on a terminal, a line per tenth of the cells "
+                 "elsewhere; $SWAPSIM_PROGRESS=bar|lines|none chooses)"},
         {.name = NULL}};
     const cli_cmd cmd = {
         .name = "experiment",
@@ -48,6 +51,11 @@ int cmd_experiment(int argc, char **argv)
         .opts = opts};
     if (cli_parse(&cmd, argc, argv, &rc))
         return rc;
+    o.progress = cli_progress_mode(0); /* before the cells' setting below */
+    if (progress && !o.progress)
+        o.progress = isatty(2) ? 1 : 2;
+    /* a cell's standard error is its one-line message: no progress lines there */
+    setenv("SWAPSIM_PROGRESS", "none", 1);
     struct swmpi *m;
     if ((rc = cli_mpi_start("experiment", &m)))
         return rc;

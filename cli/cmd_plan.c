@@ -1,5 +1,6 @@
 /* cmd_plan.c: `swapsim plan`, `verify`, `simulate` and `run`. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@ typedef struct plan_args {
     int64_t seed;
     double time_budget;
     int threads, iters, json, no_verify;
+    int oversubscribe, progress; /* --allow-oversubscribe; --progress (choice index) */
     cli_list sets;
     cli_device dev;
 } plan_args;
@@ -26,9 +28,12 @@ typedef struct plan_args {
     {.name = "planner", .type = PT_STRING, .dst = &(pa).planner, .meta = "NAME",                 \
      .flags = CLI_REQUIRED, .help = "planner ('swapsim planners' lists them)"},                  \
     {.name = "memory", .type = PT_SIZE, .dst = &(pa).memory, .flags = CLI_FRACTION,              \
-     .help = "device memory budget: 16GiB, 16G (binary), 16GB (decimal), 512MiB, plain bytes, "  \
-             "or 0.4x (a fraction of the ideal plan's peak memory); default: the device's "     \
-             "memory"},                                                                          \
+     .help = "device memory budget: 16GiB, 16G (binary), 16GB (decimal), 512MiB, 4096B, or "    \
+             "0.4x (a fraction of the ideal plan's peak memory); a number needs its unit; a "   \
+             "size above the device's memory needs --allow-oversubscribe; default: the "        \
+             "device's memory"},                                                                 \
+    {.name = "allow-oversubscribe", .type = PT_BOOL, .dst = &(pa).oversubscribe,                 \
+     .help = "accept a --memory above the device's memory (a what-if for a larger GPU)"},       \
     {.name = "seed", .type = PT_INT, .dst = &(pa).seed, .def = "1", .min = 0, .max = INFINITY,   \
      .flags = CLI_INT64, .help = "random seed"},                                                 \
     {.name = "time-budget", .type = PT_SECONDS, .dst = &(pa).time_budget,                        \
@@ -37,19 +42,28 @@ typedef struct plan_args {
      .help = "worker threads; results do not depend on it"},                                     \
     {.name = "set", .type = PT_STRING, .dst = &(pa).sets, .flags = CLI_MULTI | CLI_KEYVAL,       \
      .help = "planner hyperparameter ('swapsim planners --verbose')"},                           \
-    {.name = "log", .type = PT_STRING, .dst = &(pa).log, .meta = "FILE",                         \
+    {.name = "log", .type = PT_STRING, .dst = &(pa).log, .meta = "FILE", .flags = CLI_OUTPUT,    \
      .help = "convergence log (CSV) for planners that search"},                                  \
+    {.name = "progress", .type = PT_CHOICE, .dst = &(pa).progress, .def = "auto",               \
+     .choices = CLI_PROGRESS_CHOICES, .help = "search progress on standard error: a bar "        \
+     "rewritten in place, a line at every tenth of the search, or none; auto: a bar on a "       \
+     "terminal, lines elsewhere ($SWAPSIM_PROGRESS=none|bar|lines changes what auto means)"},    \
     {.name = "device", .type = PT_STRING, .dst = &(pa).dev.name, .meta = CLI_DEVICE_META,       \
      .help = "plan for another device, built-in or a device file (memory and PCIe)"},            \
     {.name = "device-set", .type = PT_STRING, .dst = &(pa).dev.sets,                             \
      .flags = CLI_MULTI | CLI_KEYVAL, .help = "override one device figure ('swapsim devices --help')"}
 
 #define SIM_OPTIONS(pa, trace_help)                                                               \
-    {.name = "trace", .type = PT_STRING, .dst = &(pa).trace, .meta = "FILE", .help = trace_help}, \
+    {.name = "trace", .type = PT_STRING, .dst = &(pa).trace, .meta = "FILE", .help = trace_help, \
+     .flags = CLI_OUTPUT},                                                                       \
     {.name = "json", .type = PT_BOOL, .dst = &(pa).json,                                         \
      .help = "print the result as one JSON object (fields in docs/cli.md)"},                     \
     {.name = "max-iterations", .type = PT_INT, .dst = &(pa).iters, .def = "64", .min = 3,        \
      .max = 4096, .help = "simulation iteration cap"}
+
+/* seconds a planner has to stop after SIGINT or SIGTERM (those that search
+   stop within a generation; the others are given this long) */
+#define INTERRUPT_GRACE_S 5
 
 static const char *planner_name(size_t i) { return planner_at(i)->name; }
 
@@ -100,6 +114,14 @@ static int make_plan(const char *profile_path, plan_args *pa, plan **out)
         rc = e.code == SW_EINVAL ? cli_fail(EXIT_USER, "--memory: %s", e.msg) : cli_error(&e);
         goto done;
     }
+    if (cli_over_device(pa->memory, o.memory_budget, &g->device) && !pa->oversubscribe) {
+        char h1[32], h2[32];
+        rc = cli_fail(EXIT_USER, "--memory %s: %s is above the %s's memory (%s); "
+                      "--allow-oversubscribe plans for it anyway", pa->memory,
+                      sw_fmt_bytes(o.memory_budget, h1, sizeof h1), g->device.name,
+                      sw_fmt_bytes(g->device.memory_bytes, h2, sizeof h2));
+        goto done;
+    }
     o.seed = (uint64_t)pa->seed;
     o.threads = pa->threads;
     o.time_budget_s = pa->time_budget;
@@ -109,9 +131,21 @@ static int make_plan(const char *profile_path, plan_args *pa, plan **out)
             goto done;
         }
     o.log_path = pa->log;
-    o.progress = isatty(2);
+    o.progress = cli_progress_mode(pa->progress);
+    o.stop = cli_stop_hook; /* SIGINT, SIGTERM: the best plan so far */
+    cli_interrupt_install(pl->name, INTERRUPT_GRACE_S);
     plan *p;
-    if (planner_run(pl, g, &o, &p, &e)) {
+    int prc = planner_run(pl, g, &o, &p, &e);
+    cli_interrupt_done();
+    if (prc && cli_interrupted()) {
+        char why[sizeof e.msg + 16];
+        snprintf(why, sizeof why, "no plan: %s", e.msg);
+        rc = cli_interrupt_end(why);
+        goto done;
+    }
+    if (prc) {
+        if (e.code == SW_ENOFIT)
+            cli_json_nofit();
         rc = cli_fail(EXIT_USER, "planner %s: %s", pl->name, e.msg);
         goto done;
     }
@@ -163,6 +197,15 @@ static void put_result_json(const plan *p, const sim_result *r, int verified, sw
                   r->swap_outs, r->drops, r->reruns, p->n_tasks, r->iterations,
                   r->steady ? "true" : "false", verified ? "true" : "false",
                   p->mem_kind == MEM_POOL ? "pool" : p->policy);
+    if (verified) { /* safe within its budget */
+        b->len -= 2; /* reopen the object */
+        sw_buf_puts(b, ",\"fits\":true}\n");
+    }
+    if (cli_interrupted()) { /* the best plan found before SIGINT or SIGTERM */
+        b->len -= 2;
+        sw_buf_printf(b, ",\"interrupted\":\"%s\",\"evaluations\":%ld}\n",
+                      cli_interrupted() == SIGTERM ? "SIGTERM" : "SIGINT", cli_interrupt_work());
+    }
     if (p->solver_status) { /* an exact planner's solve */
         b->len -= 2; /* reopen the object */
         sw_buf_puts(b, ",\"solver_status\":");
@@ -190,7 +233,9 @@ static void print_result(const plan *p, const sim_result *r, int verified, int j
         sw_buf_init(&b);
         put_result_json(p, r, verified, &b);
         fputs(b.data, stdout);
+        fflush(stdout);
         sw_buf_free(&b);
+        cli_json_said();
         return;
     }
     char h1[32], h2[32], h3[32], h4[32];
@@ -229,7 +274,7 @@ int cmd_plan(int argc, char **argv)
     const cli_opt opts[] = {
         PLAN_OPTIONS(pa),
         {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &pa.out, .meta = "PLAN",
-         .flags = CLI_REQUIRED, .help = "output plan (- for standard output)"},
+         .flags = CLI_REQUIRED | CLI_OUTPUT, .help = "output plan (- for standard output)"},
         {.name = NULL}};
     const cli_cmd cmd = {
         .name = "plan",
@@ -256,7 +301,15 @@ int cmd_plan(int argc, char **argv)
     }
     rc = plan_write_file(p, pa.out, &e);
     plan_free(p);
-    return rc ? cli_error(&e) : 0;
+    if (rc)
+        return cli_error(&e);
+    if (cli_interrupted()) {
+        char done[1200];
+        snprintf(done, sizeof done, "wrote the best plan found so far (verified) to %s",
+                 strcmp(pa.out, "-") ? pa.out : "standard output");
+        return cli_interrupt_end(done);
+    }
+    return 0;
 }
 
 int cmd_verify(int argc, char **argv)
@@ -378,7 +431,7 @@ int cmd_run(int argc, char **argv)
     const cli_opt opts[] = {
         PLAN_OPTIONS(pa),
         {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &pa.out, .meta = "FILE",
-         .help = "also write the plan"},
+         .flags = CLI_OUTPUT, .help = "also write the plan"},
         SIM_OPTIONS(pa, "write a Chrome trace of the steady state"),
         {.name = NULL}};
     const cli_cmd cmd = {.name = "run",
@@ -408,5 +461,12 @@ int cmd_run(int argc, char **argv)
     }
     rc = simulate_and_print(p, &pa, 1);
     plan_free(p);
+    if (!rc && cli_interrupted()) {
+        char done[2400];
+        snprintf(done, sizeof done, "the result printed is that of the best plan found "
+                 "so far (verified)%s%s%s%s", pa.out ? "; plan in " : "", pa.out ? pa.out : "",
+                 pa.trace ? "; trace in " : "", pa.trace ? pa.trace : "");
+        return cli_interrupt_end(done);
+    }
     return rc;
 }

@@ -40,7 +40,7 @@ int cmd_model(int argc, char **argv)
         {.name = "device-set", .type = PT_STRING, .dst = &dv.sets, .flags = CLI_MULTI | CLI_KEYVAL,
          .help = "override one device figure ('swapsim devices --help')"},
         {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &out, .meta = "FILE",
-         .flags = CLI_REQUIRED, .help = "the profile; -o - writes to standard output"},
+         .flags = CLI_REQUIRED | CLI_OUTPUT, .help = "the profile; -o - writes to standard output"},
         {.name = NULL}};
     const cli_cmd cmd = {
         .name = "model",

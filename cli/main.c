@@ -31,6 +31,10 @@ int cli_device_resolve(const cli_device *d, const dev_spec *base, dev_spec *out)
     }
     for (int i = 0; i < d->sets.n; i++) {
         sw_err e;
+        const char *it = d->sets.item[i];
+        if (!strncmp(it, "memory=", 7) && cli_size_bare(it + 7))
+            return cli_fail(EXIT_USER, "--device-set %s: %s: a size needs a unit (B, KiB, MiB, "
+                            "GiB)", it, it + 7);
         if (dev_set(out, d->sets.item[i], &e))
             return cli_error(&e);
     }
@@ -81,26 +85,28 @@ static void usage(FILE *f)
           "Simulate and plan training and inference of deep networks beyond GPU memory.\n"
           "\n"
           "commands:\n"
-          "  devices                 list built-in GPU specs\n"
-          "  planners [--verbose]    list planners (and their --set hyperparameters)\n"
-          "  models [--verbose]      list profile generators (and their options)\n"
+          "  devices [--json]        list built-in GPU specs\n"
+          "  planners [--verbose] [--json]\n"
+          "                          list planners (and their --set hyperparameters)\n"
+          "  models [--verbose] [--json]\n"
+          "                          list profile generators (and their options)\n"
           "  model NAME [opts] -o F  generate a profile\n"
           "  import FORMAT FILE... -o F\n"
           "                          import a profile recorded on a real GPU\n"
           "  stats PROFILE           model statistics (memory, operators, sizes)\n"
           "  table1 [-o F]           the paper's Table 1 from the generators (docs/table1.md)\n"
           "  calibrate [-o F]        cost model against recorded data (docs/calibration.md)\n"
-          "  plan PROFILE --planner NAME --memory SIZE -o PLAN\n"
+          "  plan PROFILE --planner NAME [--memory SIZE] -o PLAN\n"
           "                          make a plan\n"
           "  verify PLAN             check a plan is safe under every allowed order\n"
           "  tradeoff PROFILE [--rate R]\n"
           "                          swapping against recomputing each activation\n"
-          "  bound PROFILE --memory SIZE\n"
+          "  bound PROFILE [--memory SIZE]\n"
           "                          lower bounds on any plan's iteration time\n"
           "  simulate PLAN           time a plan (steady-state iteration)\n"
           "  export PLAN --format pytorch -o F\n"
           "                          a plan as a policy PyTorch applies (docs/apply.md)\n"
-          "  run PROFILE --planner NAME --memory SIZE\n"
+          "  run PROFILE --planner NAME [--memory SIZE]\n"
           "                          plan, verify and simulate in one go\n"
           "  sweep PROFILE [--planner all] [--memory 0.3x:1.0x:0.1x] [--fit]\n"
           "                          planners x budgets: table, CSV, JSON, plot; smallest fit\n"
@@ -111,17 +117,20 @@ static void usage(FILE *f)
           "                          the dtr planner beside the DTR authors' simulator\n"
           "  replay PLAN [--backend cpu|cuda]\n"
           "                          run a plan for real; measured vs simulated time, canaries\n"
-          "  profile PROFILE --device-index N -o F\n"
+          "  profile PROFILE [--device-index N] [-o F]\n"
           "                          record op times on a GPU (CUDA, CUPTI)\n"
           "  calibrate-device --device-index N -o F\n"
           "                          measure a GPU into a device file (docs/devices.md)\n"
-          "  serve PROFILE... --policy P --rate R\n"
+          "  serve PROFILE... [--policy P] [--rate R]\n"
           "                          serve several models on one GPU (latency percentiles)\n"
-          "  colocate WORKLOAD --policy time|spatial|zico\n"
+          "  colocate WORKLOAD [--policy time|spatial|zico]\n"
           "                          several training jobs on one GPU (Zico)\n"
           "\n"
-          "Each command takes --help. Exit status: 0 success, 1 error (one line on stderr),\n"
-          "2 bad command line.\n",
+          "Each command takes -h or --help. Sizes need a unit (16GiB, 512MiB, 4096B) or x\n"
+          "for a multiple of the ideal peak (0.5x). Under --json every outcome, errors\n"
+          "included, is one JSON object on standard output. Exit status: 0 success, 1 error\n"
+          "(one line on stderr), 2 bad command line, 130/143 interrupted (SIGINT/SIGTERM;\n"
+          "a search keeps and writes its best plan so far).\n",
           f);
 }
 

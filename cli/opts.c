@@ -2,11 +2,16 @@
    and positional arguments (cli.h), and parsing, checking, error messages
    and --help are generated from those tables. */
 #include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -14,32 +19,85 @@
 #define HELP_COL 26   /* option help starts at this column (longer names: next line) */
 #define MAX_OPTS 64   /* options in one table */
 
+static const char *text(const sw_buf *b) { return b->data && !b->oom ? b->data : ""; }
+
+/* --json: every outcome of the command, failures included, is one JSON
+   object on standard output (cli_json_*, cli.h) */
+static struct {
+    int on;    /* the command was given --json */
+    int said;  /* an outcome has been printed */
+    int nofit; /* the failure is "does not fit" */
+} json_out;
+
+void cli_json_begin(int on)
+{
+    json_out.on = on;
+    json_out.said = json_out.nofit = 0;
+}
+
+int cli_json_on(void) { return json_out.on; }
+
+void cli_json_said(void) { json_out.said = 1; }
+
+void cli_json_nofit(void) { json_out.nofit = 1; }
+
+/* The failure as {"ok":false,"error":MSG,"exit_status":CODE} (does not fit:
+   also "fits":false,"reason":MSG) on standard output, once, under --json. */
+static void json_failure(int code, const char *msg)
+{
+    if (!json_out.on || json_out.said)
+        return;
+    json_out.said = 1;
+    sw_buf b;
+    sw_buf_init(&b);
+    sw_buf_puts(&b, "{\"ok\":false,");
+    if (json_out.nofit) {
+        sw_buf_puts(&b, "\"fits\":false,\"reason\":");
+        sw_buf_put_jstr(&b, msg);
+        sw_buf_putc(&b, ',');
+    }
+    sw_buf_puts(&b, "\"error\":");
+    sw_buf_put_jstr(&b, msg);
+    sw_buf_printf(&b, ",\"exit_status\":%d}\n", code);
+    fputs(text(&b), stdout);
+    fflush(stdout);
+    sw_buf_free(&b);
+}
+
+/* "swapsim[ CMD]: MESSAGE[ (see ...)]" on stderr, and its JSON twin */
+static void say(int code, const char *cmd, const char *tail, const char *fmt, va_list ap)
+{
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr, "swapsim%s%s: %s%s\n", cmd ? " " : "", cmd ? cmd : "", msg, tail);
+    json_failure(code, msg);
+}
+
 int cli_fail(int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("swapsim: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say(code, NULL, "", fmt, ap);
     va_end(ap);
     return code;
 }
 
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
+    char tail[128];
+    snprintf(tail, sizeof tail, " (see 'swapsim %s --help')", cmd);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "swapsim %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see 'swapsim %s --help')\n", cmd);
+    say(EXIT_USAGE, cmd, tail, fmt, ap);
     va_end(ap);
     return EXIT_USAGE;
 }
 
 int cli_error(const sw_err *e)
 {
-    fprintf(stderr, "swapsim: %s\n", e->msg[0] ? e->msg : sw_strerror(e->code));
-    return EXIT_USER;
+    if (e->code == SW_ENOFIT)
+        cli_json_nofit();
+    return cli_fail(EXIT_USER, "%s", e->msg[0] ? e->msg : sw_strerror(e->code));
 }
 
 int cli_unknown_name(const char *what, const char *name, size_t count,
@@ -73,7 +131,6 @@ static int choice_index(const char *v, const char *choices)
 
 static int bounded(const cli_opt *o) { return o->min < o->max; }
 
-static const char *text(const sw_buf *b) { return b->data && !b->oom ? b->data : ""; }
 
 /* "an integer from 1 to 1024", "cpu or cuda": what a value of o must be. */
 static void expected(const cli_opt *o, sw_buf *b)
@@ -151,6 +208,41 @@ static const char *meta_of(const cli_opt *o)
     return "VALUE";
 }
 
+int cli_size_bare(const char *v)
+{
+    char *end;
+    if (!v || !*v)
+        return 0;
+    strtod(v, &end);
+    return end != v && *end == 0;
+}
+
+int cli_over_device(const char *memory, int64_t budget, const dev_spec *dev)
+{
+    int64_t b;
+    double frac = 0;
+    if (!memory || budget <= dev->memory_bytes)
+        return 0;
+    return sw_parse_size(memory, &b, &frac, NULL) == 0 && frac == 0;
+}
+
+int cli_check_output(const char *path, const char *what)
+{
+    if (!path || !strcmp(path, "-"))
+        return 0;
+    struct stat st;
+    int existed = stat(path, &st) == 0;
+    if (existed && S_ISDIR(st.st_mode))
+        return cli_fail(EXIT_USER, "%s %s: is a directory (expected a file)", what, path);
+    int fd = open(path, O_WRONLY | O_CREAT, 0666); /* no O_TRUNC: a failed run keeps the old one */
+    if (fd < 0)
+        return cli_fail(EXIT_USER, "%s %s: cannot write: %s", what, path, strerror(errno));
+    close(fd);
+    if (!existed) /* only checked: what the command writes comes at the end */
+        unlink(path);
+    return 0;
+}
+
 /* A usage error (exit status 2): the message into err. */
 static int usage_error(sw_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -172,6 +264,11 @@ static int take(const cli_opt *o, const char *spelled, const char *v, sw_err *er
 {
     sw_err e;
     int ok;
+    if (o->type == PT_SIZE && cli_size_bare(v)) { /* "16": 16 bytes, or 16 GiB meant? */
+        sw_fail(err, SW_EINVAL, "%s: %s: a size needs a unit (B, KiB, MiB, GiB)%s", spelled, v,
+                (o->flags & CLI_FRACTION) ? " or x for a multiple of the peak" : "");
+        return EXIT_USER;
+    }
     if (o->type == PT_SIZE && (o->flags & CLI_FRACTION)) {
         int64_t bytes;
         double frac;
@@ -364,7 +461,7 @@ int cli_parse_args(const cli_cmd *c, int argc, char **argv, sw_err *err)
     }
     assert(nopts <= MAX_OPTS);
     for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-        if (!strcmp(argv[i], "--help"))
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return CLI_HELP;
     /* defaults first */
     for (const cli_opt *o = c->opts; o && o->name; o++)
@@ -453,12 +550,44 @@ int cli_parse_args(const cli_cmd *c, int argc, char **argv, sw_err *err)
     return 0;
 }
 
+/* Does c take --json, and is it among argv (before "--")? */
+static int wants_json(const cli_cmd *c, int argc, char **argv)
+{
+    int takes = 0;
+    for (const cli_opt *o = c->opts; o && o->name; o++)
+        takes |= o->type == PT_BOOL && !strcmp(o->name, "json");
+    for (int i = 1; takes && i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--json"))
+            return 1;
+    return 0;
+}
+
+/* the CLI_OUTPUT options given, checked before the command does any work */
+static int check_outputs(const cli_cmd *c)
+{
+    for (const cli_opt *o = c->opts; o && o->name; o++) {
+        if (!(o->flags & CLI_OUTPUT) || !o->dst)
+            continue;
+        char what[80];
+        if (o->short_name)
+            snprintf(what, sizeof what, "-%c", o->short_name);
+        else
+            snprintf(what, sizeof what, "--%s", o->name);
+        if (cli_check_output(*(const char *const *)o->dst, what))
+            return EXIT_USER;
+    }
+    return 0;
+}
+
 int cli_parse(const cli_cmd *c, int argc, char **argv, int *status)
 {
     sw_err e;
+    cli_json_begin(wants_json(c, argc, argv));
     int rc = cli_parse_args(c, argc, argv, &e);
-    if (rc == 0)
-        return 0;
+    if (rc == 0) {
+        *status = check_outputs(c);
+        return *status != 0;
+    }
     if (rc == CLI_HELP) {
         sw_buf b;
         sw_buf_init(&b);
@@ -470,6 +599,7 @@ int cli_parse(const cli_cmd *c, int argc, char **argv, int *status)
         *status = cli_usage(c->name, "%s", e.msg);
     } else {
         fprintf(stderr, "swapsim %s: %s\n", c->name, e.msg);
+        json_failure(rc, e.msg);
         *status = rc;
     }
     return 1;

@@ -379,12 +379,14 @@ int sw_read_file(const char *path, char **data, size_t *len, sw_err *err)
         if (r == 0)
             break;
     }
-    int bad = ferror(f);
+    int bad = ferror(f), eno = errno;
     if (!from_stdin)
         fclose(f);
     if (bad) {
         sw_free(buf);
-        return sw_fail(err, SW_EIO, "%s: read error", path);
+        if (eno == EISDIR) /* fopen opens a directory; reading it fails */
+            return sw_fail(err, SW_EIO, "%s: is a directory (expected a file)", path);
+        return sw_fail(err, SW_EIO, "%s: read error: %s", path, strerror(eno));
     }
     buf[n] = 0;
     if (n >= 2 && (unsigned char)buf[0] == 0x1f && (unsigned char)buf[1] == 0x8b) {

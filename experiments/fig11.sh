@@ -94,7 +94,9 @@ replay_row() {
     if [ "$BACKEND" = cuda ] && [ -n "${OPS:-}" ]; then set -- "$@" --ops "$OPS"; fi
     if ! r=$("$S" replay "$plan" "$@" 2>"$OUT/replay.err"); then
         echo "fig11: $group $planner at ${frac}x: $(cat "$OUT/replay.err")" >&2
-        [ -n "$r" ] || return 0
+        # a result despite the failure (canaries caught something) makes a row;
+        # a failure alone ({"ok":false,...} under --json) does not
+        [ -n "$r" ] && [ -z "$(echo "$r" | json ok)" ] || return 0
     fi
     n=$((n + 1))
     printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$group" "$model" \

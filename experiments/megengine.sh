@@ -77,7 +77,7 @@ for k in 2 3; do
     "$S" model resnet --depth 50 --batch $bs --device $DEV -o "$f"
     for pl in dtr-megengine "sublinear --set mode=budget" "sublinear --set mode=sqrt"; do
         label=$(echo "$pl" | sed 's/ --set mode=/:/')
-        r=$("$S" run "$f" --planner $pl --memory $MEM --json 2>/dev/null || true)
+        r=$("$S" run "$f" --planner $pl --memory $MEM --json 2>/dev/null) || r=
         if [ -n "$r" ]; then
             echo "resnet50,$bs,$label,$(echo "$r" | json iteration_time_s),$(echo "$r" | json normalized_throughput),$(echo "$r" | json peak_memory_bytes)" >>"$OUT/vs_sublinear.csv"
         else
@@ -94,7 +94,8 @@ echo "model,batch,planner,allocator,arena_gib,peak_in_use_gib,ratio" >"$OUT/allo
 f="$OUT/p/r50_400.json"
 "$S" model resnet --depth 50 --batch 400 --device $DEV -o "$f"
 for al in first-fit best-fit; do
-    r=$("$S" run "$f" --planner none --memory 64GiB --set allocator=$al --json 2>/dev/null || true)
+    r=$("$S" run "$f" --planner none --memory 64GiB --allow-oversubscribe --set allocator=$al \
+        --json 2>/dev/null) || r=
     if [ -n "$r" ]; then
         arena=$(echo "$r" | json reserved_memory_bytes)
         peak=$(echo "$r" | json peak_memory_bytes)
@@ -107,7 +108,7 @@ done
 f="$OUT/p/r50_300.json"
 "$S" model resnet --depth 50 --batch 300 --device $DEV -o "$f"
 for al in first-fit best-fit; do
-    r=$("$S" run "$f" --planner dtr-megengine --memory $MEM --set allocator=$al --json 2>/dev/null || true)
+    r=$("$S" run "$f" --planner dtr-megengine --memory $MEM --set allocator=$al --json 2>/dev/null) || r=
     if [ -n "$r" ]; then
         arena=$(echo "$r" | json reserved_memory_bytes)
         peak=$(echo "$r" | json peak_memory_bytes)

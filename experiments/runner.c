@@ -63,6 +63,7 @@ typedef struct exp {
     const json_value *derive; /* the file's "derive": columns from a reference cell (NULL: none) */
     int maxjobs;     /* the file's "jobs": cells at once on one machine (0: no limit) */
     int slots_total; /* cells at once on every rank together (progress estimate) */
+    int tenths;      /* progress 2: the tenths of the cells reported */
 } exp;
 
 static int mkdir_p(const char *path)
@@ -416,6 +417,16 @@ static void progress(exp *x, size_t done, size_t cached, double t0, double work,
     size_t left = x->ncells - done;
     int par = x->slots_total > 0 ? x->slots_total : x->o->jobs > 0 ? x->o->jobs : 1;
     double eta = worked ? work / (double)worked * (double)left / par : 0;
+    if (x->o->progress == 2) { /* a log: one line per tenth of the cells */
+        int t = x->ncells ? (int)(done * 10 / x->ncells) : 10;
+        if (t <= x->tenths)
+            return;
+        x->tenths = t;
+        fprintf(stderr, "[%s] %d%%: %zu/%zu cells (%zu cached), %.0f s elapsed, ~%.0f s left\n",
+                x->name, 10 * t, done, x->ncells, cached, el, eta);
+        fflush(stderr);
+        return;
+    }
     fprintf(stderr, "\r[%s] %zu/%zu cells (%zu cached), %.0f s elapsed, ~%.0f s left   ", x->name,
             done, x->ncells, cached, el, eta);
     fflush(stderr);
@@ -613,7 +624,7 @@ static int run_here(exp *x, size_t done, size_t cached)
         progress(x, done, cached, t0, work, worked);
     }
     kill_all(&s);
-    if (x->o->progress)
+    if (x->o->progress == 1) /* ends the line rewritten in place */
         fputc('\n', stderr);
     sw_free(s.ch);
     return rc;
@@ -855,7 +866,7 @@ static int run_coordinator(exp *x, size_t done, size_t cached)
             break;
         nap(&wait_ns, busy);
     }
-    if (x->o->progress)
+    if (x->o->progress == 1) /* ends the line rewritten in place */
         fputc('\n', stderr);
     sw_free(s.ch);
     sw_free(offered);

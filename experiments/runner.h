@@ -36,7 +36,8 @@ typedef struct exp_opts {
     const char *data;     /* the recorded data directory (for {data}); NULL: sw_data_dir() */
     int full;             /* 1: the paper's budgets; 0: quick mode */
     int jobs;             /* parallel cells (default: cores) */
-    int progress;         /* progress line on stderr */
+    int progress;         /* progress on stderr: 0 none, 1 a line rewritten in place (a
+                             terminal), 2 a line per tenth of the cells (a log) */
     int dry_run;          /* print the commands, run nothing */
     const exp_link *link; /* several processes share the cells (NULL: this one alone) */
     char *const *env;     /* the environment of the cells' commands (NULL: this process's) */

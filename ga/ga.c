@@ -26,7 +26,8 @@ struct ga_ctx {
     hwloc_topology_t topo;
     int topo_ok, ncores;
     FILE *log;
-    int progress;
+    int progress; /* GA_PROGRESS_* or 0 */
+    int tenths;   /* GA_PROGRESS_LINES: the tenths of the stopping rule reported (-1: none) */
     ga_stats st;
     double t0;
     /* job dispatch */
@@ -149,7 +150,7 @@ ga_ctx *ga_new(const ga_ops *ops, void *user, size_t genome_bytes, const ga_para
 }
 
 void ga_set_log(ga_ctx *ga, FILE *log) { ga->log = log; }
-void ga_set_progress(ga_ctx *ga, int on) { ga->progress = on; }
+void ga_set_progress(ga_ctx *ga, int mode) { ga->progress = mode; }
 
 const void *ga_best(const ga_ctx *ga, double *fitness)
 {
@@ -334,6 +335,26 @@ static void note_best(ga_ctx *ga, const void *g, double fit)
     }
 }
 
+/* GA_PROGRESS_LINES: one line when the first generation is in (0%), then
+   one each time the search passes another tenth of its stopping rule
+   (generations or time, whichever is further along) */
+static void report_line(ga_ctx *ga, double el)
+{
+    double f = 0;
+    if (ga->p.generations > 0)
+        f = (double)ga->st.generations / (double)ga->p.generations;
+    if (ga->p.time_budget_s > 0 && el / ga->p.time_budget_s > f)
+        f = el / ga->p.time_budget_s;
+    int t = f >= 1 ? 10 : (int)(f * 10 + 1e-9);
+    if (t <= ga->tenths)
+        return;
+    ga->tenths = t;
+    fprintf(stderr, "[ga] %d%%: generation %ld, best %.6f s, %ld evaluations, %.0f "
+            "evaluations/s\n", 10 * t, ga->st.generations, ga->best_fit, ga->st.evaluations,
+            el > 0 ? (double)ga->st.evaluations / el : 0);
+    fflush(stderr);
+}
+
 static void report(ga_ctx *ga)
 {
     int N = ga->p.population, nf = 0;
@@ -358,7 +379,9 @@ static void report(ga_ctx *ga)
             fprintf(ga->log, ",,,\n");
         fflush(ga->log);
     }
-    if (ga->progress) {
+    if (ga->progress == GA_PROGRESS_LINES)
+        report_line(ga, el);
+    else if (ga->progress) {
         double rate = el > 0 ? (double)ga->st.evaluations / el : 0;
         double left = ga->p.time_budget_s > 0 ? ga->p.time_budget_s - el : 0;
         fprintf(stderr, "\r[ga] generation %ld  best %.6f s  %.0f evaluations/s  %.0f s left   ",
@@ -429,15 +452,24 @@ int ga_begin(ga_ctx *ga, sw_err *err)
     if (!(ga->p.temperature > 0))
         return sw_fail(err, SW_EINVAL, "temperature must be positive");
     ga->t0 = sw_now();
+    ga->tenths = -1;
     memset(&ga->st, 0, sizeof ga->st);
     if (ga->log)
         fprintf(ga->log, "elapsed_s,generation,evaluations,best_s,mean_s,worst_s,best_ever_s\n");
     return first_generation(ga, err);
 }
 
+/* Does the stop hook end the search here? (Notes it in the statistics.) */
+static int stop_asked(ga_ctx *ga)
+{
+    if (ga->p.stop && ga->p.stop(ga->p.stop_ud, ga->st.evaluations))
+        ga->st.stopped = 1;
+    return ga->st.stopped;
+}
+
 int ga_step(ga_ctx *ga, long n, sw_err *err)
 {
-    for (long i = 0; i < n; i++) {
+    for (long i = 0; i < n && !stop_asked(ga); i++) {
         int rc = next_generation(ga, err);
         if (rc)
             return rc;
@@ -447,7 +479,7 @@ int ga_step(ga_ctx *ga, long n, sw_err *err)
 
 int ga_end(ga_ctx *ga, sw_err *err)
 {
-    if (ga->progress)
+    if (ga->progress == GA_PROGRESS_BAR)
         fputc('\n', stderr);
     ga->st.elapsed_s = sw_now() - ga->t0;
     ga->st.best = ga->best_fit;
@@ -468,6 +500,8 @@ int ga_run(ga_ctx *ga, sw_err *err)
         if (ga->p.generations > 0 && ga->st.generations >= ga->p.generations)
             break;
         if (ga->p.time_budget_s > 0 && el >= ga->p.time_budget_s)
+            break;
+        if (stop_asked(ga))
             break;
         if ((rc = next_generation(ga, err)))
             return rc;

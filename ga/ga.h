@@ -49,6 +49,11 @@ typedef struct ga_params {
     int threads;
     uint64_t seed;
     int pin;             /* pin threads to cores with hwloc */
+    /* Asked between generations with the evaluations so far: nonzero ends the
+       search there, as the stopping rule would (an interrupt; NULL: never).
+       Called on the thread that runs the search; must not block. */
+    int (*stop)(void *ud, long evaluations);
+    void *stop_ud;
 } ga_params;
 
 typedef struct ga_stats {
@@ -57,6 +62,7 @@ typedef struct ga_stats {
     double elapsed_s;
     double initial_best;  /* best fitness of the first generation */
     double best;          /* best fitness ever seen */
+    int stopped;          /* 1: ga_params.stop ended the search before its stopping rule */
 } ga_stats;
 
 typedef struct ga_ctx ga_ctx;
@@ -68,10 +74,14 @@ void ga_params_default(ga_params *p);
 /* Create an engine for genomes of genome_bytes. Returns NULL on failure. */
 ga_ctx *ga_new(const ga_ops *ops, void *user, size_t genome_bytes, const ga_params *p);
 void ga_free(ga_ctx *ga);
-/* Convergence log (CSV, one line per generation) and a one-line progress
-   display on stderr (when the caller decides it is a terminal). */
+/* Convergence log (CSV, one line per generation) and progress on stderr:
+   GA_PROGRESS_BAR, one line rewritten in place (for a terminal), or
+   GA_PROGRESS_LINES, one line at every tenth of the stopping rule (for a
+   log); 0: none. */
+#define GA_PROGRESS_BAR 1
+#define GA_PROGRESS_LINES 2
 void ga_set_log(ga_ctx *ga, FILE *log);
-void ga_set_progress(ga_ctx *ga, int on);
+void ga_set_progress(ga_ctx *ga, int mode);
 /* Run to the stopping rule. Errors: SW_EINVAL (bad parameters), SW_ENOMEM,
    SW_ENOFIT (no feasible individual was ever found). */
 int ga_run(ga_ctx *ga, sw_err *err);

@@ -143,7 +143,7 @@ void ga_islands_set_log(ga_islands *gi, FILE *log)
 
 void ga_islands_set_progress(ga_islands *gi, int on)
 {
-    gi->progress = on && gi->first == 0;
+    gi->progress = on == GA_PROGRESS_BAR && gi->first == 0; /* ends the bar's line */
     if (gi->first == 0)
         ga_set_progress(gi->isl[0], on);
 }
@@ -258,6 +258,18 @@ static int gather_best(ga_islands *gi, sw_err *err)
     return 0;
 }
 
+/* evaluations of this process's islands so far (for the stop hook) */
+static long local_evaluations(const ga_islands *gi)
+{
+    long n = 0;
+    for (int j = 0; j < gi->local; j++) {
+        ga_stats st;
+        ga_get_stats(gi->isl[j], &st);
+        n += st.evaluations;
+    }
+    return n;
+}
+
 int ga_islands_run(ga_islands *gi, sw_err *err)
 {
     const ga_params *p = &gi->p;
@@ -266,7 +278,7 @@ int ga_islands_run(ga_islands *gi, sw_err *err)
     double t0 = sw_now();
     sw_err mine;
     memset(&mine, 0, sizeof mine);
-    int rc = 0, stop = 0;
+    int rc = 0, stop = 0, stopped = 0;
     /* the ranks must agree on the genome (the same profile and settings) */
     if (gi->has_comm) {
         int64_t gb = (int64_t)gi->gb, other;
@@ -284,9 +296,12 @@ int ga_islands_run(ga_islands *gi, sw_err *err)
         rc = ga_begin(gi->isl[j], &mine);
     long done = 0;
     for (;;) {
-        if (!rc)
+        if (!rc) {
             stop = (p->generations > 0 && done >= p->generations) ||
                    (p->time_budget_s > 0 && sw_now() - t0 >= p->time_budget_s);
+            if (!stop && p->stop && p->stop(p->stop_ud, local_evaluations(gi)))
+                stop = stopped = 1;
+        }
         rc = agree(gi, rc, &mine, &stop, err);
         if (rc && !gi->has_comm)
             *err = mine;
@@ -307,6 +322,7 @@ int ga_islands_run(ga_islands *gi, sw_err *err)
         return rc;
     rc = gather_best(gi, err);
     gi->st.elapsed_s = sw_now() - t0;
+    gi->st.stopped = stopped;
     if (!rc && !isfinite(gi->best_fit))
         rc = sw_fail(err, SW_ENOFIT, "no feasible individual found");
     return rc;

@@ -727,6 +727,8 @@ static int run_other(const planner *pl, const graph_profile *g, const planner_op
     o2.time_budget_s = o->time_budget_s > 0 ? o->time_budget_s
                                             : params_seconds(&o->params, "time_budget");
     o2.progress = 0;
+    o2.stop = o->stop; /* an interrupt ends the GA early with its best plan */
+    o2.stop_ud = o->stop_ud;
     int rc = 0;
     for (; *kv && !rc; kv++)
         rc = params_set_kv(&o2.params, *kv, err);
@@ -805,6 +807,8 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
         plan *p = NULL;
         sw_err e = {0};
         note[0] = 0;
+        if (best && o->stop && o->stop(o->stop_ud, v)) /* interrupted: keep the best so far */
+            break;
         if (var[v].src == C_OWN && var[v].sched == 2 && !have_gas)
             continue;
         if (var[v].src == C_OWN)

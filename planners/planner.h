@@ -15,7 +15,15 @@ typedef struct planner_opts {
     int threads;           /* worker threads (>= 1) */
     param_set params;      /* the planner's declared hyperparameters (--set) */
     const char *log_path;  /* convergence log for planners that search, or NULL */
-    int progress;          /* 1: show progress on stderr */
+    int progress;          /* progress on stderr: 0 none, 1 a line rewritten in place (a
+                              terminal), 2 a line at every tenth of the search (a log) */
+    /* Asked now and then by planners that search (swapadvisor's GA between
+       generations, hybrid between candidates; not yet the exact solvers) with
+       the work done so far (evaluations, candidates): nonzero stops the search
+       there and the planner returns the best plan found so far, as if its
+       budget had run out (an interrupt). NULL: never. Must not block. */
+    int (*stop)(void *ud, long work);
+    void *stop_ud;
     const struct ga_comm *comm; /* the processes (MPI ranks) an island search spreads its
                                    islands over (swapadvisor islands=N); NULL: this one */
 } planner_opts;

@@ -1150,6 +1150,8 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     gp.threads = o->threads;
     gp.seed = o->seed;
     gp.pin = params_bool(ps, "pin");
+    gp.stop = o->stop;
+    gp.stop_ud = o->stop_ud;
     ga_island_params ip = {(int)params_int(ps, "islands"), (int)params_int(ps, "migration_interval"),
                            (int)params_int(ps, "migrants")};
     int spread = o->comm && o->comm->size > 1;
@@ -1229,9 +1231,10 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
             snprintf(mp + strlen(mp), sizeof mp - strlen(mp),
                      count ? " (the smallest pool: %s of %s)" : "; the smallest pool: %s of %s",
                      sw_fmt_bytes(min_pool, h1, sizeof h1), sw_fmt_bytes(c.pool, h2, sizeof h2));
-        snprintf(note, sizeof note, "GA: %s%ld generations, %ld evaluations; best of the first "
-                 "generation %.9g s, best found %.9g s%s", isl, st.generations, st.evaluations,
-                 st.initial_best, st.best, mp);
+        snprintf(note, sizeof note, "GA: %s%ld generations, %ld evaluations%s; best of the "
+                 "first generation %.9g s, best found %.9g s%s", isl, st.generations,
+                 st.evaluations, st.stopped ? " (stopped early)" : "", st.initial_best, st.best,
+                 mp);
         if (plan_set_notes(*out, note)) {
             plan_free(*out);
             *out = NULL;

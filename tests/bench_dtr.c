@@ -102,7 +102,7 @@ static double process_run(const char *bin, const char *path, const char *heur, d
     }
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "%s run %s --planner dtr --set heuristic=%s --set budget_on=bytes "
-             "--memory %lld --json > /dev/null", bin, tmp, heur, (long long)budget);
+             "--memory %lldB --json > /dev/null", bin, tmp, heur, (long long)budget);
     double best = 1e30;
     for (int k = 0; k < 3; k++) {
         double t0 = sw_now();

@@ -178,7 +178,7 @@ static void cli_one_byte_budget(void)
     for (size_t i = 0; i < planner_count(); i++) {
         if (planner_at(i)->flags & PLANNER_UNBOUNDED)
             continue;
-        snprintf(args, sizeof args, "plan %s --planner %s --memory 1 --time-budget 5s "
+        snprintf(args, sizeof args, "plan %s --planner %s --memory 1B --time-budget 5s "
                  "-o %s/p.json", path, planner_at(i)->name, dir);
         char what[128];
         snprintf(what, sizeof what, "%s: a one-byte budget through the CLI",
