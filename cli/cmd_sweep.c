@@ -413,7 +413,7 @@ int cmd_sweep(int argc, char **argv)
          .help = "also find each planner's smallest budget that fits, by bisection"},
         {.name = "fit-tol", .type = PT_STRING, .dst = &a.fit_tol, .def = "0.01x", .meta = "SIZE",
          .help = "--fit's tolerance: a size or a fraction of the ideal peak"},
-        {.name = "model", .type = PT_STRING, .dst = &a.model, .meta = "NAME[,KEY=VALUE...]",
+        {.name = "model", .type = PT_STRING, .dst = &a.model, .meta = "NAME,KEY=VALUE...",
          .help = "sweep a generated model ('swapsim models --verbose') instead of PROFILE, "
                  "e.g. resnet,depth=50,batch=32 or gpt,layers=12,device=a100"},
         {.name = "batch", .type = PT_STRING, .dst = &a.batch, .meta = "LO:HI",

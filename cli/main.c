@@ -104,7 +104,7 @@ static void usage(FILE *f)
           "  bound PROFILE [--memory SIZE]\n"
           "                          lower bounds on any plan's iteration time\n"
           "  simulate PLAN           time a plan (steady-state iteration)\n"
-          "  export PLAN --format pytorch -o F\n"
+          "  export PLAN -o POLICY [--format pytorch]\n"
           "                          a plan as a policy PyTorch applies (docs/apply.md)\n"
           "  run PROFILE --planner NAME [--memory SIZE]\n"
           "                          plan, verify and simulate in one go\n"
