@@ -3,7 +3,9 @@
    topological order is planned by SwapAdvisor's swap planner under several
    pool allocations and thresholds, and every registered planner runs with
    several seeds, at budgets from tight to roomy: no simulated iteration is
-   shorter than the bound that applies to its plan. One named test each
+   shorter than the bound that applies to its plan; the same DAGs with ops
+   100 times faster, where the PCIe term binds (the bound above the compute
+   time), likewise. One named test each
    (tap_run). */
 #include <math.h>
 #include <string.h>
@@ -253,6 +255,70 @@ static void test_never_beaten_on_tiny_dags(void)
     OK(total > 1000 && beaten == 0, "%d plans in all, none beats its bound", total);
 }
 
+/* Where the PCIe term binds: the same tiny DAGs with every op 100 times
+   faster, so that copying the bytes that cannot stay on the GPU takes
+   longer than the compute. The bound must then be above the compute time
+   (a bound equal to the compute time checks nothing about the copies), and
+   no plan, of any order or planner, may beat it. */
+static void test_never_beaten_where_pcie_binds(void)
+{
+    static const double fr[] = {0.75};
+    int total = 0, beaten = 0, binds = 0, cases = 0;
+    for (int seed = 1; seed <= 4; seed++) {
+        char s_ops[32], s_seed[32];
+        snprintf(s_ops, sizeof s_ops, "ops=%d", 5 + seed % 3);
+        snprintf(s_seed, sizeof s_seed, "seed=%d", seed);
+        const char *kv[] = {s_ops, s_seed, "unit=1MiB"};
+        graph_profile *g = NULL;
+        sw_err e;
+        if (cal_generate("random", kv, 3, "v100", &g, &e)) {
+            OK(0, "generate random %s %s: %s", s_ops, s_seed, e.msg);
+            continue;
+        }
+        g->total_compute_s = 0;
+        for (int32_t o = 0; o < g->n_ops; o++) {
+            g->ops[o].time_s *= 0.01;
+            g->total_compute_s += g->ops[o].time_s;
+        }
+        int64_t peak = graph_peak_memory(g, g->order);
+        for (size_t f = 0; f < SW_ARRAY_LEN(fr); f++) {
+            int64_t budget = (int64_t)((double)peak * fr[f]);
+            bound_result br;
+            if (bound_compute(g, budget, NULL, &br, &e))
+                continue; /* no plan fits (printed by the test above) */
+            cases++;
+            if (br.excess_bytes > 0) {
+                binds++;
+                OK(br.swap_s > br.compute_s * (1 + 1e-6), "random %s %s at %.2fx, ops 100x "
+                   "faster: %lld bytes off the GPU, the bound %.6g s is above the compute "
+                   "%.6g s", s_ops, s_seed, fr[f], (long long)br.excess_bytes, br.swap_s,
+                   br.compute_s);
+            }
+            check c = {0};
+            c.budget = budget;
+            c.min_margin = INFINITY;
+            c.sp = swapplan_new(g, budget);
+            int32_t order[64], indeg[64];
+            uint8_t done[64] = {0};
+            for (int32_t o = 0; o < g->n_ops; o++)
+                indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
+            topo t = {g, order, indeg, done, 0, 60, each_order, &c};
+            if (c.sp)
+                topo_rec(&t, 0);
+            swapplan_free(c.sp);
+            registry(g, budget, &c);
+            OK(c.beaten == 0, "random %s %s at %.2fx, ops 100x faster: %d plans, none beats "
+               "its bound (closest: %.4f x the bound) %s", s_ops, s_seed, fr[f], c.plans,
+               c.min_margin, c.worst);
+            total += c.plans;
+            beaten += c.beaten;
+        }
+        graph_free(g);
+    }
+    OK(binds >= cases / 2 && binds >= 3, "the PCIe term binds in %d of %d cases", binds, cases);
+    OK(total > 20 && beaten == 0, "%d plans in all, none beats its bound", total);
+}
+
 static void test_never_beaten_on_larger_dags(void)
 {
     static const char *const kvs[][3] = {{"ops=40", "seed=11", "unit=1MiB"},
@@ -280,6 +346,7 @@ static const tap_test tests[] = {
     {"hand_worked_chain", test_hand_worked_chain},
     {"never_beaten_on_tiny_dags", test_never_beaten_on_tiny_dags},
     {"never_beaten_on_larger_dags", test_never_beaten_on_larger_dags},
+    {"never_beaten_where_pcie_binds", test_never_beaten_where_pcie_binds},
 };
 
 int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

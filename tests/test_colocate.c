@@ -360,7 +360,7 @@ static void test_one_job_generated(void)
     gen_one("gpt", gpt, 1, "GPT-2 small batch 8");
     gen_one("chain", chain, 3, "chain of 6");
     for (int seed = 1; seed <= 3; seed++) {
-        char s_seed[16];
+        char s_seed[32];
         snprintf(s_seed, sizeof s_seed, "seed=%d", seed);
         const char *kv[] = {"ops=30", s_seed, "unit=4MiB"};
         char what[32];
