@@ -212,7 +212,8 @@ int co_job_from_profile(co_job *j, const char *name, const graph_profile *g,
     size_t first = 0;
     int64_t at_a = c.n ? c.m[0] : 0;
     for (size_t i = 0; i < c.n && c.t[i] <= a; i++) {
-        at_a = c.m[i];
+        /* (of several changes at one instant, the most held, as below) */
+        at_a = i && c.t[i] == c.t[i - 1] ? SW_MAX(at_a, c.m[i]) : c.m[i];
         first = i + 1;
     }
     size_t n = 1 + (c.n - first);
