@@ -178,7 +178,7 @@ static void each_order(topo *t, void *ud)
     }
 }
 
-static void registry(const graph_profile *g, int64_t budget, check *c)
+static void registry(const graph_profile *g, int64_t budget, check *c, int seeds)
 {
     bound_result br;
     sw_err e;
@@ -188,7 +188,7 @@ static void registry(const graph_profile *g, int64_t budget, check *c)
         const planner *pl = planner_at(i);
         if (pl->flags & PLANNER_UNBOUNDED)
             continue;
-        for (uint64_t seed = 1; seed <= 3; seed++) {
+        for (uint64_t seed = 1; seed <= (uint64_t)seeds; seed++) {
             planner_opts o;
             planner_opts_init(&o, pl);
             o.memory_budget = budget;
@@ -243,7 +243,7 @@ static void test_never_beaten_on_tiny_dags(void)
             if (c.sp)
                 topo_rec(&t, 0);
             swapplan_free(c.sp);
-            registry(g, budget, &c);
+            registry(g, budget, &c, 3);
             OK(c.beaten == 0, "random %s %s at %.2fx: %d plans (%d orders), none beats its bound "
                "(closest: %.4f x the bound; %d refusals) %s", s_ops, s_seed, fr[f], c.plans,
                t.count, c.min_margin, c.nofit, c.worst);
@@ -262,7 +262,7 @@ static void test_never_beaten_on_tiny_dags(void)
    no plan, of any order or planner, may beat it. */
 static void test_never_beaten_where_pcie_binds(void)
 {
-    static const double fr[] = {0.75};
+    static const double fr[] = {0.75, 0.9};
     int total = 0, beaten = 0, binds = 0, cases = 0;
     for (int seed = 1; seed <= 4; seed++) {
         char s_ops[32], s_seed[32];
@@ -306,7 +306,7 @@ static void test_never_beaten_where_pcie_binds(void)
             if (c.sp)
                 topo_rec(&t, 0);
             swapplan_free(c.sp);
-            registry(g, budget, &c);
+            registry(g, budget, &c, 1); /* (one seed: it is slow here) */
             OK(c.beaten == 0, "random %s %s at %.2fx, ops 100x faster: %d plans, none beats "
                "its bound (closest: %.4f x the bound) %s", s_ops, s_seed, fr[f], c.plans,
                c.min_margin, c.worst);
@@ -315,8 +315,8 @@ static void test_never_beaten_where_pcie_binds(void)
         }
         graph_free(g);
     }
-    OK(binds >= cases / 2 && binds >= 3, "the PCIe term binds in %d of %d cases", binds, cases);
-    OK(total > 20 && beaten == 0, "%d plans in all, none beats its bound", total);
+    OK(binds >= cases / 2 && binds >= 6, "the PCIe term binds in %d of %d cases", binds, cases);
+    OK(total >= 15 && beaten == 0, "%d plans in all, none beats its bound", total);
 }
 
 static void test_never_beaten_on_larger_dags(void)
@@ -334,7 +334,7 @@ static void test_never_beaten_on_larger_dags(void)
         for (double f = 0.4; f < 1.01; f += 0.3) {
             check c = {0};
             c.min_margin = INFINITY;
-            registry(g, (int64_t)((double)peak * f), &c);
+            registry(g, (int64_t)((double)peak * f), &c, 3);
             OK(c.beaten == 0 && c.plans > 0, "random %s at %.1fx: %d plans, none beats the bound "
                "(closest %.4f x) %s", kvs[m][0], f, c.plans, c.min_margin, c.worst);
         }
