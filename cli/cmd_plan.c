@@ -218,6 +218,16 @@ static void put_result_json(const plan *p, const sim_result *r, int verified, sw
         sw_buf_put_f64(b, 100 * p->solver_gap);
         sw_buf_puts(b, "}\n");
     }
+    if (p->notes && !strncmp(p->notes, "hybrid: member ", 15)) {
+        /* a portfolio's winning member (planners/hybrid.c writes it first) */
+        const char *m = p->notes + 15;
+        char member[64];
+        snprintf(member, sizeof member, "%.*s", (int)strcspn(m, "; "), m);
+        b->len -= 2; /* reopen the object */
+        sw_buf_puts(b, ",\"portfolio_member\":");
+        sw_buf_put_jstr(b, member);
+        sw_buf_puts(b, "}\n");
+    }
     if (p->notes) { /* the planner's own account (e.g. dtr's evictions, fragmentation) */
         b->len -= 2; /* reopen the object */
         sw_buf_puts(b, ",\"notes\":");

@@ -104,7 +104,12 @@ typedef struct tr_mem {
 static void on_trace(void *ud, int iter, int32_t task, int stream, double start, double end,
                      int64_t mem)
 {
-    (void)iter, (void)task, (void)stream, (void)end;
+    /* every event is reported when it happens (end: a task's completion,
+       with the level after its frees; or a level change at a start, start
+       = end); a completion's start time would put the level after its
+       frees back at its start, over the level its start allocated, and
+       lose the peak inside the task */
+    (void)iter, (void)task, (void)stream, (void)start;
     tr_mem *c = ud;
     if (c->oom)
         return;
@@ -124,7 +129,7 @@ static void on_trace(void *ud, int iter, int32_t task, int stream, double start,
         c->m = m;
         c->cap = nc;
     }
-    c->t[c->n] = start;
+    c->t[c->n] = end;
     c->m[c->n] = mem;
     c->n++;
 }
@@ -207,7 +212,8 @@ int co_job_from_profile(co_job *j, const char *name, const graph_profile *g,
     size_t first = 0;
     int64_t at_a = c.n ? c.m[0] : 0;
     for (size_t i = 0; i < c.n && c.t[i] <= a; i++) {
-        at_a = c.m[i];
+        /* (of several changes at one instant, the most held, as below) */
+        at_a = i && c.t[i] == c.t[i - 1] ? SW_MAX(at_a, c.m[i]) : c.m[i];
         first = i + 1;
     }
     size_t n = 1 + (c.n - first);
@@ -226,8 +232,8 @@ int co_job_from_profile(co_job *j, const char *name, const graph_profile *g,
     ms[0] = at_a;
     for (size_t i = first; i < c.n; i++) {
         double x = SW_MAX(0, SW_MIN(T, c.t[i] - a));
-        if (x <= ts[k] + CO_EPS)
-            ms[k] = c.m[i]; /* the same instant: the level after it */
+        if (x <= ts[k] + CO_EPS) /* the same instant: the most it held then (the */
+            ms[k] = k || i > first ? SW_MAX(ms[k], c.m[i]) : c.m[i]; /* peak, kept) */
         else {
             k++;
             ts[k] = x;
@@ -787,15 +793,23 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
         co_result_free(r);
         return sw_fail(err, SW_ENOMEM, "out of memory");
     }
+    double first = INFINITY, work = 0;
     for (int32_t i = 0; i < n; i++) {
         co_job_result *x = &r->jobs[i];
         double span = x->finish_s - jobs[i].arrival_s;
         /* a job that failed crashed: what it had done is lost */
         x->iter_per_s = span > 0 && !x->failed ? x->done / span : 0;
         x->normalized = x->iter_per_s * jobs[i].iter_s; /* against the job alone with its own plan */
-        r->total_normalized += x->normalized;
         r->makespan_s = SW_MAX(r->makespan_s, x->finish_s);
+        first = SW_MIN(first, jobs[i].arrival_s);
+        if (!x->failed)
+            work += x->done * jobs[i].iter_s; /* the job's iterations, at its speed alone */
     }
+    /* the total over one window common to every job, the first arrival to
+       the last finish (each job over its own lifetime would count the time
+       a job waits after another's finish for neither: two identical jobs
+       time-sliced would score above 1) */
+    r->total_normalized = r->makespan_s > first ? work / (r->makespan_s - first) : 0;
     return 0;
 }
 

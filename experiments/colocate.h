@@ -86,7 +86,9 @@ typedef struct co_result {
     co_job_result *jobs;  /* n_jobs (owned) */
     double makespan_s;    /* last finish */
     int64_t peak_bytes;   /* largest combined memory in use */
-    double total_normalized; /* sum of the jobs' normalised throughputs */
+    double total_normalized; /* jobs' worth of throughput over one common window, the first
+                                arrival to the last finish: the iterations done (failed jobs:
+                                none) times each job's iteration time alone, over the window */
     int64_t memory;       /* the GPU memory shared */
     int record;           /* the run was asked to record the timeline below; without,
                              n_samples <= 1 and n_spans == 0 (memory does not grow with

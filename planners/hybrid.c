@@ -865,17 +865,23 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
             sw_fail(err, SW_ENOFIT, "does not fit: no candidate fits the budget");
         goto done;
     }
+    /* the notes lead with the portfolio member whose plan won ("hybrid:
+       member M;", read by `run --json` as portfolio_member): hybrid's own
+       runtime, or a planner it runs (its comparisons must say which) */
+    const char *member = var[best_v].src == C_SUBLINEAR     ? "sublinear"
+                         : var[best_v].src == C_SWAPADVISOR ? "swapadvisor"
+                         : var[best_v].sched == 2           ? "runtime-on-ga-schedule"
+                                                            : "runtime";
     if (var[best_v].src == C_OWN)
-        snprintf(note, sizeof note, "hybrid: candidate %d of %d (%d fit): own (%s schedule, %s, "
-                 "recompute weight %g, link weight %g): %.240s", best_v + 1, nv, n_fit,
+        snprintf(note, sizeof note, "hybrid: member %s; candidate %d of %d (%d fit): own (%s "
+                 "schedule, %s, recompute weight %g, link weight %g): %.240s", member,
+                 best_v + 1, nv, n_fit,
                  var[best_v].sched == 2 ? "the GA's" : var[best_v].sched ? "framework" : "profile",
                  mode_names[var[best_v].mode],
                  var[best_v].rw, var[best_v].link, best_note);
     else
-        snprintf(note, sizeof note, "hybrid: candidate %d of %d (%d fit): %s; %.240s",
-                 best_v + 1, nv, n_fit,
-                 var[best_v].src == C_SUBLINEAR ? "sublinear" : "swapadvisor",
-                 best->notes ? best->notes : "");
+        snprintf(note, sizeof note, "hybrid: member %s; candidate %d of %d (%d fit): %s; %.240s",
+                 member, best_v + 1, nv, n_fit, member, best->notes ? best->notes : "");
     if (plan_set_notes(best, note)) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;

@@ -3,7 +3,9 @@
    topological order is planned by SwapAdvisor's swap planner under several
    pool allocations and thresholds, and every registered planner runs with
    several seeds, at budgets from tight to roomy: no simulated iteration is
-   shorter than the bound that applies to its plan. One named test each
+   shorter than the bound that applies to its plan; the same DAGs with ops
+   100 times faster, where the PCIe term binds (the bound above the compute
+   time), likewise. One named test each
    (tap_run). */
 #include <math.h>
 #include <string.h>
@@ -176,7 +178,7 @@ static void each_order(topo *t, void *ud)
     }
 }
 
-static void registry(const graph_profile *g, int64_t budget, check *c)
+static void registry(const graph_profile *g, int64_t budget, check *c, int seeds)
 {
     bound_result br;
     sw_err e;
@@ -186,7 +188,7 @@ static void registry(const graph_profile *g, int64_t budget, check *c)
         const planner *pl = planner_at(i);
         if (pl->flags & PLANNER_UNBOUNDED)
             continue;
-        for (uint64_t seed = 1; seed <= 3; seed++) {
+        for (uint64_t seed = 1; seed <= (uint64_t)seeds; seed++) {
             planner_opts o;
             planner_opts_init(&o, pl);
             o.memory_budget = budget;
@@ -241,7 +243,7 @@ static void test_never_beaten_on_tiny_dags(void)
             if (c.sp)
                 topo_rec(&t, 0);
             swapplan_free(c.sp);
-            registry(g, budget, &c);
+            registry(g, budget, &c, 3);
             OK(c.beaten == 0, "random %s %s at %.2fx: %d plans (%d orders), none beats its bound "
                "(closest: %.4f x the bound; %d refusals) %s", s_ops, s_seed, fr[f], c.plans,
                t.count, c.min_margin, c.nofit, c.worst);
@@ -251,6 +253,70 @@ static void test_never_beaten_on_tiny_dags(void)
         graph_free(g);
     }
     OK(total > 1000 && beaten == 0, "%d plans in all, none beats its bound", total);
+}
+
+/* Where the PCIe term binds: the same tiny DAGs with every op 100 times
+   faster, so that copying the bytes that cannot stay on the GPU takes
+   longer than the compute. The bound must then be above the compute time
+   (a bound equal to the compute time checks nothing about the copies), and
+   no plan, of any order or planner, may beat it. */
+static void test_never_beaten_where_pcie_binds(void)
+{
+    static const double fr[] = {0.75, 0.9};
+    int total = 0, beaten = 0, binds = 0, cases = 0;
+    for (int seed = 1; seed <= 4; seed++) {
+        char s_ops[32], s_seed[32];
+        snprintf(s_ops, sizeof s_ops, "ops=%d", 5 + seed % 3);
+        snprintf(s_seed, sizeof s_seed, "seed=%d", seed);
+        const char *kv[] = {s_ops, s_seed, "unit=1MiB"};
+        graph_profile *g = NULL;
+        sw_err e;
+        if (cal_generate("random", kv, 3, "v100", &g, &e)) {
+            OK(0, "generate random %s %s: %s", s_ops, s_seed, e.msg);
+            continue;
+        }
+        g->total_compute_s = 0;
+        for (int32_t o = 0; o < g->n_ops; o++) {
+            g->ops[o].time_s *= 0.01;
+            g->total_compute_s += g->ops[o].time_s;
+        }
+        int64_t peak = graph_peak_memory(g, g->order);
+        for (size_t f = 0; f < SW_ARRAY_LEN(fr); f++) {
+            int64_t budget = (int64_t)((double)peak * fr[f]);
+            bound_result br;
+            if (bound_compute(g, budget, NULL, &br, &e))
+                continue; /* no plan fits (printed by the test above) */
+            cases++;
+            if (br.excess_bytes > 0) {
+                binds++;
+                OK(br.swap_s > br.compute_s * (1 + 1e-6), "random %s %s at %.2fx, ops 100x "
+                   "faster: %lld bytes off the GPU, the bound %.6g s is above the compute "
+                   "%.6g s", s_ops, s_seed, fr[f], (long long)br.excess_bytes, br.swap_s,
+                   br.compute_s);
+            }
+            check c = {0};
+            c.budget = budget;
+            c.min_margin = INFINITY;
+            c.sp = swapplan_new(g, budget);
+            int32_t order[64], indeg[64];
+            uint8_t done[64] = {0};
+            for (int32_t o = 0; o < g->n_ops; o++)
+                indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
+            topo t = {g, order, indeg, done, 0, 60, each_order, &c};
+            if (c.sp)
+                topo_rec(&t, 0);
+            swapplan_free(c.sp);
+            registry(g, budget, &c, 1); /* (one seed: it is slow here) */
+            OK(c.beaten == 0, "random %s %s at %.2fx, ops 100x faster: %d plans, none beats "
+               "its bound (closest: %.4f x the bound) %s", s_ops, s_seed, fr[f], c.plans,
+               c.min_margin, c.worst);
+            total += c.plans;
+            beaten += c.beaten;
+        }
+        graph_free(g);
+    }
+    OK(binds >= cases / 2 && binds >= 6, "the PCIe term binds in %d of %d cases", binds, cases);
+    OK(total >= 15 && beaten == 0, "%d plans in all, none beats its bound", total);
 }
 
 static void test_never_beaten_on_larger_dags(void)
@@ -268,7 +334,7 @@ static void test_never_beaten_on_larger_dags(void)
         for (double f = 0.4; f < 1.01; f += 0.3) {
             check c = {0};
             c.min_margin = INFINITY;
-            registry(g, (int64_t)((double)peak * f), &c);
+            registry(g, (int64_t)((double)peak * f), &c, 3);
             OK(c.beaten == 0 && c.plans > 0, "random %s at %.1fx: %d plans, none beats the bound "
                "(closest %.4f x) %s", kvs[m][0], f, c.plans, c.min_margin, c.worst);
         }
@@ -280,6 +346,7 @@ static const tap_test tests[] = {
     {"hand_worked_chain", test_hand_worked_chain},
     {"never_beaten_on_tiny_dags", test_never_beaten_on_tiny_dags},
     {"never_beaten_on_larger_dags", test_never_beaten_on_larger_dags},
+    {"never_beaten_where_pcie_binds", test_never_beaten_where_pcie_binds},
 };
 
 int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

@@ -62,6 +62,21 @@ static graph_profile *net(double t1, double t2, double bw)
     return g;
 }
 
+/* net(), checked: it builds (a failure is a failed test, never a silent
+   return), and its figures are the ones the tests reason from: a peak of
+   4 units in its order and t1 + t2 + 40 ms of compute. NULL on failure. */
+static graph_profile *net_checked(double t1, double t2, double bw)
+{
+    graph_profile *g = net(t1, t2, bw);
+    OK(g != NULL, "the six-op fixture builds");
+    if (!g)
+        return NULL;
+    IS_INT(graph_peak_memory(g, g->order), 4 * UNIT, "the fixture's peak: 4 units (at b3)");
+    IS_NUM(g->total_compute_s, t1 + t2 + 0.040, 1e-12, "the fixture's compute: %.4f s",
+           t1 + t2 + 0.040);
+    return g;
+}
+
 typedef struct counts {
     int out[6], in[6], drop[6], rerun[6]; /* per tensor / per op */
     int first_rerun;                      /* op of the first re-run, -1 */
@@ -114,7 +129,7 @@ static void check_safe(const plan *p, int64_t budget, const char *what)
    iteration takes the compute (50.1 ms) plus the two re-runs (10.1 ms). */
 static void cheap_op_recomputed(void)
 {
-    graph_profile *g = net(0.010, 0.0001, 1e6);
+    graph_profile *g = net_checked(0.010, 0.0001, 1e6);
     if (!g)
         return;
     const char *kv[] = {"search=false", NULL};
@@ -158,7 +173,7 @@ static void cheap_op_recomputed(void)
    for b1; nothing is re-run. */
 static void conv_output_swapped(void)
 {
-    graph_profile *g = net(0.010, 0.010, 12e9);
+    graph_profile *g = net_checked(0.010, 0.010, 12e9);
     if (!g)
         return;
     const char *kv[] = {"search=false", NULL};
@@ -184,7 +199,7 @@ static void conv_output_swapped(void)
 /* b2 alone needs g3, a2 and g2: below 3 units nothing can run it. */
 static void impossible_budget(void)
 {
-    graph_profile *g = net(0.010, 0.0001, 12e9);
+    graph_profile *g = net_checked(0.010, 0.0001, 12e9);
     if (!g)
         return;
     plan *p = NULL;
@@ -201,7 +216,17 @@ static void impossible_budget(void)
            rc ? e.msg : "ok");
     if (!rc) {
         check_safe(p, 3 * UNIT, "search");
-        IS_STR_HAS(p->notes, "hybrid: candidate", "the notes name the candidate kept");
+        IS_STR_HAS(p->notes, "hybrid: member ", "the notes name the member kept");
+        char member[64] = "";
+        if (p->notes && !strncmp(p->notes, "hybrid: member ", 15))
+            snprintf(member, sizeof member, "%.*s", (int)strcspn(p->notes + 15, ";"),
+                     p->notes + 15);
+        int own = !strncmp(member, "runtime", 7);
+        OK(!strcmp(member, "runtime") || !strcmp(member, "runtime-on-ga-schedule") ||
+           !strcmp(member, "sublinear") || !strcmp(member, "swapadvisor"),
+           "a member of the portfolio: '%s'", member);
+        OK(own == (strstr(p->notes, ": own (") != NULL), "the member (%s) is the candidate "
+           "the notes describe: %s", member, p->notes);
         plan_free(p);
     }
     graph_free(g);
