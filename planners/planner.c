@@ -21,6 +21,7 @@ static const planner *const registry[] = {
     &planner_optimal_swap,
     &planner_checkpoint_blocks,
     &planner_offload_activations,
+    &planner_zero_offload,
     &planner_random, /* test and validation only */
 };
 

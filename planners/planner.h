@@ -82,6 +82,7 @@ extern const planner planner_optimal_swap;
 /* Today's planners (docs/planners.md): checkpointing per block, save_on_cpu. */
 extern const planner planner_checkpoint_blocks;
 extern const planner planner_offload_activations;
+extern const planner planner_zero_offload;
 /* A test and validation planner: random legal swap decisions (random.c). */
 extern const planner planner_random;
 
