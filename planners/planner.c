@@ -22,6 +22,7 @@ static const planner *const registry[] = {
     &planner_checkpoint_blocks,
     &planner_offload_activations,
     &planner_zero_offload,
+    &planner_selective,
     &planner_random, /* test and validation only */
 };
 

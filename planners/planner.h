@@ -83,6 +83,7 @@ extern const planner planner_optimal_swap;
 extern const planner planner_checkpoint_blocks;
 extern const planner planner_offload_activations;
 extern const planner planner_zero_offload;
+extern const planner planner_selective;
 /* A test and validation planner: random legal swap decisions (random.c). */
 extern const planner planner_random;
 

@@ -1,5 +1,5 @@
 /* test_today_planners.c: today's planners (checkpoint-blocks,
-   offload-activations, zero-offload) on a 4-layer decoder (swapsim model decoder
+   offload-activations, zero-offload, selective) on a 4-layer decoder (swapsim model decoder
    --layers 4 --hidden 64 --heads 4 --kv-heads 2 --ffn 128 --vocab 100
    --seq 16), each plan's keep / recompute / offload sets checked against
    the sets derived by hand below; every plan verifies and simulates. One
@@ -52,7 +52,14 @@
    out, each right after the backward op that makes it (the run just
    before its swap-out); nothing swapped in, dropped or re-run; each
    update's time the CPU step plus the copy back, e.g. layer0.q_proj.w:
-   64 x 64 = 4096 elements x 7.07e-10 s + 6 us + 8192 B / 52.5 GB/s. */
+   64 x 64 = 4096 elements x 7.07e-10 s + 6 us + 8192 B / 52.5 GB/s.
+
+   selective: the attention core is the fused layerN.attn; both its
+   outputs (attn:0, attn:1) are read by the backward pass, so both are
+   dropped, attn:1 right after attn runs (no forward op reads it), attn:0
+   after its last forward reader, o_proj; attn is re-run once per layer
+   just before the first backward op reading either, layerN.o_proj_bwd
+   (it reads attn:0; attn_bwd comes after it). 4 re-runs, 8 drops. */
 #include <string.h>
 
 #include "../experiments/calibrate.h"
@@ -361,7 +368,66 @@ static void zero_offload(void)
     graph_free(g);
 }
 
+/* The op of the last RUN task before task i, or -1. */
+static int32_t prev_run(const plan *p, int32_t i)
+{
+    for (int32_t j = i - 1; j >= 0; j--)
+        if (p->tasks[j].kind == TASK_RUN)
+            return p->tasks[j].op;
+    return -1;
+}
+
+static void selective(void)
+{
+    graph_profile *g = decoder4();
+    plan *p = NULL;
+    if (!g || plan_with(g, "selective", NULL, &p)) {
+        graph_free(g);
+        return;
+    }
+    IS_INT(count_kind(p, TASK_RERUN), 4, "4 re-runs");
+    IS_INT(count_kind(p, TASK_DROP), 8, "8 drops");
+    IS_INT(count_kind(p, TASK_SWAP_IN) + count_kind(p, TASK_SWAP_OUT), 0, "nothing swapped");
+    int ok = 1;
+    for (int32_t i = 0; i < p->n_tasks; i++) {
+        const plan_task *t = &p->tasks[i];
+        char want[64];
+        int l = -1;
+        if (t->kind == TASK_RERUN) {
+            const char *nm = g->ops[t->op].name;
+            int32_t nx = next_run(p, i);
+            if (sscanf(nm, "layer%d.", &l) != 1 || strcmp(strchr(nm, '.'), ".attn") || nx < 0)
+                ok = 0;
+            snprintf(want, sizeof want, "layer%d.o_proj_bwd", l);
+            if (nx >= 0 && strcmp(g->ops[nx].name, want)) {
+                printf("#   %s re-run before %s\n", nm, g->ops[nx].name);
+                ok = 0;
+            }
+        } else if (t->kind == TASK_DROP) {
+            const char *nm = g->tensors[t->tensor].name;
+            int32_t pr = prev_run(p, i);
+            if (sscanf(nm, "layer%d.", &l) != 1) {
+                ok = 0;
+                continue;
+            }
+            const char *suffix = strchr(nm, '.');
+            snprintf(want, sizeof want, "layer%d.%s", l,
+                     !strcmp(suffix, ".attn:1") ? "attn" : "o_proj");
+            if ((strcmp(suffix, ".attn:0") && strcmp(suffix, ".attn:1")) || pr < 0 ||
+                strcmp(g->ops[pr].name, want)) {
+                printf("#   %s dropped after %s\n", nm, pr >= 0 ? g->ops[pr].name : "nothing");
+                ok = 0;
+            }
+        }
+    }
+    OK(ok, "each layer's attention output and statistics dropped after their last forward "
+       "use, attn re-run just before o_proj's backward");
+    plan_free(p);
+    graph_free(g);
+}
+
 static const tap_test tests[] = {
+    {"selective", selective},
     {"zero_offload", zero_offload},
     {"checkpoint_blocks", checkpoint_blocks},
     {"offload_no_prefetch", offload_no_prefetch},
