@@ -23,6 +23,7 @@ static const planner *const registry[] = {
     &planner_offload_activations,
     &planner_zero_offload,
     &planner_selective,
+    &planner_sac,
     &planner_random, /* test and validation only */
 };
 

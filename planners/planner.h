@@ -84,6 +84,7 @@ extern const planner planner_checkpoint_blocks;
 extern const planner planner_offload_activations;
 extern const planner planner_zero_offload;
 extern const planner planner_selective;
+extern const planner planner_sac;
 /* A test and validation planner: random legal swap decisions (random.c). */
 extern const planner planner_random;
 

@@ -28,4 +28,15 @@ int sublinear_plan_cuts(const graph_profile *g, const planner_opts *o, const uin
    prefix; -1 for other ops. Returns the number of blocks, or SW_ENOMEM. */
 int32_t seg_blocks(const graph_profile *g, int32_t *block);
 
+/* Recompute by op kind (selective, sac): every forward op o with cand[o]
+   set (n_ops entries) whose outputs are all read by the backward pass, not
+   mutated nor persistent, and whose inputs are persistent or still alive
+   and kept (not dropped themselves) at the re-run, has its outputs dropped
+   after their last forward use and is re-run just before the first
+   backward op reading one of them; ops are decided in the profile's order.
+   The planner's params must declare "allocator" and "alignment"; who names
+   it in the notes. Errors as pb_finish's (SW_ENOFIT, SW_EINVAL, SW_ENOMEM). */
+int seg_plan_recompute(const graph_profile *g, const planner_opts *o, const uint8_t *cand,
+                       const char *who, plan **out, sw_err *err);
+
 #endif

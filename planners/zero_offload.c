@@ -97,9 +97,11 @@ static int rewrite(const graph_profile *g, double s_per_param, graph_profile **o
         int ni = 0, nm = 0;
         double t = 0;
         for (int32_t k = 0; k < op->n_in && ni < 256; k++) {
-            int32_t x = op->in[k];
-            if (g->tensors[x].kind == GK_GRADIENT)
-                h->tensors[g->tensors[x].storage].held_until = o;
+            int32_t x = op->in[k], st = g->tensors[x].storage;
+            /* a persistent gradient (an imported trace's .grad buffer) stays on
+               the GPU, read by the step as before */
+            if (g->tensors[x].kind == GK_GRADIENT && !g->tensors[st].persistent)
+                h->tensors[st].held_until = o;
             else
                 in[ni++] = x;
         }

@@ -1,5 +1,5 @@
 /* test_today_planners.c: today's planners (checkpoint-blocks,
-   offload-activations, zero-offload, selective) on a 4-layer decoder (swapsim model decoder
+   offload-activations, zero-offload, selective, sac) on a 4-layer decoder (swapsim model decoder
    --layers 4 --hidden 64 --heads 4 --kv-heads 2 --ffn 128 --vocab 100
    --seq 16), each plan's keep / recompute / offload sets checked against
    the sets derived by hand below; every plan verifies and simulates. One
@@ -59,7 +59,21 @@
    dropped, attn:1 right after attn runs (no forward op reads it), attn:0
    after its last forward reader, o_proj; attn is re-run once per layer
    just before the first backward op reading either, layerN.o_proj_bwd
-   (it reads attn:0; attn_bwd comes after it). 4 re-runs, 8 drops. */
+   (it reads attn:0; attn_bwd comes after it). 4 re-runs, 8 drops.
+
+   sac: pointwise ops are the norms, ropes, adds and swiglu; a pointwise
+   output the backward pass reads is recomputed if the op's inputs are
+   still alive and kept at its first backward reader:
+     attn_norm: input x (the layer input, kept: attn_norm's backward reads
+       it later) -> recomputed before v_proj's backward;
+     q_rope, k_rope: input q_proj/k_proj died after the ropes -> kept;
+     attn_add: input o_proj died -> kept;
+     mlp_norm: input attn_add (kept for mlp_norm's backward) -> recomputed;
+     swiglu: inputs gate, up (kept for swiglu's backward) -> recomputed;
+     mlp_add: input down_proj died -> kept (it is the next layer's x);
+     head.norm: input layer3.mlp_add (kept) -> recomputed.
+   So 3 per layer + 1 = 13 re-runs and 13 drops, each re-run just before
+   the first backward op reading its output. */
 #include <string.h>
 
 #include "../experiments/calibrate.h"
@@ -426,7 +440,57 @@ static void selective(void)
     graph_free(g);
 }
 
+static void sac(void)
+{
+    graph_profile *g = decoder4();
+    plan *p = NULL;
+    if (!g || plan_with(g, "sac", NULL, &p)) {
+        graph_free(g);
+        return;
+    }
+    IS_INT(count_kind(p, TASK_RERUN), 13, "13 re-runs");
+    IS_INT(count_kind(p, TASK_DROP), 13, "13 drops");
+    IS_INT(count_kind(p, TASK_SWAP_IN) + count_kind(p, TASK_SWAP_OUT), 0, "nothing swapped");
+    static const char *const rec[] = {"attn_norm", "mlp_norm", "swiglu"};
+    int ok = count(p, TASK_RERUN, "head.norm") == 1 && count(p, TASK_DROP, "head.norm") == 1;
+    for (int l = 0; l < 4; l++)
+        for (size_t k = 0; k < SW_ARRAY_LEN(rec); k++) {
+            char nm[64];
+            snprintf(nm, sizeof nm, "layer%d.%s", l, rec[k]);
+            if (count(p, TASK_RERUN, nm) != 1 || count(p, TASK_DROP, nm) != 1) {
+                printf("#   %s: %d re-runs, %d drops\n", nm, count(p, TASK_RERUN, nm),
+                       count(p, TASK_DROP, nm));
+                ok = 0;
+            }
+        }
+    OK(ok, "the two norms and swiglu of each layer, and the head's norm, recomputed");
+    /* each re-run right before the first backward op reading its output */
+    int when = 1;
+    for (int32_t i = 0; i < p->n_tasks; i++) {
+        if (p->tasks[i].kind != TASK_RERUN)
+            continue;
+        int32_t op = p->tasks[i].op, nx = -1;
+        for (int32_t j = i + 1; j < p->n_tasks && nx < 0; j++)
+            if (p->tasks[j].kind == TASK_RUN)
+                nx = p->tasks[j].op;
+        int32_t out = g->ops[op].out[0], first = -1;
+        for (int32_t k = 0; k < g->n_ops && first < 0; k++) {
+            int32_t o2 = g->order[k];
+            if (g->ops[o2].phase == GP_BACKWARD && reads(g, o2, out))
+                first = o2;
+        }
+        if (nx != first) {
+            printf("#   %s re-run before %s\n", g->ops[op].name, nx >= 0 ? g->ops[nx].name : "-");
+            when = 0;
+        }
+    }
+    OK(when, "each re-run just before the first backward reader of its output");
+    plan_free(p);
+    graph_free(g);
+}
+
 static const tap_test tests[] = {
+    {"sac", sac},
     {"selective", selective},
     {"zero_offload", zero_offload},
     {"checkpoint_blocks", checkpoint_blocks},
