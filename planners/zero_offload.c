@@ -94,9 +94,14 @@ static int rewrite(const graph_profile *g, double s_per_param, graph_profile **o
             continue;
         }
         /* the host step: keep non-gradient inputs and the parameters it updates */
+        if (op->n_in > 256 || op->n_mut > 256) {
+            graph_free(h);
+            return sw_fail(err, SW_EUNSUPPORTED, "zero-offload: update op '%s' has more than "
+                           "256 inputs or updated tensors", op->name);
+        }
         int ni = 0, nm = 0;
         double t = 0;
-        for (int32_t k = 0; k < op->n_in && ni < 256; k++) {
+        for (int32_t k = 0; k < op->n_in; k++) {
             int32_t x = op->in[k], st = g->tensors[x].storage;
             /* a persistent gradient (an imported trace's .grad buffer) stays on
                the GPU, read by the step as before */
@@ -105,7 +110,7 @@ static int rewrite(const graph_profile *g, double s_per_param, graph_profile **o
             else
                 in[ni++] = x;
         }
-        for (int32_t k = 0; k < op->n_mut && nm < 256; k++) {
+        for (int32_t k = 0; k < op->n_mut; k++) {
             int32_t x = op->mut[k];
             if (g->tensors[x].kind == GK_OPTIMIZER_STATE)
                 continue;
