@@ -149,9 +149,12 @@ static int make_plan(const char *profile_path, plan_args *pa, plan **out)
         rc = cli_fail(EXIT_USER, "planner %s: %s", pl->name, e.msg);
         goto done;
     }
-    p->prof = g;
-    p->owns_prof = 1;
-    g = NULL;
+    if (!p->owns_prof) { /* the plan borrows g: it takes it over (a planner that rewrites
+                            the profile, zero-offload, gives the plan its own copy) */
+        p->prof = g;
+        p->owns_prof = 1;
+        g = NULL;
+    }
     *out = p;
 done:
     planner_opts_free(&o);

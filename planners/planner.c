@@ -19,6 +19,11 @@ static const planner *const registry[] = {
     &planner_hybrid,
     &planner_optimal_remat,
     &planner_optimal_swap,
+    &planner_checkpoint_blocks,
+    &planner_offload_activations,
+    &planner_zero_offload,
+    &planner_selective,
+    &planner_sac,
     &planner_random, /* test and validation only */
 };
 

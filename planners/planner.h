@@ -87,6 +87,12 @@ extern const planner planner_hybrid;
 extern const planner planner_optimal_remat;
 /* The optimal swapping plan of a fixed schedule, an integer program (optimal_swap.c). */
 extern const planner planner_optimal_swap;
+/* Today's planners (docs/planners.md): checkpointing per block, save_on_cpu. */
+extern const planner planner_checkpoint_blocks;
+extern const planner planner_offload_activations;
+extern const planner planner_zero_offload;
+extern const planner planner_selective;
+extern const planner planner_sac;
 /* A test and validation planner: random legal swap decisions (random.c). */
 extern const planner planner_random;
 

@@ -37,6 +37,7 @@
 
 #include "../sim/builder.h"
 #include "planner.h"
+#include "segments.h"
 
 #define NEVER INT32_MAX
 
@@ -663,9 +664,17 @@ static void sl_account(sl *c, sl_eval *r)
 
 /* Plan with threshold B (and tail, as sl_greedy): boundaries, sets, task
    sequence, and its figures. */
+static int sl_evaluate_splits(sl *c, sl_eval *r);
+
 static int sl_evaluate(sl *c, double B, int32_t tail, sl_eval *r)
 {
     sl_greedy(c, B, tail);
+    return sl_evaluate_splits(c, r);
+}
+
+/* sl_evaluate with the boundaries already in c->splits. */
+static int sl_evaluate_splits(sl *c, sl_eval *r)
+{
     clear8(c->forced, c->nt);
     int32_t nseg;
     while (sl_sets(c, &nseg))
@@ -728,7 +737,7 @@ static void note(plan *p, const char *mode, const sl_eval *r)
 {
     sw_buf b;
     sw_buf_init(&b);
-    sw_buf_printf(&b, "sublinear (%s): %d segments, %d checkpoints (%lld bytes), %d reruns "
+    sw_buf_printf(&b, "%s: %d segments, %d checkpoints (%lld bytes), %d reruns "
                   "(recompute %.6f s), peak %lld bytes of tensors", mode, r->segments,
                   r->checkpoints, (long long)r->ckpt_bytes, r->reruns, r->recompute_s,
                   (long long)r->peak);
@@ -852,7 +861,7 @@ static int plan_sublinear(const graph_profile *g, const planner_opts *o, plan **
         else if (rc && err)
             *err = e2;
         if (!rc)
-            note(*out, "sqrt", &r);
+            note(*out, "sublinear (sqrt)", &r);
         goto done;
     }
     /* budget: thresholds total / k, every k up to 64 segments, then 1 in 64
@@ -904,7 +913,7 @@ static int plan_sublinear(const graph_profile *g, const planner_opts *o, plan **
     else if (rc && err)
         *err = e2;
     if (!rc)
-        note(*out, "budget", &r);
+        note(*out, "sublinear (budget)", &r);
     goto done;
 internal:
     rc = rc == SW_ENOMEM ? sw_fail(err, rc, "out of memory")
@@ -912,6 +921,53 @@ internal:
                                    "recomputation (a bug)");
 done:
     sw_free(cand);
+    sl_free(&c);
+    return rc;
+}
+
+int sublinear_plan_cuts(const graph_profile *g, const planner_opts *o, const uint8_t *cut_after,
+                        const char *who, plan **out, sw_err *err)
+{
+    int64_t arena = o->memory_budget - g->max_workspace;
+    if (arena <= 0)
+        return sw_fail(err, SW_ENOFIT, "does not fit: the budget does not cover the largest op "
+                       "workspace (%lld bytes)", (long long)g->max_workspace);
+    sl c;
+    memset(&c, 0, sizeof c);
+    int rc = sl_setup(&c, g);
+    if (rc) {
+        sl_free(&c);
+        return rc == SW_ENOMEM ? sw_fail(err, rc, "out of memory")
+                               : sw_fail(err, rc, "%s: the profile's order is not a permutation "
+                                         "of its ops", who);
+    }
+    c.nsplit = 0;
+    for (int32_t i = 0; i + 1 < c.nf; i++)
+        if (cut_after[c.fwd[i]])
+            c.splits[c.nsplit++] = i;
+    sl_eval r;
+    rc = sl_evaluate_splits(&c, &r);
+    if (rc) {
+        rc = rc == SW_ENOMEM ? sw_fail(err, rc, "out of memory")
+                             : sw_fail(err, rc, "%s: a dropped storage is read before its "
+                                       "recomputation (a bug)", who);
+    } else {
+        char what[96];
+        snprintf(what, sizeof what, "%s (%d segments)", who, r.segments);
+        if (r.peak > arena) {
+            rc = no_fit(err, what, r.peak + g->max_workspace, o->memory_budget);
+        } else {
+            sw_err e2;
+            rc = sl_build(&c, o, out, &e2);
+            if (rc == SW_ENOFIT)
+                rc = frag_fail(err, &e2, what, r.peak + g->max_workspace, o->memory_budget,
+                               params_str(&o->params, "allocator"));
+            else if (rc && err)
+                *err = e2;
+            if (!rc)
+                note(*out, who, &r);
+        }
+    }
     sl_free(&c);
     return rc;
 }

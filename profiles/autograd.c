@@ -234,14 +234,22 @@ int ag_finish_training(ag_graph *a, int32_t loss, ag_optimizer opt, graph_profil
     for (int32_t t = 0; t < nt0; t++) {
         if (g->tensors[t].kind != GK_PARAMETER || grad[t] < 0)
             continue;
-        int32_t mut[3] = {t, -1, -1};
+        int32_t mut[4] = {t, -1, -1, -1};
         int nm = 1;
         int64_t bytes = g->tensors[t].bytes;
+        int64_t sbytes = bytes * (a->state_mult > 0 ? a->state_mult : 1);
         const char *type = "sgd_update";
+        if (a->master_copy) {
+            char sn[200];
+            snprintf(sn, sizeof sn, "%s:master", g->tensors[t].name);
+            mut[nm] = graph_add_tensor(g, sn, sbytes, GK_OPTIMIZER_STATE, 1);
+            if (mut[nm++] < 0)
+                goto done;
+        }
         if (opt != AG_SGD) {
             char sn[200];
             snprintf(sn, sizeof sn, "%s:m", g->tensors[t].name);
-            mut[nm] = graph_add_tensor(g, sn, bytes, GK_OPTIMIZER_STATE, 1);
+            mut[nm] = graph_add_tensor(g, sn, sbytes, GK_OPTIMIZER_STATE, 1);
             if (mut[nm++] < 0)
                 goto done;
             type = "momentum_update";
@@ -249,13 +257,13 @@ int ag_finish_training(ag_graph *a, int32_t loss, ag_optimizer opt, graph_profil
         if (opt == AG_ADAM) {
             char sn[200];
             snprintf(sn, sizeof sn, "%s:v", g->tensors[t].name);
-            mut[nm] = graph_add_tensor(g, sn, bytes, GK_OPTIMIZER_STATE, 1);
+            mut[nm] = graph_add_tensor(g, sn, sbytes, GK_OPTIMIZER_STATE, 1);
             if (mut[nm++] < 0)
                 goto done;
             type = "adam_update";
         }
         /* bytes moved: read grad, read+write param and each state tensor */
-        double moved = (double)bytes * (1 + 2 * nm);
+        double moved = (double)bytes * 3 + 2.0 * (double)sbytes * (nm - 1);
         char name[200];
         snprintf(name, sizeof name, "update:%s", g->tensors[t].name);
         int32_t gin = grad[t];

@@ -30,6 +30,10 @@ typedef struct ag_graph {
     size_t fcap;
     double update_bytes_per_s; /* memory bandwidth used to time updates */
     double launch_s;           /* added to every generated op */
+    int state_mult;            /* optimizer state bytes per parameter byte (0: 1; 2: fp32
+                                  states for 16-bit parameters, mixed precision) */
+    int master_copy;           /* 1: an fp32 master copy of each parameter as one more
+                                  state tensor (mixed precision), state_mult times its bytes */
 } ag_graph;
 
 /* Start a graph on a new profile. Returns 0 or SW_ENOMEM. */

@@ -25,6 +25,25 @@ static const dev_spec builtin[] = {
      1555e9, 4e-6},
     {"h100", "NVIDIA H100 80 GB, PCIe 5", 80 * GiB, 48e9, 48e9, 80e9, 6e-6, 51.2e12, 756e12,
      2000e9, 3e-6},
+    /* Today's links (docs/devices.md, "Today's devices", gives each figure's
+       source and what the duplex model makes of it). H100 PCIe: pinned
+       copies measured on PCIe Gen5 x16 (issue 37): 52.5 GB/s in, 55.1 out,
+       92.8 both ways at once. */
+    {"h100-pcie", "NVIDIA H100 PCIe 80 GB HBM2e, PCIe Gen5 x16 (measured)", 80 * GiB, 52.5e9,
+     55.1e9, 92.8e9, 6e-6, 51.2e12, 756e12, 2000e9, 3e-6},
+    /* H100 SXM5: the host link is the same PCIe Gen5 x16 (DGX/HGX H100):
+       the H100 PCIe measurement; HBM3 and the SXM clocks from the datasheet */
+    {"h100-sxm", "NVIDIA H100 SXM5 80 GB HBM3, PCIe Gen5 x16 host link", 80 * GiB, 52.5e9,
+     55.1e9, 92.8e9, 6e-6, 67e12, 989.4e12, 3350e9, 3e-6},
+    /* A100 80 GB PCIe: the a100 row's Gen4 link, the 80 GB card's HBM2e */
+    {"a100-80gb", "NVIDIA A100 80 GB PCIe, PCIe 4", 80 * GiB, 24e9, 24e9, 40e9, 8e-6, 19.5e12,
+     312e12, 1935e9, 4e-6},
+    /* GH200: the Hopper GPU on NVLink-C2C to the Grace CPU's memory (450
+       GB/s per direction nominal); published measurements near 375 GB/s in
+       and 297 out; both ways at once not measured: each direction keeps its
+       own rate (duplex = their sum, 672 <= 900 nominal) */
+    {"gh200", "NVIDIA GH200 96 GB HBM3, NVLink-C2C to the host", 96 * GiB, 375e9, 297e9, 672e9,
+     6e-6, 67e12, 989.4e12, 4000e9, 3e-6},
 };
 
 size_t dev_count(void) { return SW_ARRAY_LEN(builtin); }

@@ -18,6 +18,7 @@ static const model_def *const registry[] = {
     &model_shufflenet,
     &model_gpt,
     &model_vgg,
+    &model_decoder,
 };
 
 size_t model_count(void) { return SW_ARRAY_LEN(registry); }

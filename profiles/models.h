@@ -32,5 +32,6 @@ extern const model_def model_vgg;
 extern const model_def model_shufflenet;
 extern const model_def model_unet;
 extern const model_def model_densenet;
+extern const model_def model_decoder;
 
 #endif

@@ -117,8 +117,9 @@ static void attrs(nn_net *n, int32_t op, ...)
 
 /* Record one forward op with outputs of the given shapes. The cost's times
    include every launch; autograd adds the first one itself. */
-static int32_t rec(nn_net *n, const char *name, const char *type, const cm_cost *c,
-                   const int32_t *in, int n_in, nn_t *outs, int n_out, uint32_t save)
+static int32_t rec_x(nn_net *n, const char *name, const char *type, const cm_cost *c,
+                     const int32_t *in, int n_in, nn_t *outs, int n_out, uint32_t save,
+                     const int64_t *esizes, const char *const *dtypes)
 {
     if (n->failed)
         return -1;
@@ -127,7 +128,7 @@ static int32_t rec(nn_net *n, const char *name, const char *type, const cm_cost 
     int64_t bytes[16];
     int32_t ids[16];
     for (int i = 0; i < n_out && i < 16; i++)
-        bytes[i] = nn_numel(outs[i]) * n->cm.esize;
+        bytes[i] = nn_numel(outs[i]) * (esizes ? esizes[i] : n->cm.esize);
     double lat = n->dev.launch_overhead_s;
     double f = c->fwd_s - lat, b = c->bwd_s - lat;
     int32_t op = ag_op(&n->a, nm, type, f > 0 ? f : 0, b > 0 ? b : 0, in, n_in, bytes, n_out, ids,
@@ -138,11 +139,17 @@ static int32_t rec(nn_net *n, const char *name, const char *type, const cm_cost 
     }
     for (int i = 0; i < n_out; i++) {
         outs[i].id = ids[i];
-        set_shape(n, ids[i], &outs[i], n->dtype);
+        set_shape(n, ids[i], &outs[i], dtypes ? dtypes[i] : n->dtype);
     }
     attrs(n, op, OA_FLOPS, c->flops, OA_BYTES, c->bytes, OA_BWD_FLOPS, c->bwd_flops,
           (const char *)NULL);
     return op;
+}
+
+static int32_t rec(nn_net *n, const char *name, const char *type, const cm_cost *c,
+                   const int32_t *in, int n_in, nn_t *outs, int n_out, uint32_t save)
+{
+    return rec_x(n, name, type, c, in, n_in, outs, n_out, save, NULL, NULL);
 }
 
 static int needs_dx(nn_net *n, nn_t x)
@@ -454,6 +461,95 @@ nn_t nn_layernorm(nn_net *n, const char *name, nn_t x)
     int32_t in[2] = {x.id, p};
     rec(n, name, "layernorm", &c, in, 2, &y, 1, AG_SAVE_IN(0) | AG_SAVE_IN(1));
     return y;
+}
+
+nn_t nn_rmsnorm(nn_net *n, const char *name, nn_t x)
+{
+    int64_t D = x.d[x.nd - 1];
+    char pn[128];
+    snprintf(pn, sizeof pn, "%s.w", name);
+    int32_t p = nn_param(n, pn, D);
+    nn_t y = x;
+    double e = (double)nn_numel(x);
+    cm_cost c;
+    /* one pass for the mean square, one to scale; backward reads x and dy */
+    cm_simple(&n->cm, CM_NORM, 2 * e, e, 4, 2 * e, e, &c);
+    int32_t in[2] = {x.id, p};
+    rec(n, name, "rmsnorm", &c, in, 2, &y, 1, AG_SAVE_IN(0) | AG_SAVE_IN(1));
+    return y;
+}
+
+nn_t nn_rope(nn_net *n, const char *name, nn_t x)
+{
+    nn_t y = x;
+    double e = (double)nn_numel(x);
+    cm_cost c;
+    /* the rotation by position: cos/sin tables are recomputed from the
+       positions, so backward (the inverse rotation of dy) saves nothing */
+    cm_simple(&n->cm, CM_ELEMWISE, e, e, 3, e, e, &c);
+    rec(n, name, "rope", &c, &x.id, 1, &y, 1, 0);
+    return y;
+}
+
+nn_t nn_swiglu(nn_net *n, const char *name, nn_t gate, nn_t up)
+{
+    nn_t y = gate;
+    double e = (double)nn_numel(gate);
+    cm_cost c;
+    /* silu(gate) * up, one fused kernel; backward reads gate, up and dy */
+    cm_simple(&n->cm, CM_ELEMWISE, 2 * e, e, 6, 3 * e, 2 * e, &c);
+    int32_t in[2] = {gate.id, up.id};
+    rec(n, name, "swiglu", &c, in, 2, &y, 1, AG_SAVE_IN(0) | AG_SAVE_IN(1));
+    return y;
+}
+
+nn_t nn_flash_attention(nn_net *n, const char *name, nn_t q, nn_t k, nn_t v, int64_t batch,
+                        int64_t seq, int64_t heads, int causal)
+{
+    int64_t D = q.d[q.nd - 1], hd = D / heads;
+    double b = (double)batch, s = (double)seq, h = (double)D;
+    /* QK^T and PV: 2 * 2 * b * s^2 * h FLOPs over the full square; a causal
+       kernel skips the tiles above the diagonal (half). Backward recomputes
+       the scores and does five products where the forward does two
+       (FlashAttention-2, Dao 2023): 2.5 times the forward's FLOPs. */
+    double flops = 4.0 * b * s * s * h * (causal ? 0.5 : 1.0);
+    double qkvo = (double)(nn_numel(q) + nn_numel(k) + nn_numel(v) + nn_numel(q));
+    double es = (double)n->cm.esize;
+    cm_cost c;
+    memset(&c, 0, sizeof c);
+    c.kind = CM_MATMUL;
+    c.flops = flops;
+    c.bytes = es * qkvo + 4.0 * b * (double)heads * s;
+    c.bwd_flops = 2.5 * flops;
+    c.fwd.kind = c.bwd.kind = CM_MATMUL;
+    c.fwd.flops = flops;
+    c.fwd.bytes = c.bytes;
+    c.fwd.dim = (double)hd;
+    c.fwd.kernels = cm_constants(CM_MATMUL)->kernels_fwd;
+    c.fwd_s = cm_time(&n->cm, CM_MATMUL, flops, c.bytes, c.fwd.dim, c.fwd.kernels);
+    c.bwd.flops = c.bwd_flops;
+    c.bwd.bytes = 2.0 * c.bytes; /* reads q, k, v, o, dO, stats; writes dq, dk, dv */
+    c.bwd.dim = (double)hd;
+    c.bwd.kernels = cm_constants(CM_MATMUL)->kernels_bwd;
+    c.bwd_s = cm_time(&n->cm, CM_MATMUL, c.bwd.flops, c.bwd.bytes, c.bwd.dim, c.bwd.kernels);
+    /* outputs: o (as q) and the softmax statistics, one fp32 log-sum-exp
+       per row and head: O(seq), never the seq x seq scores */
+    nn_t outs[2];
+    outs[0] = q;
+    memset(&outs[1], 0, sizeof outs[1]);
+    outs[1].nd = 3;
+    outs[1].d[0] = batch;
+    outs[1].d[1] = heads;
+    outs[1].d[2] = seq;
+    int64_t esz[2] = {n->cm.esize, 4};
+    const char *dts[2] = {n->dtype, "fp32"};
+    int32_t in[3] = {q.id, k.id, v.id};
+    int32_t op = rec_x(n, name, "flash_attention", &c, in, 3, outs, 2,
+                       AG_SAVE_IN(0) | AG_SAVE_IN(1) | AG_SAVE_IN(2) | AG_SAVE_OUT, esz, dts);
+    if (op >= 0)
+        attrs(n, op, OA_GEMM_BATCH, b * (double)heads, OA_GEMM_M, s, OA_GEMM_N, s, OA_GEMM_K,
+              (double)hd, (const char *)NULL);
+    return outs[0];
 }
 
 nn_t nn_softmax(nn_net *n, const char *name, nn_t x)

@@ -93,6 +93,21 @@ nn_t nn_relu_xy(nn_net *n, const char *name, nn_t x);
 nn_t nn_binary(nn_net *n, const char *name, const char *type, nn_t a, nn_t b);
 /* Layer norm over the last dimension (scale and shift parameters). */
 nn_t nn_layernorm(nn_net *n, const char *name, nn_t x);
+/* RMSNorm over the last dimension (one scale parameter); backward reads x. */
+nn_t nn_rmsnorm(nn_net *n, const char *name, nn_t x);
+/* Rotary position embedding of x (queries or keys): an elementwise
+   rotation whose backward reads nothing saved. */
+nn_t nn_rope(nn_net *n, const char *name, nn_t x);
+/* SwiGLU's gating, silu(gate) * up, as one fused operator reading both. */
+nn_t nn_swiglu(nn_net *n, const char *name, nn_t gate, nn_t up);
+/* FlashAttention as one fused operator: queries q [b*s, heads*hd], keys
+   and values k, v [b*s, kv_heads*hd] (grouped-query when narrower) to the
+   output [b*s, heads*hd]. Its memory holds no seq x seq scores: it saves
+   q, k, v, the output and one fp32 softmax statistic per row and head (a
+   second output, [b, heads, s]); backward recomputes the scores.
+   causal: count only the lower triangle's FLOPs. */
+nn_t nn_flash_attention(nn_net *n, const char *name, nn_t q, nn_t k, nn_t v, int64_t batch,
+                        int64_t seq, int64_t heads, int causal);
 /* Softmax over the last dimension. */
 nn_t nn_softmax(nn_net *n, const char *name, nn_t x);
 /* Embedding lookup of integer ids [B, S] into a vocab x dim table (its id in

@@ -49,6 +49,10 @@ static void every_generator(void)
         }
         if (!strcmp(m->name, "gpt") || !strcmp(m->name, "transformer"))
             kv[n++] = "seq=16";
+        if (!strcmp(m->name, "decoder")) {
+            kv[n++] = "seq=16";
+            kv[n++] = "dtype=fp32";
+        }
         if (!strcmp(m->name, "unet")) {
             kv[n++] = "image_h=64";
             kv[n++] = "image_w=64";

@@ -1,0 +1,191 @@
+/* segments.c: the block rule of the planners that checkpoint or offload by
+   block, and the recompute-by-op-kind plan of selective and sac
+   (segments.h). */
+#include "segments.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../profiles/opattr.h"
+#include "../sim/builder.h"
+
+typedef struct seg_rerun {
+    int32_t at; /* position before which the op is re-run */
+    int32_t op;
+} seg_rerun;
+
+/* Length of a name's block prefix: up to its first '.', or -1 if none. */
+static int prefix_len(const char *name)
+{
+    const char *dot = name ? strchr(name, '.') : NULL;
+    return dot ? (int)(dot - name) : -1;
+}
+
+static int same_prefix(const char *a, const char *b)
+{
+    int la = prefix_len(a), lb = prefix_len(b);
+    return la >= 0 && la == lb && !strncmp(a, b, (size_t)la);
+}
+
+static int32_t fwd_op_of(const graph_op *op)
+{
+    for (int32_t i = 0; i < op->n_attr; i++)
+        if (!strcmp(op->attr[i].key, OA_FWD_OP))
+            return (int32_t)op->attr[i].value;
+    return -1;
+}
+
+int32_t seg_blocks(const graph_profile *g, int32_t *block)
+{
+    int32_t n = 0, prev = -1;
+    int32_t *first = sw_malloc(((size_t)g->n_ops + 1) * sizeof *first); /* per block: an op */
+    if (!first)
+        return SW_ENOMEM;
+    for (int32_t o = 0; o < g->n_ops; o++)
+        block[o] = -1;
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        int32_t o = g->order[i];
+        if (g->ops[o].phase != GP_FORWARD)
+            continue;
+        if (prev < 0 || !same_prefix(g->ops[prev].name, g->ops[o].name))
+            first[n++] = o;
+        block[o] = n - 1;
+        prev = o;
+    }
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        if (g->ops[o].phase != GP_BACKWARD)
+            continue;
+        int32_t f = fwd_op_of(&g->ops[o]);
+        if (f >= 0 && f < g->n_ops && g->ops[f].phase == GP_FORWARD) {
+            block[o] = block[f];
+            continue;
+        }
+        for (int32_t b = n - 1; b >= 0; b--)
+            if (same_prefix(g->ops[first[b]].name, g->ops[o].name)) {
+                block[o] = b;
+                break;
+            }
+    }
+    sw_free(first);
+    return n;
+}
+
+int seg_plan_recompute(const graph_profile *g, const planner_opts *o, const uint8_t *cand,
+                       const char *who, plan **out, sw_err *err)
+{
+    const param_set *ps = &o->params;
+    mem_fit fit = MEM_BEST_FIT;
+    mem_fit_parse(params_str(ps, "allocator"), &fit);
+    if (o->memory_budget - g->max_workspace <= 0)
+        return sw_fail(err, SW_ENOFIT, "does not fit: the budget does not cover the largest op "
+                       "workspace (%lld bytes)", (long long)g->max_workspace);
+    int32_t no = g->n_ops, nt = g->n_tensors;
+    int32_t *pos = sw_malloc(((size_t)no + 1) * sizeof *pos);
+    int32_t *death = sw_malloc(((size_t)nt + 1) * sizeof *death);
+    int32_t *lf = sw_malloc(((size_t)nt + 1) * sizeof *lf);  /* last forward access */
+    int32_t *fb = sw_malloc(((size_t)nt + 1) * sizeof *fb);  /* first backward read */
+    seg_rerun *reruns = sw_malloc(((size_t)no + 1) * sizeof *reruns);
+    int32_t *drop_at = sw_malloc(((size_t)nt + 1) * sizeof *drop_at);
+    plan_builder *b = pb_new_arena(g, o->memory_budget, g->max_workspace, fit,
+                                   params_size(ps, "alignment"));
+    int rc = 0;
+    if (!pos || !death || !lf || !fb || !reruns || !drop_at || !b ||
+        graph_lifetimes(g, g->order, pos, death, NULL, NULL, NULL)) {
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int32_t s = 0; s < nt; s++)
+        lf[s] = fb[s] = drop_at[s] = -1;
+    for (int32_t i = 0; i < no; i++) {
+        int32_t op = g->order[i];
+        for (int32_t k = g->acc_off[op]; k < g->acc_off[op + 1]; k++) {
+            int32_t s = g->acc[k];
+            if (g->ops[op].phase == GP_FORWARD)
+                lf[s] = i;
+            else if (fb[s] < 0 && !(g->acc_flag[k] & GA_CREATE))
+                fb[s] = i;
+        }
+    }
+    int32_t n_rerun = 0;
+    for (int32_t i = 0; i < no; i++) {
+        int32_t op = g->order[i];
+        const graph_op *x = &g->ops[op];
+        if (x->phase != GP_FORWARD || x->n_mut || !cand[op])
+            continue;
+        int ok = x->n_out > 0;
+        int32_t at = INT32_MAX;
+        for (int32_t k = 0; k < x->n_out && ok; k++) {
+            int32_t s = g->tensors[x->out[k]].storage;
+            ok = s == x->out[k] && fb[s] > lf[s] && !g->n_mutations[s] &&
+                 !g->tensors[s].persistent;
+            if (ok)
+                at = SW_MIN(at, fb[s]);
+        }
+        for (int32_t k = 0; k < x->n_in && ok; k++) { /* inputs alive and kept at the re-run */
+            int32_t s = g->tensors[x->in[k]].storage;
+            ok = g->tensors[s].persistent || (death[s] >= at && drop_at[s] < 0);
+        }
+        if (!ok)
+            continue;
+        reruns[n_rerun].at = at;
+        reruns[n_rerun].op = op;
+        for (int32_t k = 0; k < x->n_out; k++)
+            drop_at[x->out[k]] = lf[x->out[k]];
+        n_rerun++;
+    }
+    /* re-runs by position, then forward order (a stable sort of few) */
+    for (int32_t a = 1; a < n_rerun; a++) {
+        seg_rerun x = reruns[a];
+        int32_t c = a;
+        while (c > 0 && reruns[c - 1].at > x.at) {
+            reruns[c] = reruns[c - 1];
+            c--;
+        }
+        reruns[c] = x;
+    }
+    pb_resident_persistent(b);
+    double recompute = 0;
+    int64_t dropped = 0;
+    for (int32_t i = 0, r = 0; i < no; i++) {
+        int32_t op = g->order[i];
+        for (; r < n_rerun && reruns[r].at == i; r++) {
+            pb_rerun(b, reruns[r].op);
+            recompute += g->ops[reruns[r].op].time_s;
+        }
+        pb_run(b, op);
+        for (int32_t k = 0; k < g->ops[op].n_out; k++) {
+            int32_t s = g->ops[op].out[k];
+            if (drop_at[s] == i) {
+                pb_drop(b, s);
+                dropped += g->tensors[s].bytes;
+            }
+        }
+        for (int32_t k = g->acc_off[op]; k < g->acc_off[op + 1]; k++) {
+            int32_t s = g->acc[k];
+            if (drop_at[s] == i && g->tensors[s].producer != op) {
+                pb_drop(b, s);
+                dropped += g->tensors[s].bytes;
+            }
+        }
+    }
+    rc = pb_finish(b, out, err);
+    if (!rc) {
+        char note[200];
+        snprintf(note, sizeof note, "%s: %d ops re-run (recompute %.6f s), %lld bytes dropped",
+                 who, n_rerun, recompute, (long long)dropped);
+        if (plan_set_notes(*out, note)) {
+            plan_free(*out);
+            *out = NULL;
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        }
+    }
+done:
+    pb_free(b);
+    sw_free(pos);
+    sw_free(death);
+    sw_free(lf);
+    sw_free(fb);
+    sw_free(reruns);
+    sw_free(drop_at);
+    return rc;
+}

@@ -1,0 +1,42 @@
+/* segments.h: the segment checkpointing of sublinear.c, shared with the
+   planners that choose their segments by another rule (checkpoint-blocks),
+   and the block rule those planners use. */
+#ifndef SEGMENTS_H
+#define SEGMENTS_H
+
+#include "planner.h"
+
+/* Plan g with the forward ops (in the profile's order) cut into segments
+   after every forward op o with cut_after[o] set (n_ops entries): each
+   segment keeps what a later segment's forward ops read (its checkpoints),
+   drops what only the backward pass reads after its last forward use, and
+   re-runs the forward ops that remake it just before the first op after
+   the segment that reads it; the last segment is never dropped
+   (sublinear.c's header has the rules). The planner's params must declare
+   "allocator" and "alignment". who names the plan in messages and notes.
+   Errors as a planner's (SW_ENOFIT "does not fit: ...", SW_ENOMEM). */
+int sublinear_plan_cuts(const graph_profile *g, const planner_opts *o, const uint8_t *cut_after,
+                        const char *who, plan **out, sw_err *err);
+
+/* The block rule (docs/planners.md, checkpoint-blocks): a block is a
+   maximal run of consecutive forward ops, in the profile's order, whose
+   names share the prefix before the first '.' (the generators' scope:
+   "layer3" of "layer3.q_proj"); an op whose name has no '.' is a block of
+   its own. block[o] (n_ops entries) receives each forward op's block,
+   numbered from 0 in order, and for a backward op the block of its forward
+   op (attribute fwd_op), or of the last forward block with its name's
+   prefix; -1 for other ops. Returns the number of blocks, or SW_ENOMEM. */
+int32_t seg_blocks(const graph_profile *g, int32_t *block);
+
+/* Recompute by op kind (selective, sac): every forward op o with cand[o]
+   set (n_ops entries) whose outputs are all read by the backward pass, not
+   mutated nor persistent, and whose inputs are persistent or still alive
+   and kept (not dropped themselves) at the re-run, has its outputs dropped
+   after their last forward use and is re-run just before the first
+   backward op reading one of them; ops are decided in the profile's order.
+   The planner's params must declare "allocator" and "alignment"; who names
+   it in the notes. Errors as pb_finish's (SW_ENOFIT, SW_EINVAL, SW_ENOMEM). */
+int seg_plan_recompute(const graph_profile *g, const planner_opts *o, const uint8_t *cand,
+                       const char *who, plan **out, sw_err *err);
+
+#endif

@@ -1,0 +1,502 @@
+/* test_today_planners.c: today's planners (checkpoint-blocks,
+   offload-activations, zero-offload, selective, sac) on a 4-layer decoder (swapsim model decoder
+   --layers 4 --hidden 64 --heads 4 --kv-heads 2 --ffn 128 --vocab 100
+   --seq 16), each plan's keep / recompute / offload sets checked against
+   the sets derived by hand below; every plan verifies and simulates. One
+   named test each (tap_run).
+
+   The decoder's forward ops, in order (gen_decoder.c): embed.tok,
+   embed.flatten (a view), then per layer l:
+     attn_norm q_proj k_proj v_proj q_rope k_rope attn o_proj attn_add
+     mlp_norm gate_proj up_proj swiglu down_proj mlp_add          (15 ops)
+   then head.norm, head.lm_head, head.loss. What each backward op reads
+   (nn.c): rmsnorm its input; a linear its input; rope nothing; attn its
+   q, k, v, output (attn:0) and statistics (attn:1); add nothing; swiglu
+   gate and up; the loss the logits.
+
+   So the activations one layer saves for backward are its input (read by
+   attn_norm's backward: the previous layer's mlp_add, or embed.tok), and
+     attn_norm, q_rope, k_rope, v_proj, attn:0, attn:1, attn_add, mlp_norm,
+     gate_proj, up_proj, swiglu                                     (11)
+   while q_proj, k_proj (read only by the rope ops), o_proj and down_proj
+   (read only by the adds) and mlp_add (read by the next layer) are not.
+
+   checkpoint-blocks: blocks embed | layer0 .. layer3 | head (the scope
+   before the first '.'). Kept: what a later block's forward reads:
+   embed.tok and each layer's mlp_add (5 checkpoints). Dropped after the
+   forward pass: each layer's 11 saved activations, plus what re-running
+   them needs from inside the layer: q_proj, k_proj (inputs of the ropes),
+   o_proj (input of attn_add): 14 per layer. Re-run before the layer's
+   backward: the producers of those 14, i.e. every forward op of the layer
+   but down_proj and mlp_add (13 per layer, 52 in all). The head is the
+   last block: nothing of it is dropped or re-run; embed's only output is
+   a checkpoint.
+
+   offload-activations: every saved activation is copied out after its
+   last forward use and back for its backward: per layer the 11 above plus
+   the layer's input, i.e. embed.tok, each mlp_add (read by the next
+   attn_norm's backward and, for layer3, head.norm's), and head.norm (read
+   by lm_head's backward); not the logits (the loss's backward, the very
+   next op, reads them). 1 + 4 x 12 + 1 = 50 tensors. prefetch=false: each
+   copy-back is issued just before the backward op that reads it (the next
+   op run after it reads the tensor); prefetch=true: a layer-l tensor comes
+   back when the backward pass enters layer l+1 (for layer3: the head's
+   first backward op, head.loss_bwd; embed's: layer0's).
+
+   zero-offload: the decoder's parameters are embed.tok.w, per layer
+   attn_norm.w, q/k/v/o_proj.w, mlp_norm.w, gate/up/down_proj.w (9), and
+   head.norm.w, head.lm_head.w (the 125m preset is untied): 1 + 36 + 2 =
+   39, each with three fp32 state tensors (master, m, v: 117, each twice
+   the bf16 parameter's bytes). Expected: the 117
+   states never on the GPU (not resident, in no task); 39 gradients copied
+   out, each right after the backward op that makes it (the run just
+   before its swap-out); nothing swapped in, dropped or re-run; each
+   update's time the CPU step plus the copy back, e.g. layer0.q_proj.w:
+   64 x 64 = 4096 elements x 7.07e-10 s + 6 us + 8192 B / 52.5 GB/s.
+
+   selective: the attention core is the fused layerN.attn; both its
+   outputs (attn:0, attn:1) are read by the backward pass, so both are
+   dropped, attn:1 right after attn runs (no forward op reads it), attn:0
+   after its last forward reader, o_proj; attn is re-run once per layer
+   just before the first backward op reading either, layerN.o_proj_bwd
+   (it reads attn:0; attn_bwd comes after it). 4 re-runs, 8 drops.
+
+   sac: pointwise ops are the norms, ropes, adds and swiglu; a pointwise
+   output the backward pass reads is recomputed if the op's inputs are
+   still alive and kept at its first backward reader:
+     attn_norm: input x (the layer input, kept: attn_norm's backward reads
+       it later) -> recomputed before v_proj's backward;
+     q_rope, k_rope: input q_proj/k_proj died after the ropes -> kept;
+     attn_add: input o_proj died -> kept;
+     mlp_norm: input attn_add (kept for mlp_norm's backward) -> recomputed;
+     swiglu: inputs gate, up (kept for swiglu's backward) -> recomputed;
+     mlp_add: input down_proj died -> kept (it is the next layer's x);
+     head.norm: input layer3.mlp_add (kept) -> recomputed.
+   So 3 per layer + 1 = 13 re-runs and 13 drops, each re-run just before
+   the first backward op reading its output. */
+#include <string.h>
+
+#include "../experiments/calibrate.h"
+#include "../planners/planner.h"
+#include "../sim/simulate.h"
+#include "../sim/verify.h"
+#include "tap.h"
+
+static const char *const saved11[] = {"attn_norm", "q_rope",   "k_rope",  "v_proj",
+                                      "attn:0",    "attn:1",   "attn_add", "mlp_norm",
+                                      "gate_proj", "up_proj",  "swiglu"};
+static const char *const dropped_extra[] = {"q_proj", "k_proj", "o_proj"};
+static const char *const not_rerun[] = {"down_proj", "mlp_add"};
+static const char *const layer_ops[] = {"attn_norm", "q_proj",   "k_proj",    "v_proj",
+                                        "q_rope",    "k_rope",   "attn",      "o_proj",
+                                        "attn_add",  "mlp_norm", "gate_proj", "up_proj",
+                                        "swiglu",    "down_proj", "mlp_add"};
+
+static graph_profile *decoder4(void)
+{
+    const char *kv[] = {"layers=4", "hidden=64", "heads=4", "kv_heads=2",
+                        "ffn=128",  "vocab=100", "seq=16"};
+    graph_profile *g = NULL;
+    sw_err e;
+    if (cal_generate("decoder", kv, 7, "h100-pcie", &g, &e))
+        printf("# generate: %s\n", e.msg);
+    return g;
+}
+
+static int plan_with(const graph_profile *g, const char *name, const char *kv, plan **p)
+{
+    const planner *pl = planner_find(name);
+    OK(pl != NULL, "%s is registered", name);
+    if (!pl)
+        return -1;
+    planner_opts o;
+    planner_opts_init(&o, pl);
+    o.memory_budget = g->device.memory_bytes; /* roomy: these plans do not adapt */
+    sw_err e;
+    int rc = kv ? params_set_kv(&o.params, kv, &e) : 0;
+    if (!rc)
+        rc = planner_run(pl, g, &o, p, &e);
+    planner_opts_free(&o);
+    IS_INT(rc, 0, "%s %s plans the 4-layer decoder (%s)", name, kv ? kv : "",
+           rc ? e.msg : "ok");
+    if (rc)
+        return rc;
+    IS_INT(plan_verify(*p, NULL, &e), 0, "%s: the plan verifies", name);
+    sim_result r;
+    IS_INT(sim_plan(*p, NULL, NULL, &r, &e), 0, "%s: the plan simulates", name);
+    return 0;
+}
+
+/* How many tasks of kind k name op (RUN/RERUN) or tensor (others) `name`. */
+static int count(const plan *p, int kind, const char *name)
+{
+    const graph_profile *g = p->prof;
+    int n = 0;
+    for (int32_t i = 0; i < p->n_tasks; i++) {
+        const plan_task *t = &p->tasks[i];
+        if (t->kind != kind)
+            continue;
+        const char *x = t->op >= 0 ? g->ops[t->op].name : g->tensors[t->tensor].name;
+        n += !strcmp(x, name);
+    }
+    return n;
+}
+
+static int count_kind(const plan *p, int kind)
+{
+    int n = 0;
+    for (int32_t i = 0; i < p->n_tasks; i++)
+        n += p->tasks[i].kind == kind;
+    return n;
+}
+
+static void checkpoint_blocks(void)
+{
+    graph_profile *g = decoder4();
+    plan *p = NULL;
+    if (!g || plan_with(g, "checkpoint-blocks", NULL, &p)) {
+        graph_free(g);
+        return;
+    }
+    char nm[64];
+    IS_INT(count_kind(p, TASK_RERUN), 52, "52 re-runs: 13 per layer");
+    for (int l = 0; l < 4; l++) {
+        int ok = 1;
+        for (size_t k = 0; k < SW_ARRAY_LEN(layer_ops); k++) {
+            int skip = 0;
+            for (size_t j = 0; j < SW_ARRAY_LEN(not_rerun); j++)
+                skip |= !strcmp(layer_ops[k], not_rerun[j]);
+            snprintf(nm, sizeof nm, "layer%d.%s", l, layer_ops[k]);
+            if (count(p, TASK_RERUN, nm) != (skip ? 0 : 1)) {
+                printf("#   %s re-run %d times\n", nm, count(p, TASK_RERUN, nm));
+                ok = 0;
+            }
+        }
+        OK(ok, "layer%d: every forward op but down_proj and mlp_add re-run once", l);
+        ok = 1;
+        for (size_t k = 0; k < SW_ARRAY_LEN(saved11) + SW_ARRAY_LEN(dropped_extra); k++) {
+            const char *t = k < SW_ARRAY_LEN(saved11) ? saved11[k]
+                                                       : dropped_extra[k - SW_ARRAY_LEN(saved11)];
+            snprintf(nm, sizeof nm, "layer%d.%s", l, t);
+            if (count(p, TASK_DROP, nm) != 1) {
+                printf("#   %s dropped %d times\n", nm, count(p, TASK_DROP, nm));
+                ok = 0;
+            }
+        }
+        snprintf(nm, sizeof nm, "layer%d.mlp_add", l);
+        ok &= count(p, TASK_DROP, nm) == 0;
+        snprintf(nm, sizeof nm, "layer%d.down_proj", l);
+        ok &= count(p, TASK_DROP, nm) == 0;
+        OK(ok, "layer%d: its 14 interior storages dropped, its output kept", l);
+    }
+    IS_INT(count_kind(p, TASK_DROP), 56, "56 drops in all: nothing of embed or head");
+    OK(count(p, TASK_DROP, "embed.tok") == 0 && count(p, TASK_RERUN, "head.norm") == 0 &&
+       count(p, TASK_RERUN, "head.lm_head") == 0,
+       "embed's output kept, the head (last block) not recomputed");
+    IS_INT(count_kind(p, TASK_SWAP_OUT) + count_kind(p, TASK_SWAP_IN), 0, "nothing swapped");
+    IS_STR_HAS(p->notes, "6 segments, 5 checkpoints", "notes: 6 blocks, 5 checkpoints");
+    plan_free(p);
+    graph_free(g);
+}
+
+/* The set of offloaded tensors, by hand (the header). */
+static int expected_offload(const char *name)
+{
+    if (!strcmp(name, "embed.tok") || !strcmp(name, "head.norm"))
+        return 1;
+    for (int l = 0; l < 4; l++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "layer%d.mlp_add", l);
+        if (!strcmp(name, nm))
+            return 1;
+        for (size_t k = 0; k < SW_ARRAY_LEN(saved11); k++) {
+            snprintf(nm, sizeof nm, "layer%d.%s", l, saved11[k]);
+            if (!strcmp(name, nm))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* The op of the first RUN task after task i, or -1. */
+static int32_t next_run(const plan *p, int32_t i)
+{
+    for (int32_t j = i + 1; j < p->n_tasks; j++)
+        if (p->tasks[j].kind == TASK_RUN)
+            return p->tasks[j].op;
+    return -1;
+}
+
+static int reads(const graph_profile *g, int32_t op, int32_t s)
+{
+    for (int32_t k = 0; k < g->ops[op].n_in; k++)
+        if (g->tensors[g->ops[op].in[k]].storage == s)
+            return 1;
+    return 0;
+}
+
+static void offload(int prefetch)
+{
+    graph_profile *g = decoder4();
+    plan *p = NULL;
+    const char *kv = prefetch ? "prefetch=true" : "prefetch=false";
+    if (!g || plan_with(g, "offload-activations", kv, &p)) {
+        graph_free(g);
+        return;
+    }
+    IS_INT(count_kind(p, TASK_SWAP_OUT), 50, "%s: 50 activations offloaded", kv);
+    IS_INT(count_kind(p, TASK_SWAP_IN), 50, "%s: 50 brought back", kv);
+    IS_INT(count_kind(p, TASK_RERUN) + count_kind(p, TASK_DROP), 0, "%s: nothing recomputed",
+           kv);
+    int set_ok = 1, when_ok = 1;
+    for (int32_t i = 0; i < p->n_tasks; i++) {
+        const plan_task *t = &p->tasks[i];
+        if (t->kind == TASK_SWAP_OUT && !expected_offload(g->tensors[t->tensor].name)) {
+            printf("#   %s offloaded, not in the hand-derived set\n",
+                   g->tensors[t->tensor].name);
+            set_ok = 0;
+        }
+        if (t->kind != TASK_SWAP_IN)
+            continue;
+        const char *name = g->tensors[t->tensor].name;
+        int32_t nxt = next_run(p, i);
+        if (nxt < 0) {
+            when_ok = 0;
+            continue;
+        }
+        const char *nn = g->ops[nxt].name;
+        int good;
+        if (!prefetch) {
+            good = reads(g, nxt, t->tensor) && g->ops[nxt].phase == GP_BACKWARD;
+        } else if (!strcmp(name, "head.norm")) {
+            good = reads(g, nxt, t->tensor) || !strcmp(nn, "head.loss_bwd");
+        } else {
+            /* the block after the producer's: layer l -> layer l+1 (layer3 -> head,
+               embed -> layer0); its first backward op is that block's first */
+            char want[64];
+            int l = -1;
+            if (!strncmp(name, "embed.", 6))
+                snprintf(want, sizeof want, "layer0.mlp_add_bwd");
+            else if (sscanf(name, "layer%d.", &l) == 1 && l < 3)
+                snprintf(want, sizeof want, "layer%d.mlp_add_bwd", l + 1);
+            else
+                snprintf(want, sizeof want, "head.loss_bwd");
+            good = !strcmp(nn, want);
+        }
+        if (!good) {
+            printf("#   %s brought back before %s\n", name, nn);
+            when_ok = 0;
+        }
+    }
+    OK(set_ok, "%s: exactly the hand-derived saved activations offloaded", kv);
+    OK(when_ok, "%s: each brought back %s", kv,
+       prefetch ? "as the backward pass enters the next block" : "just before its reader");
+    plan_free(p);
+    graph_free(g);
+}
+
+static void offload_no_prefetch(void) { offload(0); }
+static void offload_prefetch(void) { offload(1); }
+
+/* prefetch hides copies the on-demand plan waits for */
+static void prefetch_is_faster(void)
+{
+    graph_profile *g = decoder4();
+    plan *a = NULL, *b = NULL;
+    if (!g || plan_with(g, "offload-activations", "prefetch=false", &a) ||
+        plan_with(g, "offload-activations", "prefetch=true", &b)) {
+        plan_free(a);
+        graph_free(g);
+        return;
+    }
+    sim_result ra, rb;
+    sw_err e;
+    sim_plan(a, NULL, NULL, &ra, &e);
+    sim_plan(b, NULL, NULL, &rb, &e);
+    OK(rb.iteration_time_s < ra.iteration_time_s, "prefetch %.6f s < on demand %.6f s",
+       rb.iteration_time_s, ra.iteration_time_s);
+    plan_free(a);
+    plan_free(b);
+    graph_free(g);
+}
+
+static void zero_offload(void)
+{
+    graph_profile *g = decoder4();
+    plan *p = NULL;
+    if (!g || plan_with(g, "zero-offload", NULL, &p)) {
+        graph_free(g);
+        return;
+    }
+    const graph_profile *h = p->prof;
+    OK(h != g && p->owns_prof, "the plan owns its rewritten profile");
+    int nparam = 0, nstate = 0, touched = 0;
+    for (int32_t t = 0; t < h->n_tensors; t++) {
+        nparam += h->tensors[t].kind == GK_PARAMETER;
+        if (h->tensors[t].kind != GK_OPTIMIZER_STATE)
+            continue;
+        nstate++;
+        for (int32_t k = 0; k < h->acc_off[h->n_ops]; k++)
+            touched += h->acc[k] == t;
+        for (int32_t r = 0; r < p->n_resident; r++)
+            touched += p->resident[r].tensor == t;
+    }
+    IS_INT(nparam, 39, "39 parameters");
+    IS_INT(nstate, 117, "117 optimizer-state tensors (master, m, v)");
+    IS_INT(touched, 0, "no GPU op touches a state and none is resident");
+    IS_INT(count_kind(p, TASK_SWAP_OUT), 39, "39 gradients copied out");
+    IS_INT(count_kind(p, TASK_SWAP_IN) + count_kind(p, TASK_DROP) + count_kind(p, TASK_RERUN),
+           0, "nothing else moves or is recomputed");
+    int after = 1;
+    for (int32_t i = 0; i < p->n_tasks; i++) {
+        if (p->tasks[i].kind != TASK_SWAP_OUT)
+            continue;
+        int32_t s = p->tasks[i].tensor, prev = -1;
+        for (int32_t j = i - 1; j >= 0 && prev < 0; j--)
+            if (p->tasks[j].kind == TASK_RUN)
+                prev = p->tasks[j].op;
+        int ok = h->tensors[s].kind == GK_GRADIENT && prev >= 0 &&
+                 h->ops[prev].phase == GP_BACKWARD;
+        int made = 0;
+        for (int32_t k = 0; ok && k < h->ops[prev].n_out; k++)
+            made |= h->ops[prev].out[k] == s;
+        for (int32_t k = 0; ok && k < h->ops[prev].n_mut; k++)
+            made |= h->ops[prev].mut[k] == s;
+        if (!ok || !made) {
+            printf("#   %s copied out after %s\n", h->tensors[s].name,
+                   prev >= 0 ? h->ops[prev].name : "nothing");
+            after = 0;
+        }
+    }
+    OK(after, "each gradient copied out right after the backward op that makes it");
+    int32_t u = -1;
+    for (int32_t o = 0; o < h->n_ops; o++)
+        if (!strcmp(h->ops[o].name, "update:layer0.q_proj.w"))
+            u = o;
+    OK(u >= 0 && !strcmp(h->ops[u].type, "cpu_adam_update") && h->ops[u].n_in == 0 &&
+       h->ops[u].n_mut == 1, "update:layer0.q_proj.w is a host step mutating the parameter");
+    if (u >= 0)
+        IS_NUM(h->ops[u].time_s, 4096 * 7.07e-10 + 6e-6 + 8192 / 52.5e9, 1e-12,
+               "its time: CPU-Adam for 4096 elements plus the copy back");
+    plan_free(p);
+    graph_free(g);
+}
+
+/* The op of the last RUN task before task i, or -1. */
+static int32_t prev_run(const plan *p, int32_t i)
+{
+    for (int32_t j = i - 1; j >= 0; j--)
+        if (p->tasks[j].kind == TASK_RUN)
+            return p->tasks[j].op;
+    return -1;
+}
+
+static void selective(void)
+{
+    graph_profile *g = decoder4();
+    plan *p = NULL;
+    if (!g || plan_with(g, "selective", NULL, &p)) {
+        graph_free(g);
+        return;
+    }
+    IS_INT(count_kind(p, TASK_RERUN), 4, "4 re-runs");
+    IS_INT(count_kind(p, TASK_DROP), 8, "8 drops");
+    IS_INT(count_kind(p, TASK_SWAP_IN) + count_kind(p, TASK_SWAP_OUT), 0, "nothing swapped");
+    int ok = 1;
+    for (int32_t i = 0; i < p->n_tasks; i++) {
+        const plan_task *t = &p->tasks[i];
+        char want[64];
+        int l = -1;
+        if (t->kind == TASK_RERUN) {
+            const char *nm = g->ops[t->op].name;
+            int32_t nx = next_run(p, i);
+            if (sscanf(nm, "layer%d.", &l) != 1 || strcmp(strchr(nm, '.'), ".attn") || nx < 0)
+                ok = 0;
+            snprintf(want, sizeof want, "layer%d.o_proj_bwd", l);
+            if (nx >= 0 && strcmp(g->ops[nx].name, want)) {
+                printf("#   %s re-run before %s\n", nm, g->ops[nx].name);
+                ok = 0;
+            }
+        } else if (t->kind == TASK_DROP) {
+            const char *nm = g->tensors[t->tensor].name;
+            int32_t pr = prev_run(p, i);
+            if (sscanf(nm, "layer%d.", &l) != 1) {
+                ok = 0;
+                continue;
+            }
+            const char *suffix = strchr(nm, '.');
+            snprintf(want, sizeof want, "layer%d.%s", l,
+                     !strcmp(suffix, ".attn:1") ? "attn" : "o_proj");
+            if ((strcmp(suffix, ".attn:0") && strcmp(suffix, ".attn:1")) || pr < 0 ||
+                strcmp(g->ops[pr].name, want)) {
+                printf("#   %s dropped after %s\n", nm, pr >= 0 ? g->ops[pr].name : "nothing");
+                ok = 0;
+            }
+        }
+    }
+    OK(ok, "each layer's attention output and statistics dropped after their last forward "
+       "use, attn re-run just before o_proj's backward");
+    plan_free(p);
+    graph_free(g);
+}
+
+static void sac(void)
+{
+    graph_profile *g = decoder4();
+    plan *p = NULL;
+    if (!g || plan_with(g, "sac", NULL, &p)) {
+        graph_free(g);
+        return;
+    }
+    IS_INT(count_kind(p, TASK_RERUN), 13, "13 re-runs");
+    IS_INT(count_kind(p, TASK_DROP), 13, "13 drops");
+    IS_INT(count_kind(p, TASK_SWAP_IN) + count_kind(p, TASK_SWAP_OUT), 0, "nothing swapped");
+    static const char *const rec[] = {"attn_norm", "mlp_norm", "swiglu"};
+    int ok = count(p, TASK_RERUN, "head.norm") == 1 && count(p, TASK_DROP, "head.norm") == 1;
+    for (int l = 0; l < 4; l++)
+        for (size_t k = 0; k < SW_ARRAY_LEN(rec); k++) {
+            char nm[64];
+            snprintf(nm, sizeof nm, "layer%d.%s", l, rec[k]);
+            if (count(p, TASK_RERUN, nm) != 1 || count(p, TASK_DROP, nm) != 1) {
+                printf("#   %s: %d re-runs, %d drops\n", nm, count(p, TASK_RERUN, nm),
+                       count(p, TASK_DROP, nm));
+                ok = 0;
+            }
+        }
+    OK(ok, "the two norms and swiglu of each layer, and the head's norm, recomputed");
+    /* each re-run right before the first backward op reading its output */
+    int when = 1;
+    for (int32_t i = 0; i < p->n_tasks; i++) {
+        if (p->tasks[i].kind != TASK_RERUN)
+            continue;
+        int32_t op = p->tasks[i].op, nx = -1;
+        for (int32_t j = i + 1; j < p->n_tasks && nx < 0; j++)
+            if (p->tasks[j].kind == TASK_RUN)
+                nx = p->tasks[j].op;
+        int32_t out = g->ops[op].out[0], first = -1;
+        for (int32_t k = 0; k < g->n_ops && first < 0; k++) {
+            int32_t o2 = g->order[k];
+            if (g->ops[o2].phase == GP_BACKWARD && reads(g, o2, out))
+                first = o2;
+        }
+        if (nx != first) {
+            printf("#   %s re-run before %s\n", g->ops[op].name, nx >= 0 ? g->ops[nx].name : "-");
+            when = 0;
+        }
+    }
+    OK(when, "each re-run just before the first backward reader of its output");
+    plan_free(p);
+    graph_free(g);
+}
+
+static const tap_test tests[] = {
+    {"sac", sac},
+    {"selective", selective},
+    {"zero_offload", zero_offload},
+    {"checkpoint_blocks", checkpoint_blocks},
+    {"offload_no_prefetch", offload_no_prefetch},
+    {"offload_prefetch", offload_prefetch},
+    {"prefetch_is_faster", prefetch_is_faster},
+};
+
+int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }
