@@ -47,6 +47,7 @@ typedef struct ga_params {
     int population;      /* N_p, survivors per generation (even, >= 2) */
     double mutation;     /* per-element mutation probability P */
     ga_selection selection;
+    ga_survivors survivors; /* the candidates selection draws from (0: all) */
     double temperature;  /* softmax over t_norm / temperature (1: the paper's) */
     int tournament;      /* tournament size */
     int elite;           /* the best this many candidates survive every generation before
@@ -56,7 +57,6 @@ typedef struct ga_params {
     int threads;
     uint64_t seed;
     int pin;             /* pin threads to cores with hwloc */
-    ga_survivors survivors; /* the candidates selection draws from (0: all) */
 } ga_params;
 
 typedef struct ga_stats {
