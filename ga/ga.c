@@ -18,6 +18,8 @@ struct ga_ctx {
     int *order, *chosen;
     unsigned char *mark; /* per individual: taken (migration) */
     unsigned long *seeds;
+    int *fam;            /* survivors=family: the pairs' parents (N) */
+    double *fam_fit;     /* survivors=children|family: the survivors' fitness (N) */
     double best_fit;
     gsl_rng *rng;
     void **workers;
@@ -78,6 +80,8 @@ void ga_free(ga_ctx *ga)
     sw_free(ga->chosen);
     sw_free(ga->mark);
     sw_free(ga->seeds);
+    sw_free(ga->fam);
+    sw_free(ga->fam_fit);
     if (ga->rng)
         gsl_rng_free(ga->rng);
     if (ga->topo_ok)
@@ -118,12 +122,15 @@ ga_ctx *ga_new(const ga_ops *ops, void *user, size_t genome_bytes, const ga_para
     ga->chosen = sw_malloc(S * sizeof(int));
     ga->mark = sw_malloc(N);
     ga->seeds = sw_malloc(N * sizeof(unsigned long));
+    ga->fam = sw_malloc(N * sizeof(int));
+    ga->fam_fit = sw_malloc(N * sizeof(double));
     ga->rng = gsl_rng_alloc(gsl_rng_mt19937);
     ga->nworkers = ga->p.threads;
     ga->workers = sw_calloc((size_t)ga->nworkers, sizeof(void *));
     ga->wrng = sw_calloc((size_t)ga->nworkers, sizeof(gsl_rng *));
     if (!ga->pop || !ga->kids || !ga->tmp || !ga->best || !ga->pop_fit || !ga->kid_fit ||
         !ga->cand_fit || !ga->prob || !ga->order || !ga->chosen || !ga->mark || !ga->seeds ||
+        !ga->fam || !ga->fam_fit ||
         !ga->rng || !ga->workers || !ga->wrng) {
         ga_free(ga);
         return NULL;
@@ -313,6 +320,14 @@ static void select_survivors(ga_ctx *ga, int S, int N)
         }
         return;
     }
+    if (ga->p.selection == GA_UNIFORM) { /* every candidate alike: fitness plays no part */
+        for (int n = 0; n < N; n++) {
+            int pick = (int)gsl_rng_uniform_int(ga->rng, (unsigned long)rem);
+            chosen[n] = ga->order[pick];
+            ga->order[pick] = ga->order[--rem];
+        }
+        return;
+    }
     for (int n = 0; n < N; n++) {
         int k = ga->p.tournament < rem ? ga->p.tournament : rem;
         int best = -1;
@@ -408,6 +423,45 @@ static int first_generation(ga_ctx *ga, sw_err *err)
     return 0;
 }
 
+/* survivors=children: N of the 2N children survive (they replace the
+   parents); survivors=family: of each pair's two parents and four
+   children, two survive in the pair's place. The same selection rule
+   (softmax, tournament, uniform; elite per draw) picks them. */
+static int select_readings(ga_ctx *ga)
+{
+    int N = ga->p.population, K = 2 * N;
+    if (ga->p.survivors == GA_SURVIVE_CHILDREN) {
+        memcpy(ga->cand_fit, ga->kid_fit, (size_t)K * sizeof(double));
+        select_survivors(ga, K, N);
+        for (int n = 0; n < N; n++) {
+            memcpy(GENOME(ga->tmp, n), GENOME(ga->kids, ga->chosen[n]), ga->gb);
+            ga->fam_fit[n] = ga->kid_fit[ga->chosen[n]];
+        }
+    } else {
+        memcpy(ga->fam, ga->order, (size_t)N * sizeof(int)); /* the pairs, as shuffled */
+        for (int j = 0; j < N / 2; j++) {
+            int id[6] = {ga->fam[2 * j], ga->fam[2 * j + 1], N + 4 * j, N + 4 * j + 1,
+                         N + 4 * j + 2, N + 4 * j + 3};
+            for (int k = 0; k < 6; k++)
+                ga->cand_fit[k] = id[k] < N ? ga->pop_fit[id[k]] : ga->kid_fit[id[k] - N];
+            select_survivors(ga, 6, 2);
+            for (int m = 0; m < 2; m++) {
+                int c = id[ga->chosen[m]];
+                memcpy(GENOME(ga->tmp, 2 * j + m), c < N ? GENOME(ga->pop, c)
+                                                         : GENOME(ga->kids, c - N), ga->gb);
+                ga->fam_fit[2 * j + m] = ga->cand_fit[ga->chosen[m]];
+            }
+        }
+    }
+    memcpy(ga->pop_fit, ga->fam_fit, (size_t)N * sizeof(double));
+    unsigned char *t = ga->pop;
+    ga->pop = ga->tmp;
+    ga->tmp = t;
+    ga->st.generations++;
+    report(ga);
+    return 0;
+}
+
 /* one generation: pair parents, four children per pair, select survivors */
 static int next_generation(ga_ctx *ga, sw_err *err)
 {
@@ -424,6 +478,8 @@ static int next_generation(ga_ctx *ga, sw_err *err)
     for (int i = 0; i < K; i++)
         note_best(ga, GENOME(ga->kids, i), ga->kid_fit[i]);
     ga->st.evaluations += K;
+    if (ga->p.survivors != GA_SURVIVE_ALL)
+        return select_readings(ga);
     /* survivors among parents and children */
     memcpy(ga->cand_fit, ga->pop_fit, (size_t)N * sizeof(double));
     memcpy(ga->cand_fit + N, ga->kid_fit, (size_t)K * sizeof(double));

@@ -34,12 +34,20 @@ typedef struct ga_ops {
     void (*worker_free)(void *user, void *w);
 } ga_ops;
 
-typedef enum { GA_SOFTMAX, GA_TOURNAMENT } ga_selection;
+typedef enum { GA_SOFTMAX, GA_TOURNAMENT, GA_UNIFORM } ga_selection;
+
+/* Who competes for survival (readings of the paper's "the GA selects N_p
+   individuals of the current population", docs/swapadvisor.md): parents
+   and children together (ours, the default), the children only (they
+   replace their parents), or each pair's family alone (its two parents and
+   four children, two of whom survive). */
+typedef enum { GA_SURVIVE_ALL, GA_SURVIVE_CHILDREN, GA_SURVIVE_FAMILY } ga_survivors;
 
 typedef struct ga_params {
     int population;      /* N_p, survivors per generation (even, >= 2) */
     double mutation;     /* per-element mutation probability P */
     ga_selection selection;
+    ga_survivors survivors; /* the candidates selection draws from (0: all) */
     double temperature;  /* softmax over t_norm / temperature (1: the paper's) */
     int tournament;      /* tournament size */
     int elite;           /* the best this many candidates survive every generation before

@@ -324,6 +324,94 @@ int sa_schedule_move_one(const graph_profile *g, sa_sched_scratch *s, const int3
     return 1;
 }
 
+int32_t *sa_dfs_order(const graph_profile *g)
+{
+    int32_t n = g->n_ops, m = 0, sp = 0;
+    int32_t *out = sw_malloc(((size_t)n + 1) * sizeof *out);
+    int32_t *st = sw_malloc(((size_t)n + 1) * sizeof *st), *it = sw_malloc(((size_t)n + 1) * sizeof *it);
+    uint8_t *seen = sw_calloc((size_t)n + 1, 1);
+    if (!out || !st || !it || !seen) {
+        sw_free(out);
+        out = NULL;
+        goto done;
+    }
+    for (int32_t root = 0; root < n; root++) {
+        if (g->succ_off[root + 1] > g->succ_off[root] || seen[root])
+            continue; /* not an output, or already issued */
+        seen[root] = 1;
+        st[sp] = root;
+        it[sp++] = g->pred_off[root];
+        while (sp) {
+            int32_t v = st[sp - 1];
+            if (it[sp - 1] < g->pred_off[v + 1]) {
+                int32_t u = g->pred[it[sp - 1]++];
+                if (!seen[u]) {
+                    seen[u] = 1;
+                    st[sp] = u;
+                    it[sp++] = g->pred_off[u];
+                }
+            } else {
+                out[m++] = v; /* after all its inputs */
+                sp--;
+            }
+        }
+    }
+    /* every op reaches an output in a DAG, so m == n */
+done:
+    sw_free(st);
+    sw_free(it);
+    sw_free(seen);
+    return out;
+}
+
+void sa_schedule_mutate_k(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
+                          long k, gsl_rng *r, int32_t *out)
+{
+    int32_t n = g->n_ops;
+    long left = k < n ? k : n;
+    for (int32_t i = 0; i < n; i++)
+        s->pos[in[i]] = i;
+    s->hn = 0;
+    for (int32_t o = 0; o < n; o++) {
+        s->indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
+        if (!s->indeg[o])
+            hpush(s, s->pos[o]);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        int32_t pick = 0;
+        /* selection sampling: this step is one of the k with probability left / (n - i) */
+        if (left > 0 && gsl_rng_uniform(r) * (double)(n - i) < (double)left) {
+            left--;
+            if (s->hn > 1)
+                pick = (int32_t)gsl_rng_uniform_int(r, (unsigned long)s->hn);
+        }
+        int32_t v = in[hremove(s, pick)];
+        out[i] = v;
+        for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+            if (--s->indeg[g->succ[e]] == 0)
+                hpush(s, s->pos[g->succ[e]]);
+    }
+}
+
+void sa_schedule_shuffle(const graph_profile *g, int32_t *order, long steps, gsl_rng *r)
+{
+    int32_t n = g->n_ops;
+    if (n < 2)
+        return;
+    for (long t = 0; t < steps; t++) {
+        int32_t i = (int32_t)gsl_rng_uniform_int(r, (unsigned long)(n - 1));
+        if (gsl_rng_uniform_int(r, 2))
+            continue; /* the lazy half: the chain is aperiodic */
+        int32_t a = order[i], b = order[i + 1], edge = 0;
+        for (int32_t e = g->succ_off[a]; e < g->succ_off[a + 1] && !edge; e++)
+            edge = g->succ[e] == b;
+        if (!edge) {
+            order[i] = b;
+            order[i + 1] = a;
+        }
+    }
+}
+
 int32_t sa_cls_repair(int32_t *cls, int32_t n, int monotone)
 {
     if (n <= 0)
@@ -462,7 +550,11 @@ int sa_cnt_repair(int32_t *cnt, const int64_t *csize, const int32_t *min_cnt,
 /* the chromosome                                                      */
 
 enum { SEARCH_BOTH, SEARCH_SCHEDULE, SEARCH_ALLOCATION };
-enum { UNSEARCHED_INITIAL, UNSEARCHED_DEFAULT, UNSEARCHED_FRAMEWORK };
+enum { UNSEARCHED_INITIAL, UNSEARCHED_DEFAULT, UNSEARCHED_FRAMEWORK, UNSEARCHED_DFS };
+/* first_generation readings (init_from): each schedule the base order
+   (init_base) mutated by the paper's pass at P, or a random order shuffled
+   toward the uniform law */
+enum { INIT_RANDOM, INIT_BASE, INIT_SHUFFLED };
 
 typedef struct sa_ctx {
     const graph_profile *g;
@@ -478,6 +570,10 @@ typedef struct sa_ctx {
     long drawn, unfit;      /* first generation: random allocations drawn, and those whose
                                classes' least counts exceed the pool (atomic: threads) */
     double run_length;      /* mean run of those operators (ops) */
+    int init_from;          /* first_generation=framework|dfs|shuffled: INIT_*, else 0 */
+    int32_t *init_base;     /* INIT_BASE: the order each first schedule mutates */
+    double init_p;          /* INIT_BASE: the mutation probability P */
+    long mut_nodes;         /* mutation_nodes: random picks per dataflow pass (0: P per pick) */
     double threshold;
     int32_t *size_members;  /* per distinct size: storages of that size */
     swapplan *sp0;          /* sizes and minimum counts (read-only use) */
@@ -636,7 +732,12 @@ static void op_init(void *user, void *wp, gsl_rng *r, void *gv, int index)
         memcpy(G_SCHED(c, x), c->fix_sched, (size_t)c->no * sizeof(int32_t));
     else if (dflt)
         memcpy(G_SCHED(c, x), c->def_sched, (size_t)c->no * sizeof(int32_t));
-    else if (!c->init_mode)
+    else if (c->init_from == INIT_BASE)
+        sa_schedule_mutate(c->g, w->ss, c->init_base, c->init_p, r, G_SCHED(c, x));
+    else if (c->init_from == INIT_SHUFFLED) {
+        sa_schedule_mutate(c->g, w->ss, c->def_sched, 1.0, r, G_SCHED(c, x));
+        sa_schedule_shuffle(c->g, G_SCHED(c, x), 32L * c->no, r);
+    } else if (!c->init_mode)
         sa_schedule_mutate(c->g, w->ss, c->def_sched, 1.0, r, G_SCHED(c, x));
     else { /* ours: a random order, then runs drawn over it (its order breaks ties) */
         sa_schedule_mutate(c->g, w->ss, c->def_sched, 1.0, r, w->s1);
@@ -717,6 +818,8 @@ static void op_mutate(void *user, void *wp, gsl_rng *r, void *gv, double p)
             sa_schedule_cone(c->g, w->ss, G_SCHED(c, x),
                              (int32_t)gsl_rng_uniform_int(r, (unsigned long)c->no),
                              (int)gsl_rng_uniform_int(r, 2), w->s1);
+        else if (c->mut_nodes > 0)
+            sa_schedule_mutate_k(c->g, w->ss, G_SCHED(c, x), c->mut_nodes, r, w->s1);
         else if (c->run_mode)
             sa_schedule_mutate_runs(c->g, w->ss, G_SCHED(c, x), p, c->run_length, c->run_mode, r,
                                     w->s1);
@@ -765,7 +868,14 @@ static const param_def sa_params[] = {
     {"generations", PT_INT, "0", "stop after this many generations (0: only the time budget)",
      NULL, 0, 1e9},
     {"mutation", PT_FLOAT, "0.1", "per-element mutation probability P", NULL, 0, 1},
-    {"selection", PT_CHOICE, "softmax", "survivor selection", "softmax|tournament", 1, 0},
+    {"selection", PT_CHOICE, "softmax", "survivor selection: softmax (the paper's), tournament, "
+     "or uniform (a reading: every candidate alike)", "softmax|tournament|uniform", 1, 0},
+    {"survivors", PT_CHOICE, "all", "who competes for survival (readings of the paper): all "
+     "(parents and children), children (they replace the parents) or family (each pair's "
+     "parents and four children, two surviving)", "all|children|family", 1, 0},
+    {"mutation_nodes", PT_INT, "0", "schedule_mutation=dataflow: random picks per pass (a "
+     "reading of \"mutating multiple nodes\": K nodes per mutation; 0: each pick random with "
+     "probability P, the default)", NULL, 0, 1e9},
     {"temperature", PT_FLOAT, "0.05", "softmax over t_norm / temperature (1: the paper's formula "
      "as written; see docs/swapadvisor.md)", NULL, 1e-6, 1e6},
     {"tournament", PT_INT, "3", "tournament size (selection=tournament)", NULL, 2, 1000},
@@ -777,7 +887,7 @@ static const param_def sa_params[] = {
      "searched is: each individual's initial value (random, or the default individual's), "
      "the default (profile order; one class per size), or the framework's (the dataflow "
      "engine's order, as odswap schedule=framework; the default allocation)",
-     "initial|default|framework", 1, 0},
+     "initial|default|framework|dfs", 1, 0},
     {"schedule_mutation", PT_CHOICE, "mixed", "schedule mutation (the default, mixed, is ours, "
      "chosen on models other than the paper's five): the paper's pass through "
      "a dataflow scheduler (each pick a random ready op with probability P, else the ready op "
@@ -794,8 +904,12 @@ static const param_def sa_params[] = {
      "mean length of a run (geometric), in ops", NULL, 1, 1e9},
     {"first_generation", PT_CHOICE, "random", "the first generation's schedules: random (the "
      "paper's: each step a uniformly random ready op) or (ours) chain or reuse: a random order "
-     "redrawn with runs as in schedule_mutation=chain|reuse at probability 1", "random|chain|reuse",
-     1, 0},
+     "redrawn with runs as in schedule_mutation=chain|reuse at probability 1, or readings of \"the "
+     "first generation is randomly generated\": framework (the dataflow engine's order mutated "
+     "by the paper's pass at P), dfs (MXNet's executor order, a depth-first post-order from "
+     "the outputs, mutated at P), shuffled (a random order then 32 x ops random adjacent "
+     "transpositions, toward uniformly random topological orders)",
+     "random|chain|reuse|framework|dfs|shuffled", 1, 0},
     {"first_allocation", PT_CHOICE, "random", "the first generation's size-class mappings: "
      "random (the paper's: after each size a new class with probability 1/2; at tight budgets "
      "most such mappings cannot fit) or (ours) fitting: the same draw, steered away from "
@@ -1059,9 +1173,14 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     c.run_mode = !strcmp(smut, "chain") ? SA_RUN_CHAIN : !strcmp(smut, "reuse") ? SA_RUN_REUSE : 0;
     c.init_mode = !strcmp(fgen, "chain") ? SA_RUN_CHAIN : !strcmp(fgen, "reuse") ? SA_RUN_REUSE : 0;
     c.run_length = params_float(ps, "run_length");
+    c.init_from = !strcmp(fgen, "framework") || !strcmp(fgen, "dfs") ? INIT_BASE
+                  : !strcmp(fgen, "shuffled") ? INIT_SHUFFLED : INIT_RANDOM;
+    c.init_p = params_float(ps, "mutation");
+    c.mut_nodes = (long)params_int(ps, "mutation_nodes");
     const char *uns = params_str(ps, "unsearched");
     c.unsearched = !strcmp(uns, "default") ? UNSEARCHED_DEFAULT
-                   : !strcmp(uns, "framework") ? UNSEARCHED_FRAMEWORK : UNSEARCHED_INITIAL;
+                   : !strcmp(uns, "framework") ? UNSEARCHED_FRAMEWORK
+                   : !strcmp(uns, "dfs") ? UNSEARCHED_DFS : UNSEARCHED_INITIAL;
     if (c.pool <= 0)
         return sw_fail(err, SW_ENOFIT, "does not fit: the budget is smaller than the largest "
                        "workspace (%lld bytes)", (long long)g->max_workspace);
@@ -1125,9 +1244,9 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     if (rc)
         goto done;
     if (c.search == SEARCH_ALLOCATION && c.unsearched != UNSEARCHED_INITIAL) {
-        c.fix_sched = c.unsearched == UNSEARCHED_FRAMEWORK
-                          ? swu_framework_order(g)
-                          : sw_malloc(((size_t)c.no + 1) * sizeof(int32_t));
+        c.fix_sched = c.unsearched == UNSEARCHED_FRAMEWORK ? swu_framework_order(g)
+                      : c.unsearched == UNSEARCHED_DFS ? sa_dfs_order(g)
+                                                       : sw_malloc(((size_t)c.no + 1) * sizeof(int32_t));
         if (!c.fix_sched) {
             rc = sw_fail(err, SW_ENOMEM, "out of memory");
             goto done;
@@ -1135,12 +1254,24 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
         if (c.unsearched == UNSEARCHED_DEFAULT)
             memcpy(c.fix_sched, c.def_sched, (size_t)c.no * sizeof(int32_t));
     }
+    if (c.init_from == INIT_BASE) {
+        c.init_base = !strcmp(fgen, "dfs") ? sa_dfs_order(g) : swu_framework_order(g);
+        if (!c.init_base) {
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+            goto done;
+        }
+    }
     ga_params gp;
     ga_params_default(&gp);
     gp.population = (int)params_int(ps, "population");
     gp.generations = (long)params_int(ps, "generations");
     gp.mutation = params_float(ps, "mutation");
     gp.selection = !strcmp(params_str(ps, "selection"), "tournament") ? GA_TOURNAMENT : GA_SOFTMAX;
+    if (!strcmp(params_str(ps, "selection"), "uniform"))
+        gp.selection = GA_UNIFORM;
+    gp.survivors = !strcmp(params_str(ps, "survivors"), "children") ? GA_SURVIVE_CHILDREN
+                   : !strcmp(params_str(ps, "survivors"), "family") ? GA_SURVIVE_FAMILY
+                                                                    : GA_SURVIVE_ALL;
     gp.temperature = params_float(ps, "temperature");
     gp.tournament = (int)params_int(ps, "tournament");
     gp.elite = (int)params_int(ps, "elite");
@@ -1253,6 +1384,7 @@ done:
     swapplan_free(c.sp0);
     sw_free(c.def_sched);
     sw_free(c.fix_sched);
+    sw_free(c.init_base);
     sw_free(c.def_cls);
     sw_free(c.def_cnt);
     sw_free(c.size_members);

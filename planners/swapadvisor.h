@@ -83,4 +83,23 @@ void sa_class_sizes(const int32_t *cls, const int64_t *sizes, int32_t n, int32_t
 int sa_cnt_repair(int32_t *cnt, const int64_t *csize, const int32_t *min_cnt,
                   const int32_t *max_cnt, int32_t n_classes, int64_t capacity);
 
+/* Readings of the paper's search (docs/swapadvisor.md, "Readings of the
+   paper's search"). sa_dfs_order: MXNet's executor order (nnvm's
+   DFSVisit), a depth-first post-order from the graph's outputs (ops
+   without successors, in id order), each op's predecessors visited in the
+   profile's order; returns n_ops op ids (the caller frees them with
+   sw_free), or NULL (out of memory). */
+int32_t *sa_dfs_order(const graph_profile *g);
+/* The paper's dataflow pass with exactly k random picks, at k steps drawn
+   uniformly without replacement (a step with one ready op cannot move it),
+   instead of one chance P per step: "K nodes moved per mutation". */
+void sa_schedule_mutate_k(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
+                          long k, gsl_rng *r, int32_t *out);
+/* steps random adjacent transpositions of order (n ops, topological, in
+   place), each of two ops with no edge between them, with probability 1/2:
+   the Karzanov-Khachiyan chain, whose stationary law is the uniform one
+   over topological orders (it mixes in O(n^3 log n) steps: far more than
+   any affordable step count, so this only approaches uniform). */
+void sa_schedule_shuffle(const graph_profile *g, int32_t *order, long steps, gsl_rng *r);
+
 #endif
