@@ -241,7 +241,7 @@ EXPERIMENTS := table1 fig6 table1-variants fig6-inception-relu fig6-brnn-concat 
 EXP_LAUNCH := $(if $(MPI),$(MPIRUN) -np $(MPI) $(MPIRUN_FLAGS))
 
 experiments: deps $(SWAPSIM)
-	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets (hours),quick mode: short searches and three to five seeds (about 55 minutes on 2 cores); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
+	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets (hours),quick mode: short searches and three to five seeds (about 60 minutes on 2 cores); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
 	@$(if $(MPI),command -v $(MPIRUN) > /dev/null || { echo "experiments: MPI=$(MPI) needs $(MPIRUN) (Debian: openmpi-bin) and a swapsim built with MPI (libopenmpi-dev; docs/cluster.md)"; exit 1; })
 	@start=$$(date +%s); \
 	for e in $(EXPERIMENTS); do \
