@@ -198,6 +198,11 @@ static void registry(const graph_profile *g, int64_t budget, check *c, int seeds
             params_set(&o.params, "generations", "3", &ig);
             params_set(&o.params, "population", "8", &ig);
             params_set(&o.params, "max_ops", "24", &ig); /* exact solvers: small graphs only */
+            /* and a node limit and a short clock: any plan they return must still keep
+               above its bound, found early or late (the solves of the PCIe-bound
+               graphs below otherwise ran for minutes each) */
+            params_set(&o.params, "max_nodes", "300", &ig);
+            o.time_budget_s = 10;
             plan *p = NULL;
             int rc = planner_run(pl, g, &o, &p, &e);
             planner_opts_free(&o);
