@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../experiments/colocate.h"
-#include "../experiments/serve.h"
+#include "../sharing/colocate.h"
+#include "../sharing/serve.h"
 #include "../planners/bound.h"
 #include "../planners/planner.h"
 #include "../profiles/profile_io.h"

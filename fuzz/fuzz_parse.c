@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../experiments/calibrate.h"
-#include "../experiments/colocate.h"
+#include "../sharing/colocate.h"
 #include "../experiments/runner.h"
 #include "../profiles/importers.h"
 #include "../profiles/profile_io.h"

@@ -4,8 +4,8 @@
    Zico) and optimal-swap's solve on a 40-op random DAG at 0.6x. Best of
    three, wall clock (the solve: one run). */
 #include "../experiments/calibrate.h"
-#include "../experiments/colocate.h"
-#include "../experiments/serve.h"
+#include "../sharing/colocate.h"
+#include "../sharing/serve.h"
 #include "../planners/bound.h"
 #include "../planners/planner.h"
 #include "../profiles/importers.h"

@@ -1,4 +1,4 @@
-/* test_colocate.c: several jobs on one GPU (experiments/colocate.c). A
+/* test_colocate.c: several jobs on one GPU (sharing/colocate.c). A
    two-job case worked by hand for each policy (the timelines are in the
    comments), and random workloads where the combined memory never exceeds
    the GPU's under time slicing and Zico. One named test each (tap_run). */
@@ -7,7 +7,7 @@
 
 #include "../common/json.h"
 #include "../experiments/calibrate.h"
-#include "../experiments/colocate.h"
+#include "../sharing/colocate.h"
 #include "../planners/planner.h"
 #include "../profiles/importers.h"
 #include "../profiles/profile_io.h"

@@ -1,4 +1,4 @@
-/* test_serve.c: serving several models on one GPU (experiments/serve.c):
+/* test_serve.c: serving several models on one GPU (sharing/serve.c):
    an M/D/1 queue against Erlang's waiting-time formula, the service times
    of each policy worked by hand on tiny profiles, and bad input. One named
    test each (tap_run). */
@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "../experiments/calibrate.h"
-#include "../experiments/serve.h"
+#include "../sharing/serve.h"
 #include "../planners/planner.h"
 #include "../profiles/profile_io.h"
 #include "cli_run.h"
