@@ -193,6 +193,9 @@ int cli_check_output(const char *path, const char *what);
 #define CLI_PROGRESS_CHOICES "auto|none|bar|lines"
 int cli_progress_mode(int choice);
 
+/* GiB, for messages. */
+double cli_gib(int64_t bytes);
+
 int cmd_devices(int argc, char **argv);
 int cmd_planners(int argc, char **argv);
 int cmd_models(int argc, char **argv);
@@ -218,9 +221,5 @@ int cmd_colocate(int argc, char **argv);
 int cmd_tradeoff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
-
-/* `swapsim profile --dry-run`: print how g's ops map to library calls
-   (validate/libmap.h), as JSON or text. Returns 0 or EXIT_USER. */
-int cli_libmap_print(const graph_profile *g, int json);
 
 #endif

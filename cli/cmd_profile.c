@@ -1,193 +1,15 @@
-/* cmd_profile.c: `swapsim model` (generate a profile), `swapsim stats` and the
-   mapping `swapsim profile --dry-run` prints. */
+/* cmd_profile.c: `swapsim profile`: record op times on a GPU (CUDA, CUPTI);
+   --dry-run prints how the ops map to library calls. */
 #include <stdio.h>
 #include <string.h>
 
-#include "../profiles/models.h"
 #include "../profiles/profile_io.h"
 #include "../validate/libmap.h"
-#include "../profiles/opattr.h"
+#include "../validate/replay.h"
 #include "cli.h"
 
-static const char *model_name(size_t i) { return model_at(i)->name; }
-
-int cmd_model(int argc, char **argv)
-{
-    /* the generator (first registered name among the arguments) tells which
-       options are flags: "--inference" alone means "--inference true" */
-    const model_def *named = NULL;
-    for (int i = 1; i < argc && !named; i++)
-        named = model_find(argv[i]);
-    const char *name = NULL, *out = NULL;
-    cli_device dv;
-    cli_list kv;
-    memset(&dv, 0, sizeof dv);
-    memset(&kv, 0, sizeof kv);
-    int rc;
-    const cli_pos args[] = {
-        {"NAME", "the generator ('swapsim models --verbose' lists the generators and their "
-                 "options)", 1, 1, &name},
-        {NULL, NULL, 0, 0, NULL}};
-    const cli_opt opts[] = {
-        {.name = "KEY", .type = PT_STRING, .dst = &kv, .meta = "VALUE", .flags = CLI_ANY,
-         .help = "an option of the generator; --some-key is the same as --some_key; a boolean "
-                 "option alone, e.g. --inference, means true"},
-        {.name = "set", .type = PT_STRING, .dst = &kv, .flags = CLI_MULTI | CLI_KEYVAL,
-         .help = "the same as --KEY VALUE"},
-        {.name = "device", .type = PT_STRING, .dst = &dv.name, .meta = CLI_DEVICE_META,
-         .help = "the device (default v100; a built-in name or a device file) supplies the cost model's figures "
-                 "(profiles/costmodel.c)"},
-        {.name = "device-set", .type = PT_STRING, .dst = &dv.sets, .flags = CLI_MULTI | CLI_KEYVAL,
-         .help = "override one device figure ('swapsim devices --help')"},
-        {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &out, .meta = "FILE",
-         .flags = CLI_REQUIRED | CLI_OUTPUT, .help = "the profile; -o - writes to standard output"},
-        {.name = NULL}};
-    const cli_cmd cmd = {
-        .name = "model",
-        .about = "Generate a profile with generator NAME.\n\n"
-                 "The SwapAdvisor paper's models: wresnet --depth 152 --width 10 --batch 64;\n"
-                 "inception --width 4 --batch 64; nasnet --repeat 25 --batch 64;\n"
-                 "rnn --layers 8 --hidden 8192 --batch 256; brnn --layers 4 --hidden 8192\n"
-                 "--batch 128 ('swapsim table1' compares them with the paper's Table 1).\n",
-        .args = args,
-        .opts = opts,
-        .any_params = named ? named->params : NULL};
-    if (cli_parse(&cmd, argc, argv, &rc))
-        return rc;
-    const model_def *m = model_find(name);
-    if (!m)
-        return cli_unknown_name("model", name, model_count(), model_name);
-
-    param_set ps;
-    dev_spec dev;
-    sw_err e;
-    char what[96];
-    snprintf(what, sizeof what, "model %s", m->name);
-    if (cli_kv_prepare(&kv, &dv, m->params, what, &ps, &dev))
-        return EXIT_USER;
-    graph_profile *g;
-    rc = m->generate(&ps, &dev, &g, &e);
-    params_free(&ps);
-    if (rc)
-        return cli_error(&e);
-    rc = profile_write_file(g, out, &e);
-    graph_free(g);
-    return rc ? cli_error(&e) : 0;
-}
-
-/* Operators by where their time came from (OA_TIME_SRC): [0] no time, [1]
-   the recording's kernels, [2] the cost model, [3] given in the profile. */
-static void time_sources(const graph_profile *g, int32_t n[4])
-{
-    n[0] = n[1] = n[2] = n[3] = 0;
-    for (int32_t i = 0; i < g->n_ops; i++) {
-        const graph_op *o = &g->ops[i];
-        int src = 3;
-        for (int32_t k = 0; k < o->n_attr; k++)
-            if (!strcmp(o->attr[k].key, OA_TIME_SRC))
-                src = (int)o->attr[k].value == OA_TIME_MODEL ? 2 : 1;
-        n[o->time_s > 0 ? src : 0]++;
-    }
-}
-
-int cmd_stats(int argc, char **argv)
-{
-    const char *path = NULL;
-    int json = 0, rc;
-    const cli_pos args[] = {{"PROFILE", "the profile (docs/profile-format.md)", 1, 1, &path},
-                            {NULL, NULL, 0, 0, NULL}};
-    const cli_opt opts[] = {
-        {.name = "json", .type = PT_BOOL, .dst = &json,
-         .help = "print one JSON object (fields in docs/cli.md)"},
-        {.name = NULL}};
-    const cli_cmd cmd = {
-        .name = "stats",
-        .about = "Model statistics. Memory is reported two ways: peak_memory_bytes, the peak of\n"
-                 "the ideal execution in the profile's operator order with every tensor freed\n"
-                 "after its last use (persistent tensors always resident, plus the largest\n"
-                 "workspace); total_tensor_bytes, the sum of every storage (views count 0).\n"
-                 "footprint_bytes: persistent storages, every storage the forward pass makes and\n"
-                 "the parameter gradients (an iteration that frees nothing before the backward\n"
-                 "pass; the definition that reproduces the SwapAdvisor paper's Table 1, see\n"
-                 "docs/table1.md).\n"
-                 "distinct_tensor_sizes counts distinct non-zero storage sizes (the size\n"
-                 "classes SwapAdvisor's allocator chooses among).\n",
-        .args = args,
-        .opts = opts};
-    if (cli_parse(&cmd, argc, argv, &rc))
-        return rc;
-    graph_profile *g;
-    sw_err e;
-    if (profile_read_file(path, &g, &e))
-        return cli_error(&e);
-    graph_stats st;
-    if (graph_compute_stats(g, &st)) {
-        graph_free(g);
-        return cli_fail(EXIT_USER, "out of memory");
-    }
-    if (json) {
-        sw_buf b;
-        sw_buf_init(&b);
-        sw_buf_puts(&b, "{\"profile\":");
-        sw_buf_put_jstr(&b, g->name);
-        sw_buf_puts(&b, ",\"device\":");
-        sw_buf_put_jstr(&b, g->device.name);
-        sw_buf_printf(&b, ",\"batch\":%lld,\"operators\":%d,\"tensors\":%d,\"storages\":%d,"
-                      "\"distinct_tensor_sizes\":%d,\"peak_memory_bytes\":%lld,"
-                      "\"total_tensor_bytes\":%lld,\"footprint_bytes\":%lld,"
-                      "\"parameter_bytes\":%lld,"
-                      "\"optimizer_state_bytes\":%lld,\"persistent_bytes\":%lld,"
-                      "\"max_workspace_bytes\":%lld,\"total_compute_s\":",
-                      (long long)g->batch, st.operators, st.tensors, st.storages,
-                      st.distinct_tensor_sizes, (long long)st.peak_memory_bytes,
-                      (long long)st.total_tensor_bytes, (long long)st.footprint_bytes,
-                      (long long)st.parameter_bytes,
-                      (long long)st.optimizer_bytes, (long long)st.persistent_bytes,
-                      (long long)st.max_workspace_bytes);
-        sw_buf_put_f64(&b, st.total_compute_s);
-        int32_t ts[4];
-        time_sources(g, ts);
-        sw_buf_printf(&b, ",\"forward_ops\":%d,\"backward_ops\":%d,\"update_ops\":%d,"
-                      "\"op_time_sources\":{\"none\":%d,\"recorded\":%d,\"cost_model\":%d,"
-                      "\"profile\":%d}}\n",
-                      st.ops_per_phase[GP_FORWARD], st.ops_per_phase[GP_BACKWARD],
-                      st.ops_per_phase[GP_UPDATE], ts[0], ts[1], ts[2], ts[3]);
-        fputs(b.data, stdout);
-        sw_buf_free(&b);
-    } else {
-        char h1[32], h2[32], h3[32], h4[32], h5[32];
-        printf("profile %s (batch %lld, device %s)\n", g->name, (long long)g->batch,
-               g->device.name);
-        printf("  operators            %d (forward %d, backward %d, update %d)\n", st.operators,
-               st.ops_per_phase[GP_FORWARD], st.ops_per_phase[GP_BACKWARD],
-               st.ops_per_phase[GP_UPDATE]);
-        printf("  tensors              %d (%d storages, %d distinct sizes)\n", st.tensors,
-               st.storages, st.distinct_tensor_sizes);
-        printf("  peak memory (ideal)  %s\n", sw_fmt_bytes(st.peak_memory_bytes, h1, sizeof h1));
-        printf("  all tensors          %s\n", sw_fmt_bytes(st.total_tensor_bytes, h2, sizeof h2));
-        printf("  footprint            %s (forward tensors + persistent + parameter gradients)\n",
-               sw_fmt_bytes(st.footprint_bytes, h5, sizeof h5));
-        printf("  parameters           %s (optimizer state %s)\n",
-               sw_fmt_bytes(st.parameter_bytes, h3, sizeof h3),
-               sw_fmt_bytes(st.optimizer_bytes, h4, sizeof h4));
-        printf("  compute / iteration  %.6f s\n", st.total_compute_s);
-        int32_t ts[4];
-        time_sources(g, ts);
-        if (ts[1] || ts[2])
-            printf("  operator times       %d from the recording's kernels, %d from the cost "
-                   "model, %d with none\n", ts[1], ts[2], ts[0]);
-        if (!(st.total_compute_s > 0))
-            printf("  warning              every operator takes 0 s (a recording without GPU "
-                   "times?): times and throughput mean nothing; 'swapsim import pytorch "
-                   "--times model' fills them from the cost model\n");
-        if (g->prov.source)
-            printf("  provenance           %s: %s\n", g->prov.source, g->prov.tool ? g->prov.tool : "");
-    }
-    graph_free(g);
-    return 0;
-}
-
-int cli_libmap_print(const graph_profile *g, int json)
+/* The mapping of g's ops to library calls that --dry-run prints. */
+static int libmap_print(const graph_profile *g, int json)
 {
     lm_summary s;
     int rc = lm_summarize(g, &s);
@@ -207,4 +29,68 @@ int cli_libmap_print(const graph_profile *g, int json)
     fputs(b.data, stdout);
     sw_buf_free(&b);
     return 0;
+}
+
+int cmd_profile(int argc, char **argv)
+{
+    const char *path = NULL, *out = NULL;
+    int rc, dry_run = 0, json = 0;
+    val_profile_opts o = {-1, 5, 0, NULL, 0};
+    const cli_pos args[] = {{"PROFILE", "the profile whose ops are timed", 1, 1, &path},
+                            {NULL, NULL, 0, 0, NULL}};
+    const cli_opt opts[] = {
+        {.name = "device-index", .type = PT_INT, .dst = &o.device_index, .min = 0, .max = 1023,
+         .help = "the GPU (required unless --dry-run)"},
+        {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &out, .meta = "RECORDED",
+         .flags = CLI_OUTPUT,
+         .help = "the copy with the measured times (required unless --dry-run)"},
+        {.name = "dry-run", .type = PT_BOOL, .dst = &dry_run,
+         .help = "no GPU: print which cuBLAS/cuDNN calls or touch kernels the ops map to and "
+                 "the share of FLOPs on library calls (validate/libmap.c)"},
+        {.name = "json", .type = PT_BOOL, .dst = &json,
+         .help = "--dry-run: one JSON object (fields in docs/cli.md)"},
+        {.name = "repeats", .type = PT_INT, .dst = &o.reps, .def = "5", .meta = "R", .min = 1,
+         .max = 1000, .help = "runs per op; the median is kept"},
+        {.name = "precision", .type = PT_CHOICE, .dst = &o.tf32, .def = "fp32",
+         .choices = "fp32|tf32",
+         .help = "fp32 data computed in strict fp32 (the paper's MXNet) or with TF32 tensor "
+                 "cores; fp16 comes from the profile's dtype"},
+        {.name = "unknown", .type = PT_CHOICE, .dst = &o.unknown, .def = "touch",
+         .choices = "touch|calibrated|keep",
+         .help = "ops whose attrs give no shapes: a kernel reading their inputs and writing "
+                 "their outputs, the calibrated kernel of their profiled time, or their time kept"},
+        {.name = NULL}};
+    const cli_cmd cmd = {
+        .name = "profile",
+        .about = "Run every op of PROFILE on GPU N under CUPTI's activity API and write a copy\n"
+                 "with the measured times and provenance \"recorded with swapsim profile on\n"
+                 "<GPU>\". Ops whose type and attrs give shapes run as cuBLAS / cuDNN calls,\n"
+                 "forward and backward (docs/validate.md lists them); others as --unknown says.\n"
+                 "Needs libswapsim_cuda.so and a CUDA device, except with --dry-run, which only\n"
+                 "prints the mapping.\n",
+        .args = args,
+        .opts = opts};
+    if (cli_parse(&cmd, argc, argv, &rc))
+        return rc;
+    if (!dry_run && o.device_index < 0)
+        return cli_usage("profile", "--device-index is required (or --dry-run)");
+    if (!dry_run && !out)
+        return cli_usage("profile", "--output is required (or --dry-run)");
+    graph_profile *g, *rec;
+    sw_err e;
+    if (profile_read_file(path, &g, &e))
+        return cli_error(&e);
+    if (dry_run) {
+        rc = libmap_print(g, json);
+        graph_free(g);
+        return rc;
+    }
+    o.source_file = path;
+    rc = val_profile(g, &o, &rec, &e);
+    graph_free(g);
+    if (rc)
+        return cli_fail(EXIT_USER, "profile: %s", e.msg);
+    rc = profile_write_file(rec, out, &e);
+    graph_free(rec);
+    return rc ? cli_error(&e) : 0;
 }

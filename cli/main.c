@@ -78,54 +78,76 @@ int cli_kv_prepare(const cli_list *kv, const cli_device *dv, const param_def *de
     return 0;
 }
 
+double cli_gib(int64_t bytes) { return (double)bytes / (1024.0 * 1024.0 * 1024.0); }
+
+/* The commands, in the order --help lists them: the one table both the
+   dispatch and the help come from. A command's file is named after it
+   (cli/cmd_NAME.c, dashes as underscores), or after its family's first. */
+static const struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the command's name */
+    const char *args;                  /* the arguments after the name in the help */
+    const char *about;                 /* one line */
+} commands[] = {
+    {"devices", cmd_devices, "[--json]", "list built-in GPU specs"},
+    {"planners", cmd_planners, "[--verbose] [--json]",
+     "list planners (and their --set hyperparameters)"},
+    {"models", cmd_models, "[--verbose] [--json]", "list profile generators (and their options)"},
+    {"model", cmd_model, "NAME [opts] -o F", "generate a profile"},
+    {"import", cmd_import, "FORMAT FILE... -o F", "import a profile recorded on a real GPU"},
+    {"stats", cmd_stats, "PROFILE", "model statistics (memory, operators, sizes)"},
+    {"table1", cmd_table1, "[-o F]", "the paper's Table 1 from the generators (docs/table1.md)"},
+    {"calibrate", cmd_calibrate, "[-o F]", "cost model against recorded data (docs/calibration.md)"},
+    {"plan", cmd_plan, "PROFILE --planner NAME [--memory SIZE] -o PLAN", "make a plan"},
+    {"verify", cmd_verify, "PLAN", "check a plan is safe under every allowed order"},
+    {"tradeoff", cmd_tradeoff, "PROFILE [--rate R]",
+     "swapping against recomputing each activation"},
+    {"bound", cmd_bound, "PROFILE [--memory SIZE]", "lower bounds on any plan's iteration time"},
+    {"simulate", cmd_simulate, "PLAN", "time a plan (steady-state iteration)"},
+    {"export", cmd_export, "PLAN -o POLICY [--format pytorch]",
+     "a plan as a policy PyTorch applies (docs/apply.md)"},
+    {"run", cmd_run, "PROFILE --planner NAME [--memory SIZE]",
+     "plan, verify and simulate in one go"},
+    {"sweep", cmd_sweep, "PROFILE [--planner all] [--memory 0.3x:1.0x:0.1x] [--fit]",
+     "planners x budgets: table, CSV, JSON, plot; smallest fit"},
+    {"experiment", cmd_experiment, "FILE...", "run experiment grids (experiments/*.json) into CSVs"},
+    {"table", cmd_table, "CSV KEY=VALUE...", "tabulate an experiment CSV (pivot, mean, 95% CI)"},
+    {"report", cmd_report, "TEMPLATE", "expand {{table ...}} directives (paper_results.md)"},
+    {"dtr-parity", cmd_dtr_parity, "[--data DIR] [-o PREFIX]",
+     "the dtr planner beside the DTR authors' simulator"},
+    {"replay", cmd_replay, "PLAN [--backend cpu|cuda]",
+     "run a plan for real; measured vs simulated time, canaries"},
+    {"profile", cmd_profile, "PROFILE [--device-index N] [-o F]",
+     "record op times on a GPU (CUDA, CUPTI)"},
+    {"calibrate-device", cmd_calibrate_device, "--device-index N -o F",
+     "measure a GPU into a device file (docs/devices.md)"},
+    {"serve", cmd_serve, "PROFILE... [--policy P] [--rate R]",
+     "serve several models on one GPU (latency percentiles)"},
+    {"colocate", cmd_colocate, "WORKLOAD [--policy time|spatial|zico]",
+     "several training jobs on one GPU (Zico)"},
+};
+
+#define USAGE_COL 22 /* a command's name and arguments fit in this many columns, or the
+                        line after them holds its description */
+
 static void usage(FILE *f)
 {
     fputs("usage: swapsim COMMAND [options]\n"
           "\n"
           "Simulate and plan training and inference of deep networks beyond GPU memory.\n"
           "\n"
-          "commands:\n"
-          "  devices [--json]        list built-in GPU specs\n"
-          "  planners [--verbose] [--json]\n"
-          "                          list planners (and their --set hyperparameters)\n"
-          "  models [--verbose] [--json]\n"
-          "                          list profile generators (and their options)\n"
-          "  model NAME [opts] -o F  generate a profile\n"
-          "  import FORMAT FILE... -o F\n"
-          "                          import a profile recorded on a real GPU\n"
-          "  stats PROFILE           model statistics (memory, operators, sizes)\n"
-          "  table1 [-o F]           the paper's Table 1 from the generators (docs/table1.md)\n"
-          "  calibrate [-o F]        cost model against recorded data (docs/calibration.md)\n"
-          "  plan PROFILE --planner NAME [--memory SIZE] -o PLAN\n"
-          "                          make a plan\n"
-          "  verify PLAN             check a plan is safe under every allowed order\n"
-          "  tradeoff PROFILE [--rate R]\n"
-          "                          swapping against recomputing each activation\n"
-          "  bound PROFILE [--memory SIZE]\n"
-          "                          lower bounds on any plan's iteration time\n"
-          "  simulate PLAN           time a plan (steady-state iteration)\n"
-          "  export PLAN -o POLICY [--format pytorch]\n"
-          "                          a plan as a policy PyTorch applies (docs/apply.md)\n"
-          "  run PROFILE --planner NAME [--memory SIZE]\n"
-          "                          plan, verify and simulate in one go\n"
-          "  sweep PROFILE [--planner all] [--memory 0.3x:1.0x:0.1x] [--fit]\n"
-          "                          planners x budgets: table, CSV, JSON, plot; smallest fit\n"
-          "  experiment FILE...      run experiment grids (experiments/*.json) into CSVs\n"
-          "  table CSV KEY=VALUE...  tabulate an experiment CSV (pivot, mean, 95% CI)\n"
-          "  report TEMPLATE         expand {{table ...}} directives (paper_results.md)\n"
-          "  dtr-parity [--data DIR] [-o PREFIX]\n"
-          "                          the dtr planner beside the DTR authors' simulator\n"
-          "  replay PLAN [--backend cpu|cuda]\n"
-          "                          run a plan for real; measured vs simulated time, canaries\n"
-          "  profile PROFILE [--device-index N] [-o F]\n"
-          "                          record op times on a GPU (CUDA, CUPTI)\n"
-          "  calibrate-device --device-index N -o F\n"
-          "                          measure a GPU into a device file (docs/devices.md)\n"
-          "  serve PROFILE... [--policy P] [--rate R]\n"
-          "                          serve several models on one GPU (latency percentiles)\n"
-          "  colocate WORKLOAD [--policy time|spatial|zico]\n"
-          "                          several training jobs on one GPU (Zico)\n"
-          "\n"
+          "commands:\n",
+          f);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        char head[128];
+        const struct cli_command *c = &commands[i];
+        snprintf(head, sizeof head, "%s%s%s", c->name, c->args[0] ? " " : "", c->args);
+        if (strlen(head) <= USAGE_COL)
+            fprintf(f, "  %-*s  %s\n", USAGE_COL, head, c->about);
+        else
+            fprintf(f, "  %s\n  %-*s  %s\n", head, USAGE_COL, "", c->about);
+    }
+    fputs("\n"
           "Each command takes -h or --help. Sizes need a unit (16GiB, 512MiB, 4096B) or x\n"
           "for a multiple of the ideal peak (0.5x). Under --json every outcome, errors\n"
           "included, is one JSON object on standard output. Exit status: 0 success, 1 error\n"
@@ -151,32 +173,9 @@ int main(int argc, char **argv)
                             "docs/cluster.md)" : "no (built without mpicc; docs/cluster.md)");
         return 0;
     }
-    static const struct {
-        const char *name;
-        int (*fn)(int, char **);
-    } cmds[] = {{"devices", cmd_devices}, {"planners", cmd_planners}, {"models", cmd_models},
-                {"model", cmd_model},     {"stats", cmd_stats},       {"plan", cmd_plan},
-                {"simulate", cmd_simulate}, {"verify", cmd_verify},   {"run", cmd_run},
-                {"import", cmd_import},
-                {"experiment", cmd_experiment},
-                {"table", cmd_table},
-                {"report", cmd_report},
-                {"calibrate", cmd_calibrate},
-                {"table1", cmd_table1},
-                {"dtr-parity", cmd_dtr_parity},
-                {"replay", cmd_replay},
-                {"profile", cmd_profile},
-                {"calibrate-device", cmd_calibrate_device},
-                {"bound", cmd_bound},
-                {"serve", cmd_serve},
-                {"colocate", cmd_colocate},
-                {"tradeoff", cmd_tradeoff},
-                {"export", cmd_export},
-                {"sweep", cmd_sweep},
-    };
-    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        if (!strcmp(c, cmds[i].name)) {
-            int rc = cmds[i].fn(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(c, commands[i].name)) {
+            int rc = commands[i].run(argc - 1, argv + 1);
             cli_mpi_end(); /* if the command started MPI */
             return rc;
         }

@@ -110,9 +110,9 @@ static int run(const char *what, const char *path)
                 w.jobs[i].fallback->iterations = w.jobs[i].iterations;
         }
         co_result r;
-        for (int p = 0; p < CO__COUNT; p++)
-            if (co_run(w.jobs, SW_MIN(w.n_jobs, 4), w.memory, p, w.device.h2d_bw, w.device.d2h_bw,
-                       p & 1, &r, &e) == 0)
+        for (size_t p = 0; p < co_policy_count(); p++)
+            if (co_run(w.jobs, SW_MIN(w.n_jobs, 4), w.memory, co_policy_at(p), w.device.h2d_bw,
+                       w.device.d2h_bw, (int)(p & 1), &r, &e) == 0)
                 co_result_free(&r);
         co_workload_free(&w);
         return 0;

@@ -20,11 +20,6 @@
 #define CO_MAX_STEPS 256 /* a curve is kept as at most this many steps (upper envelope) */
 #define CO_EPS 1e-12
 
-static const char *const pol_names[CO__COUNT] = {"time", "spatial", "zico"};
-
-const char *co_policy_name(int p) { return p >= 0 && p < CO__COUNT ? pol_names[p] : "?"; }
-
-
 void co_job_free(co_job *j)
 {
     if (j->fallback) {
@@ -531,39 +526,209 @@ static int begin(co_result *r, js *s, int32_t i, double t)
     return rc;
 }
 
+/* One run: the jobs, the GPU they share, each job's state and the clock.
+   The sharing policy's methods read and change it (below). */
+struct co_sim {
+    const co_job *jobs;
+    int32_t n;
+    int64_t memory;     /* bytes shared */
+    double h2d, d2h;    /* copy rates for time's switches, bytes/s */
+    co_result *r;
+    const co_policy *pol;
+    js st[64];
+    int done[64];       /* iterations each job completed */
+    zscratch z;         /* zico's planning scratch */
+    double t;           /* now, s */
+    int all_fit;        /* time: the jobs' peaks fit together (no switch copies) */
+    int32_t cur, last;  /* time: the running job, the last one run (-1: none) */
+    double switch_end;  /* time: when the switch under way ends */
+    int32_t switch_to;  /* time: the job the switch under way starts (-1: none) */
+    int rc;             /* 0, or the first failure (SW_ENOMEM, SW_EINVAL: over memory) */
+};
+
 /* spatial with a fallback (--on-oom swap): job i, out of memory, switches
    to its swapping curve and starts its iteration over (what it had done of
    it is lost). Returns 1 if it could (the fallback's first step fits
    beside the others), 0 if it fails. */
-static int oom_swap(const co_job *jobs, js *st, int32_t n, int32_t i, int64_t memory,
-                    co_result *r, double t, int *rc)
+static int oom_swap(co_sim *s, int32_t i)
 {
-    const co_job *fb = jobs[i].fallback;
+    js *st = s->st;
+    const co_job *fb = s->jobs[i].fallback;
     if (!fb || st[i].cv == fb)
         return 0;
-    int64_t others = total(st, n) - st[i].mem;
-    if (others + fb->level[0] > memory)
+    int64_t others = total(st, s->n) - st[i].mem;
+    if (others + fb->level[0] > s->memory)
         return 0;
     if (st[i].state == S_RUNNING || st[i].state == S_BLOCKED)
-        *rc |= span(r, i, CO_SPAN_LOST, st[i].iter_start, t);
+        s->rc |= span(s->r, i, CO_SPAN_LOST, st[i].iter_start, s->t);
     st[i].cv = fb;
     st[i].state = S_RUNNING; /* the work of this iteration so far is lost */
-    *rc |= begin(r, &st[i], i, t);
-    r->jobs[i].fell_back = 1;
+    s->rc |= begin(s->r, &st[i], i, s->t);
+    s->r->jobs[i].fell_back = 1;
     return 1;
 }
 
-int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d, double d2h,
-           int record, co_result *r, sw_err *err)
+/* ---- the policies: one method table each ---- */
+
+/* time: a switch that ended starts its job */
+static void time_tick(co_sim *s)
 {
-    memset(r, 0, sizeof *r);
-    r->record = record != 0;
+    if (s->switch_to < 0 || s->t < s->switch_end - CO_EPS)
+        return;
+    int32_t c = s->cur = s->switch_to;
+    s->switch_to = -1;
+    s->rc |= span(s->r, c, CO_SPAN_SWITCH, s->switch_end - s->r->jobs[c].last_switch_s, s->t);
+    s->rc |= begin(s->r, &s->st[c], c, s->t);
+}
+
+/* time: when the GPU is free, the first ready job after the last one run
+   (round robin) gets it, after copying the last one's persistent memory
+   out and its own in unless every job's peak fits together */
+static int time_start(co_sim *s, int32_t q)
+{
+    int32_t n = s->n;
+    const co_job *jobs = s->jobs;
+    js *st = s->st;
+    if (s->cur >= 0 || s->switch_to >= 0)
+        return 0;
+    int32_t pick = -1, last = s->last;
+    for (int32_t d = 1; d <= n && pick < 0; d++) {
+        int32_t c = (last + d + n) % n;
+        if (st[c].state == S_READY)
+            pick = c;
+    }
+    q = pick;
+    double sw = 0;
+    if (!s->all_fit && last >= 0 && last != q)
+        sw = (double)jobs[last].persistent / s->d2h + (double)jobs[q].persistent / s->h2d;
+    if (!s->all_fit && last >= 0 && last != q && st[last].state != S_FAILED)
+        st[last].mem = 0; /* swapped out */
+    s->r->jobs[q].switch_s += sw;
+    s->r->jobs[q].last_switch_s = sw;
+    s->last = q;
+    if (sw > 0) {
+        s->switch_to = q;
+        s->switch_end = s->t + sw;
+        st[q].mem = jobs[q].persistent; /* copied in during the switch */
+        return 1;
+    }
+    s->cur = q;
+    s->rc |= begin(s->r, &st[q], q, s->t);
+    return 1;
+}
+
+/* time: the running job has the whole GPU */
+static double time_rate(const co_sim *s)
+{
+    (void)s;
+    return 1;
+}
+
+/* spatial: a job starts when its first step fits; one that does not runs
+   out of memory (or falls back to its swapping curve) */
+static int spatial_start(co_sim *s, int32_t q)
+{
+    int64_t need = s->st[q].cv->level[0] - s->st[q].mem;
+    if (total(s->st, s->n) + need > s->memory) {
+        if (!oom_swap(s, q))
+            fail(s->r, &s->st[q], q, s->t, "out of memory at the start of an iteration");
+        return 0;
+    }
+    s->rc |= begin(s->r, &s->st[q], q, s->t);
+    return 0;
+}
+
+/* spatial: an allocation that does not fit is an out of memory */
+static void spatial_no_room(co_sim *s, int32_t i)
+{
+    if (!oom_swap(s, i))
+        fail(s->r, &s->st[i], i, s->t, "out of memory during an iteration");
+}
+
+/* zico: a job starts at the earliest time its iteration's predicted memory
+   fits beside the others' */
+static int zico_start_job(co_sim *s, int32_t q)
+{
+    js *st = s->st;
+    /* planned again at every event: the prediction assumes the rates stay
+       as they are, and they change (Zico refines its plan from what
+       actually happened) */
+    st[q].start_at = zico_start(s->jobs, st, s->done, s->n, q, s->t, s->memory, &s->z);
+    st[q].planned = isfinite(st[q].start_at);
+    if (!st[q].planned || st[q].start_at > s->t + CO_EPS)
+        return 0;
+    st[q].planned = 0;
+    int64_t need = st[q].cv->level[0] - st[q].mem;
+    if (total(st, s->n) + need > s->memory)
+        return 0; /* the prediction was off: plan again at the next event */
+    s->rc |= begin(s->r, &st[q], q, s->t);
+    return 0;
+}
+
+/* zico: a ready job's planned start is an event */
+static double zico_wake(const co_sim *s, int32_t i)
+{
+    const js *j = &s->st[i];
+    return j->state == S_READY && j->planned && isfinite(j->start_at) ? j->start_at : INFINITY;
+}
+
+/* In the order of the --policy choices (cmd_colocate.c's "time|spatial|zico"). */
+static const co_policy policies[] = {
+    {"time", 0, time_tick, time_start, time_rate, NULL, NULL},
+    {"spatial", 1, NULL, spatial_start, NULL, NULL, spatial_no_room},
+    {"zico", 0, NULL, zico_start_job, NULL, zico_wake, NULL},
+};
+
+size_t co_policy_count(void) { return SW_ARRAY_LEN(policies); }
+
+const co_policy *co_policy_at(size_t i) { return i < SW_ARRAY_LEN(policies) ? &policies[i] : NULL; }
+
+const co_policy *co_policy_find(const char *name)
+{
+    for (size_t i = 0; name && i < SW_ARRAY_LEN(policies); i++)
+        if (!strcmp(policies[i].name, name))
+            return &policies[i];
+    return NULL;
+}
+
+const char *co_policy_name(const co_policy *p) { return p ? p->name : "?"; }
+
+/* The wrappers the simulation calls the methods through (NULL: the default). */
+static void pol_tick(co_sim *s)
+{
+    if (s->pol->tick)
+        s->pol->tick(s);
+}
+
+static double pol_rate(const co_sim *s)
+{
+    return s->pol->rate ? s->pol->rate(s) : rate_of(s->jobs, s->st, s->n, -1);
+}
+
+static double pol_wake(const co_sim *s, int32_t i)
+{
+    return s->pol->wake ? s->pol->wake(s, i) : INFINITY;
+}
+
+static void pol_no_room(co_sim *s, int32_t i)
+{
+    if (s->pol->no_room)
+        s->pol->no_room(s, i);
+    else
+        s->st[i].state = S_BLOCKED; /* wait for memory */
+}
+
+/* ---- the run ---- */
+
+static int check_jobs(const co_job *jobs, int32_t n, int64_t memory, const co_policy *policy,
+                      double h2d, double d2h, sw_err *err)
+{
     if (n < 1)
         return sw_fail(err, SW_EINVAL, "no jobs");
     if (n > 64)
         return sw_fail(err, SW_EINVAL, "%d jobs: at most 64", (int)n);
-    if (policy < 0 || policy >= CO__COUNT)
-        return sw_fail(err, SW_EINVAL, "unknown policy %d", policy);
+    if (!policy || !policy->start)
+        return sw_fail(err, SW_EINVAL, "no policy");
     if (memory <= 0 || !(h2d > 0) || !(d2h > 0))
         return sw_fail(err, SW_EINVAL, "memory and copy rates must be positive");
     for (int32_t i = 0; i < n; i++)
@@ -574,236 +739,193 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
                            "iterations >= 1, a utilisation in (0, 1], a PCIe share in [0, 1] and an "
                            "arrival >= 0",
                            (int)i, jobs[i].name);
-    js st[64];
-    int done[64] = {0};
-    memset(st, 0, sizeof st);
+    return 0;
+}
+
+/* Set s up for a run; *max_events bounds it. 0 or SW_ENOMEM (nothing to free). */
+static int sim_init(co_sim *s, int64_t *max_events)
+{
+    const co_job *jobs = s->jobs;
+    int32_t n = s->n;
     for (int32_t i = 0; i < n; i++)
-        st[i].cv = &jobs[i];
-    r->jobs = sw_calloc((size_t)n, sizeof *r->jobs);
-    if (!r->jobs)
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    r->memory = memory;
+        s->st[i].cv = &jobs[i];
+    s->r->jobs = sw_calloc((size_t)n, sizeof *s->r->jobs);
+    if (!s->r->jobs)
+        return SW_ENOMEM;
+    s->r->memory = s->memory;
     size_t nz = 1;
     /* every event moves some job a step, starts, switches or fails one:
        far fewer than this many (beyond it the run is a bug, not a result) */
-    int64_t max_events = 1000000;
+    *max_events = 1000000;
     for (int32_t i = 0; i < n; i++) {
         int32_t steps = SW_MAX(jobs[i].n, jobs[i].fallback ? jobs[i].fallback->n : 0);
         nz += 2 * ((size_t)steps + 1);
-        max_events += 8 * (int64_t)jobs[i].iterations * (steps + 3);
+        *max_events += 8 * (int64_t)jobs[i].iterations * (steps + 3);
     }
     zscratch z = {sw_malloc(nz * sizeof *z.cand), sw_malloc(nz * sizeof *z.tmp),
                   sw_malloc(nz * sizeof *z.others), sw_malloc(((size_t)n + 1) * sizeof *z.run)};
+    s->z = z;
     if (!z.cand || !z.tmp || !z.others || !z.run) {
-        zscratch_free(&z);
-        co_result_free(r);
-        return sw_fail(err, SW_ENOMEM, "out of memory");
+        zscratch_free(&s->z);
+        co_result_free(s->r);
+        return SW_ENOMEM;
     }
-    size_t cap = 0;
     int64_t sum_peaks = 0;
     for (int32_t i = 0; i < n; i++) {
         int64_t pk = curve_peak(&jobs[i]);
         sum_peaks += pk;
-        if (pk > memory) {
+        if (pk > s->memory) {
             char why[160];
             snprintf(why, sizeof why, "its peak of %lld bytes alone exceeds the GPU's %lld",
-                     (long long)pk, (long long)memory);
-            fail(r, &st[i], i, jobs[i].arrival_s, why);
+                     (long long)pk, (long long)s->memory);
+            fail(s->r, &s->st[i], i, jobs[i].arrival_s, why);
         }
     }
-    int all_fit = sum_peaks <= memory; /* time: others keep their memory resident */
-    double t = 0;
-    int32_t cur = -1, last = -1; /* time: the running job, the last one run */
-    double switch_end = -1;
-    int32_t switch_to = -1;
-    int rc = 0;
-    int64_t events = 0;
-    for (; events < max_events; events++) {
-        /* arrivals */
-        for (int32_t i = 0; i < n; i++)
-            if (st[i].state == S_ARRIVING && jobs[i].arrival_s <= t + CO_EPS) {
-                st[i].state = S_READY;
-                st[i].ready_since = jobs[i].arrival_s;
-            }
-        /* time: a switch that ended starts its job */
-        if (policy == CO_TIME && switch_to >= 0 && t >= switch_end - CO_EPS) {
-            cur = switch_to;
-            switch_to = -1;
-            rc |= span(r, cur, CO_SPAN_SWITCH, switch_end - r->jobs[cur].last_switch_s, t);
-            rc |= begin(r, &st[cur], cur, t);
+    s->all_fit = sum_peaks <= s->memory; /* time: others keep their memory resident */
+    s->cur = s->last = s->switch_to = -1;
+    s->switch_end = -1;
+    return 0;
+}
+
+/* Arrivals, then the policy's starts: the job ready the longest first
+   (then by index). */
+static void starts(co_sim *s)
+{
+    js *st = s->st;
+    int32_t n = s->n;
+    for (int32_t i = 0; i < n; i++)
+        if (st[i].state == S_ARRIVING && s->jobs[i].arrival_s <= s->t + CO_EPS) {
+            st[i].state = S_READY;
+            st[i].ready_since = s->jobs[i].arrival_s;
         }
-        /* starts: the job ready the longest first (then by index) */
-        int32_t order[64];
+    pol_tick(s);
+    int32_t order[64];
+    for (int32_t i = 0; i < n; i++) {
+        int32_t k = i;
+        for (; k > 0 && (st[order[k - 1]].ready_since > st[i].ready_since); k--)
+            order[k] = order[k - 1];
+        order[k] = i;
+    }
+    for (int32_t oi = 0; oi < n; oi++) {
+        int32_t q = order[oi];
+        if (st[q].state == S_READY && s->pol->start(s, q))
+            break;
+    }
+}
+
+/* The time of the next event (INFINITY: none but waiting for memory);
+   *any: some job has not finished. */
+static double next_event(const co_sim *s, double rate, int *any)
+{
+    double next = INFINITY;
+    *any = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        const js *j = &s->st[i];
+        if (j->state == S_ARRIVING)
+            next = SW_MIN(next, s->jobs[i].arrival_s);
+        if (j->state == S_RUNNING)
+            next = SW_MIN(next, s->t + (j->cv->at[j->k + 1] - j->tau) / rate);
+        next = SW_MIN(next, pol_wake(s, i));
+        *any |= j->state != S_DONE && j->state != S_FAILED;
+    }
+    if (s->switch_to >= 0)
+        next = SW_MIN(next, s->switch_end);
+    return next;
+}
+
+/* Job i ended an iteration at s->t. */
+static void iteration_end(co_sim *s, int32_t i)
+{
+    js *j = &s->st[i];
+    s->done[i]++;
+    s->rc |= span(s->r, i, CO_SPAN_ITERATION, j->iter_start, s->t);
+    s->r->jobs[i].done = s->done[i];
+    s->r->jobs[i].finish_s = s->t;
+    if (s->cur == i)
+        s->cur = -1; /* time: the GPU is free */
+    if (s->done[i] >= s->jobs[i].iterations) {
+        j->state = S_DONE;
+        j->mem = 0;
+    } else {
+        j->state = S_READY;
+        j->ready_since = s->t;
+        j->mem = SW_MIN(s->jobs[i].persistent, j->mem);
+    }
+}
+
+/* Move the clock to next: progress at rate, stalls, then the step ends:
+   frees first, then allocations, then iteration ends. */
+static void advance(co_sim *s, double next, double rate)
+{
+    js *st = s->st;
+    int32_t n = s->n;
+    double dt = next - s->t;
+    for (int32_t i = 0; i < n; i++) {
+        if (st[i].state == S_RUNNING)
+            st[i].tau += rate * dt;
+        else if (st[i].state == S_READY || st[i].state == S_BLOCKED)
+            s->r->jobs[i].stall_s += dt;
+    }
+    s->t = next;
+    for (int pass = 0; pass < 2; pass++)
         for (int32_t i = 0; i < n; i++) {
-            int32_t k = i;
-            for (; k > 0 && (st[order[k - 1]].ready_since > st[i].ready_since); k--)
-                order[k] = order[k - 1];
-            order[k] = i;
-        }
-        for (int32_t oi = 0; oi < n; oi++) {
-            int32_t q = order[oi];
-            if (st[q].state != S_READY)
+            js *j = &st[i];
+            if (j->state != S_RUNNING && j->state != S_BLOCKED)
                 continue;
-            if (policy == CO_TIME) {
-                if (cur >= 0 || switch_to >= 0)
-                    continue;
-                /* round robin: the first ready job after the last one run */
-                int32_t pick = -1;
-                for (int32_t d = 1; d <= n && pick < 0; d++) {
-                    int32_t c = (last + d + n) % n;
-                    if (st[c].state == S_READY)
-                        pick = c;
-                }
-                q = pick;
-                double sw = 0;
-                if (!all_fit && last >= 0 && last != q)
-                    sw = (double)jobs[last].persistent / d2h + (double)jobs[q].persistent / h2d;
-                if (!all_fit && last >= 0 && last != q && st[last].state != S_FAILED)
-                    st[last].mem = 0; /* swapped out */
-                r->jobs[q].switch_s += sw;
-                r->jobs[q].last_switch_s = sw;
-                last = q;
-                if (sw > 0) {
-                    switch_to = q;
-                    switch_end = t + sw;
-                    st[q].mem = jobs[q].persistent; /* copied in during the switch */
-                    break;
-                }
-                cur = q;
-                rc |= begin(r, &st[q], q, t);
-                break;
+            if (j->state == S_RUNNING && j->tau < j->cv->at[j->k + 1] - 1e-9 * j->cv->iter_s)
+                continue;
+            j->tau = j->cv->at[j->k + 1];
+            if (j->k + 1 == j->cv->n) { /* the iteration ends */
+                if (pass == 1)
+                    iteration_end(s, i);
+                continue;
             }
-            int64_t need = st[q].cv->level[0] - st[q].mem;
-            if (policy == CO_SPATIAL) {
-                if (total(st, n) + need > memory) {
-                    if (!oom_swap(jobs, st, n, q, memory, r, t, &rc))
-                        fail(r, &st[q], q, t, "out of memory at the start of an iteration");
-                    continue;
-                }
-            } else { /* zico */
-                /* planned again at every event: the prediction assumes the
-                   rates stay as they are, and they change (Zico refines its
-                   plan from what actually happened) */
-                st[q].start_at = zico_start(jobs, st, done, n, q, t, memory, &z);
-                st[q].planned = isfinite(st[q].start_at);
-                if (!st[q].planned || st[q].start_at > t + CO_EPS)
-                    continue;
-                st[q].planned = 0;
-                if (total(st, n) + need > memory)
-                    continue; /* the prediction was off: plan again at the next event */
+            int64_t nxt = j->cv->level[j->k + 1];
+            if ((pass == 0) != (nxt <= j->mem))
+                continue;
+            if (nxt > j->mem && total(st, n) - j->mem + nxt > s->memory) {
+                pol_no_room(s, i);
+                continue;
             }
-            rc |= begin(r, &st[q], q, t);
+            j->state = S_RUNNING;
+            j->k++;
+            j->mem = nxt;
         }
-        if (rc || (rc = sample(r, n, st, t, &cap, r->record)) != 0)
-            break;
-        /* the next event */
-        double rate = policy == CO_TIME ? 1 : rate_of(jobs, st, n, -1);
-        double next = INFINITY;
-        int any = 0;
-        for (int32_t i = 0; i < n; i++) {
-            const js *s = &st[i];
-            if (s->state == S_ARRIVING)
-                next = SW_MIN(next, jobs[i].arrival_s);
-            if (s->state == S_RUNNING)
-                next = SW_MIN(next, t + (st[i].cv->at[s->k + 1] - s->tau) / rate);
-            if (s->state == S_READY && policy == CO_ZICO && st[i].planned && isfinite(s->start_at))
-                next = SW_MIN(next, s->start_at);
-            any |= s->state != S_DONE && s->state != S_FAILED;
-        }
-        if (switch_to >= 0)
-            next = SW_MIN(next, switch_end);
-        if (!any)
-            break;
-        if (!isfinite(next)) {
-            /* everything left waits for memory: fail the job waiting on the most */
-            int32_t v = -1;
-            for (int32_t i = 0; i < n; i++)
-                if ((st[i].state == S_READY || st[i].state == S_BLOCKED) && (v < 0 || st[i].mem > st[v].mem))
-                    v = i;
-            if (v < 0)
-                break;
-            fail(r, &st[v], v, t, "deadlocked: every job left waits for memory");
-            continue;
-        }
-        double dt = next - t;
-        for (int32_t i = 0; i < n; i++) {
-            if (st[i].state == S_RUNNING)
-                st[i].tau += rate * dt;
-            else if (st[i].state == S_READY || st[i].state == S_BLOCKED)
-                r->jobs[i].stall_s += dt;
-        }
-        t = next;
-        /* step ends: frees first, then allocations, then iteration ends */
-        for (int pass = 0; pass < 2; pass++)
-            for (int32_t i = 0; i < n; i++) {
-                js *s = &st[i];
-                if (s->state != S_RUNNING && s->state != S_BLOCKED)
-                    continue;
-                if (s->state == S_RUNNING && s->tau < st[i].cv->at[s->k + 1] - 1e-9 * st[i].cv->iter_s)
-                    continue;
-                s->tau = st[i].cv->at[s->k + 1];
-                if (s->k + 1 == st[i].cv->n) { /* the iteration ends */
-                    if (pass == 0)
-                        continue;
-                    done[i]++;
-                    rc |= span(r, i, CO_SPAN_ITERATION, s->iter_start, t);
-                    r->jobs[i].done = done[i];
-                    r->jobs[i].finish_s = t;
-                    if (policy == CO_TIME && cur == i)
-                        cur = -1;
-                    if (done[i] >= jobs[i].iterations) {
-                        s->state = S_DONE;
-                        s->mem = 0;
-                    } else {
-                        s->state = S_READY;
-                        s->ready_since = t;
-                        s->mem = SW_MIN(jobs[i].persistent, s->mem);
-                    }
-                    continue;
-                }
-                int64_t nxt = st[i].cv->level[s->k + 1];
-                if ((pass == 0) != (nxt <= s->mem))
-                    continue;
-                if (nxt > s->mem && total(st, n) - s->mem + nxt > memory) {
-                    if (policy != CO_SPATIAL)
-                        s->state = S_BLOCKED; /* zico: wait for memory */
-                    else if (!oom_swap(jobs, st, n, i, memory, r, t, &rc))
-                        fail(r, s, i, t, "out of memory during an iteration");
-                    continue;
-                }
-                s->state = S_RUNNING;
-                s->k++;
-                s->mem = nxt;
-            }
-    }
-    zscratch_free(&z);
-    if (!rc && events == max_events) {
+}
+
+/* The run's failures as errors, else each job's throughput and the total. */
+static int finish(co_sim *s, int64_t events, int64_t max_events, sw_err *err)
+{
+    co_result *r = s->r;
+    int32_t n = s->n;
+    if (!s->rc && events == max_events) {
         co_result_free(r);
         return sw_fail(err, SW_EINVAL, "internal error (a bug): the run did not end after %lld "
                        "events", (long long)max_events);
     }
-    if (rc == SW_EINVAL) {
+    if (s->rc == SW_EINVAL) {
         double at_t = r->t[r->n_samples - 1];
         int64_t tot = r->bytes[(size_t)(r->n_samples - 1) * ((size_t)n + 1) + (size_t)n];
         co_result_free(r);
         return sw_fail(err, SW_EINVAL, "internal error (a bug): the jobs hold %lld bytes at "
-                       "%.6f s, over the GPU's %lld", (long long)tot, at_t, (long long)memory);
+                       "%.6f s, over the GPU's %lld", (long long)tot, at_t, (long long)s->memory);
     }
-    if (rc) {
+    if (s->rc) {
         co_result_free(r);
         return sw_fail(err, SW_ENOMEM, "out of memory");
     }
     double first = INFINITY, work = 0;
     for (int32_t i = 0; i < n; i++) {
         co_job_result *x = &r->jobs[i];
-        double span = x->finish_s - jobs[i].arrival_s;
+        double sp = x->finish_s - s->jobs[i].arrival_s;
         /* a job that failed crashed: what it had done is lost */
-        x->iter_per_s = span > 0 && !x->failed ? x->done / span : 0;
-        x->normalized = x->iter_per_s * jobs[i].iter_s; /* against the job alone with its own plan */
+        x->iter_per_s = sp > 0 && !x->failed ? x->done / sp : 0;
+        x->normalized = x->iter_per_s * s->jobs[i].iter_s; /* against the job alone with its
+                                                              own plan */
         r->makespan_s = SW_MAX(r->makespan_s, x->finish_s);
-        first = SW_MIN(first, jobs[i].arrival_s);
+        first = SW_MIN(first, s->jobs[i].arrival_s);
         if (!x->failed)
-            work += x->done * jobs[i].iter_s; /* the job's iterations, at its speed alone */
+            work += x->done * s->jobs[i].iter_s; /* the job's iterations, at its speed alone */
     }
     /* the total over one window common to every job, the first arrival to
        the last finish (each job over its own lifetime would count the time
@@ -811,6 +933,59 @@ int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d
        time-sliced would score above 1) */
     r->total_normalized = r->makespan_s > first ? work / (r->makespan_s - first) : 0;
     return 0;
+}
+
+int co_run(const co_job *jobs, int32_t n, int64_t memory, const co_policy *policy, double h2d,
+           double d2h, int record, co_result *r, sw_err *err)
+{
+    memset(r, 0, sizeof *r);
+    r->record = record != 0;
+    int rc = check_jobs(jobs, n, memory, policy, h2d, d2h, err);
+    if (rc)
+        return rc;
+    co_sim *s = sw_calloc(1, sizeof *s);
+    if (!s)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    s->jobs = jobs;
+    s->n = n;
+    s->memory = memory;
+    s->h2d = h2d;
+    s->d2h = d2h;
+    s->r = r;
+    s->pol = policy;
+    int64_t max_events, events = 0;
+    if (sim_init(s, &max_events)) {
+        sw_free(s);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    size_t cap = 0;
+    for (; events < max_events; events++) {
+        starts(s);
+        if (s->rc || (s->rc = sample(r, n, s->st, s->t, &cap, r->record)) != 0)
+            break;
+        double rate = pol_rate(s);
+        int any;
+        double next = next_event(s, rate, &any);
+        if (!any)
+            break;
+        if (!isfinite(next)) {
+            /* everything left waits for memory: fail the job waiting on the most */
+            int32_t v = -1;
+            for (int32_t i = 0; i < n; i++)
+                if ((s->st[i].state == S_READY || s->st[i].state == S_BLOCKED) &&
+                    (v < 0 || s->st[i].mem > s->st[v].mem))
+                    v = i;
+            if (v < 0)
+                break;
+            fail(r, &s->st[v], v, s->t, "deadlocked: every job left waits for memory");
+            continue;
+        }
+        advance(s, next, rate);
+    }
+    zscratch_free(&s->z);
+    rc = finish(s, events, max_events, err);
+    sw_free(s);
+    return rc;
 }
 
 /* ---- workload files ---- */

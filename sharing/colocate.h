@@ -12,16 +12,38 @@
 #include "../profiles/device.h"
 #include "../profiles/graph.h"
 
-typedef enum {
-    CO_TIME,    /* one job's iteration at a time on the whole GPU */
-    CO_SPATIAL, /* all jobs at once; a job whose memory does not fit fails (out of memory) */
-    CO_ZICO,    /* all jobs at once; each iteration starts after the smallest stall that keeps
-                   the predicted combined memory within the GPU's, and an allocation that
-                   would not fit waits for memory */
-    CO__COUNT
+/* A sharing policy: a table of methods the simulation (co_run) calls at
+   each event, one static const table per policy, found by name; a NULL
+   method means the default. The policies (colocate.c):
+     time     one job's iteration at a time on the whole GPU
+     spatial  all jobs at once; a job whose memory does not fit fails (out of
+              memory), or with a fallback curve goes on swapping
+     zico     all jobs at once; each iteration starts after the smallest stall
+              that keeps the predicted combined memory within the GPU's, and
+              an allocation that would not fit waits for memory */
+typedef struct co_sim co_sim; /* one run's state (colocate.c) */
+typedef struct co_policy {
+    const char *name;    /* "zico": --policy's value */
+    int oom_fallback;    /* 1: a job out of memory may switch to its swapping curve
+                            (co_job.fallback; --on-oom swap) */
+    void (*tick)(co_sim *s);            /* at each event, after arrivals (NULL: nothing) */
+    int (*start)(co_sim *s, int32_t q); /* ready job q may start an iteration now; returns 1
+                                           when no other job may start at this event */
+    double (*rate)(const co_sim *s);    /* the running jobs' progress rate (NULL: they share
+                                           compute and PCIe, processor sharing) */
+    double (*wake)(const co_sim *s, int32_t i); /* an event the policy wants for job i
+                                                   (NULL: none) */
+    void (*no_room)(co_sim *s, int32_t i); /* a running job's next step does not fit
+                                              (NULL: it waits for memory) */
 } co_policy;
 
-const char *co_policy_name(int p);
+/* The policies, in the order of --policy's choices (time, spatial, zico):
+   count, the i-th (NULL past the end), the one named (NULL: none), and a
+   policy's name ("?" for NULL). */
+size_t co_policy_count(void);
+const co_policy *co_policy_at(size_t i);
+const co_policy *co_policy_find(const char *name);
+const char *co_policy_name(const co_policy *p);
 
 /* One job: its iteration's memory curve, a step function: level[k] bytes
    from at[k] to at[k + 1] seconds of the job's own progress (at[0] = 0,
@@ -108,8 +130,8 @@ typedef struct co_result {
    iterations); without, only the results. Returns 0 (a job failing is a
    result, not an error); SW_EINVAL for an empty list or bad figures;
    SW_ENOMEM. Free with co_result_free. */
-int co_run(const co_job *jobs, int32_t n, int64_t memory, int policy, double h2d, double d2h,
-           int record, co_result *r, sw_err *err);
+int co_run(const co_job *jobs, int32_t n, int64_t memory, const co_policy *policy, double h2d,
+           double d2h, int record, co_result *r, sw_err *err);
 void co_result_free(co_result *r);
 
 /* A workload file (docs/colocate.md): jobs (a profile, a planner and its

@@ -14,14 +14,6 @@
 #include "../profiles/device.h"
 #include "../sim/simulate.h"
 
-static const char *const policy_names[SERVE__COUNT] = {"not_shared", "time_shared",
-                                                       "swapadvisor", "lru"};
-
-const char *serve_policy_name(int p)
-{
-    return p >= 0 && p < SERVE__COUNT ? policy_names[p] : "?";
-}
-
 
 /* Copying every weight storage in, one copy each at the one-way rate. */
 static double weights_in_s(const graph_profile *g, int64_t *bytes)
@@ -132,79 +124,17 @@ static int plan_shares(const serve_config *cfg, const serve_prep *p, double alph
     return 0;
 }
 
-int serve_prepare(const serve_config *cfg, serve_prep *out, sw_err *err)
+/* swapadvisor: each model's SwapAdvisor plan in its share: the memory split
+   equally, or (share_search) the best of three splits by the request mix */
+static int swapadvisor_prepare(const serve_config *cfg, serve_prep *out, sw_err *err)
 {
-    memset(out, 0, sizeof *out);
-    if (cfg->n_models < 1)
-        return sw_fail(err, SW_EINVAL, "no models to serve");
-    if (cfg->policy < 0 || cfg->policy >= SERVE__COUNT)
-        return sw_fail(err, SW_EINVAL, "unknown policy %d", cfg->policy);
-    if (cfg->memory <= 0)
-        return sw_fail(err, SW_EINVAL, "memory must be positive");
-    if (!(cfg->zipf_s >= 0) || cfg->zipf_s > 100)
-        return sw_fail(err, SW_EINVAL, "zipf exponent %g: expected a number in [0, 100]",
-                       cfg->zipf_s);
-    out->cfg = *cfg;
-    out->info = sw_calloc((size_t)cfg->n_models, sizeof *out->info);
-    out->cum = sw_calloc((size_t)cfg->n_models, sizeof *out->cum);
-    if (!out->info || !out->cum) {
-        serve_prep_free(out);
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    }
-    double tot = 0;
-    for (int32_t m = 0; m < cfg->n_models; m++) {
-        tot += cfg->zipf_s > 0 ? pow((double)m + 1, -cfg->zipf_s) : 1.0;
-        out->cum[m] = tot;
-    }
-    for (int32_t m = 0; m < cfg->n_models; m++) {
-        double pm = (cfg->zipf_s > 0 ? pow((double)m + 1, -cfg->zipf_s) : 1.0) / tot;
-        out->mean_batch += pm * (double)SW_MAX(cfg->models[m]->batch, 1);
-        out->cum[m] /= tot;
-    }
-    int64_t share = cfg->memory / cfg->n_models;
-    for (int32_t m = 0; m < cfg->n_models; m++) {
-        const graph_profile *g = cfg->models[m];
-        serve_model_info *mi = &out->info[m];
-        int rc = planner_ideal_peak(g, &mi->peak_bytes, err);
-        if (rc) {
-            serve_prep_free(out);
-            return rc;
-        }
-        double win = weights_in_s(g, &mi->weight_bytes);
-        double c = g->total_compute_s;
-        mi->share_bytes = cfg->policy == SERVE_SWAPADVISOR ? share : cfg->memory;
-        if (cfg->policy != SERVE_SWAPADVISOR && mi->peak_bytes > cfg->memory) {
-            int64_t pk = mi->peak_bytes;
-            serve_prep_free(out);
-            return sw_fail(err, SW_ENOFIT, "model %d '%s' does not fit: one request needs %lld "
-                           "bytes (its ideal peak), over the memory of %lld bytes (policy %s "
-                           "does not swap within a request; swapadvisor does)", (int)m, g->name,
-                           (long long)pk, (long long)cfg->memory, policy_names[cfg->policy]);
-        }
-        switch (cfg->policy) {
-        case SERVE_NOT_SHARED:
-            mi->hot_s = mi->cold_s = c;
-            break;
-        case SERVE_TIME_SHARED:
-        case SERVE_LRU:
-            mi->hot_s = c;
-            mi->cold_s = win + c;
-            break;
-        default:
-            break;
-        }
-    }
-    if (cfg->policy != SERVE_SWAPADVISOR)
-        return 0;
     /* memory split equally, or (share_search) the best of three splits by
        the request mix: floors, then the rest in proportion to popularity^a,
        a = 1/2, 1; the one with the least mean service time (ties: the
        more equal) */
     serve_model_info *cand = sw_calloc((size_t)cfg->n_models, sizeof *cand);
-    if (!cand) {
-        serve_prep_free(out);
+    if (!cand)
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    }
     static const double alphas[] = {0, 0.5, 1};
     double best = INFINITY;
     int rc = 0;
@@ -239,11 +169,146 @@ int serve_prepare(const serve_config *cfg, serve_prep *out, sw_err *err)
     sw_free(cand);
     if (rc && rc != SW_ENOMEM && first.msg[0])
         *err = first;
-    if (rc || !isfinite(best)) {
-        serve_prep_free(out);
+    if (rc || !isfinite(best))
         return rc ? rc : sw_fail(err, SW_ENOFIT, "no split of the memory fits every model");
-    }
     return 0;
+}
+
+/* The state a run keeps for the policies' cold method. */
+struct serve_state {
+    int32_t prev;         /* the model of the previous request (-1: none) */
+    double *last_use;     /* n_models: when each last started a request (-1: never) */
+    uint8_t *cached;      /* n_models: lru: its weights are cached */
+    int64_t cached_bytes; /* lru: the cached weights' bytes */
+};
+
+/* not_shared: every request runs hot */
+static void not_shared_times(serve_model_info *mi, double compute_s, double weights_in_s)
+{
+    (void)weights_in_s;
+    mi->hot_s = mi->cold_s = compute_s;
+}
+
+/* time_shared, lru: a cold request copies its model's weights in first */
+static void weights_times(serve_model_info *mi, double compute_s, double weights_in_s)
+{
+    mi->hot_s = compute_s;
+    mi->cold_s = weights_in_s + compute_s;
+}
+
+/* time_shared: a request is cold when its model is not the previous one's */
+static int time_shared_cold(serve_state *q, const serve_prep *p, int32_t m)
+{
+    (void)p;
+    return m != q->prev;
+}
+
+/* lru: a request is cold when its model's weights are not cached; they are
+   then cached, evicting the least recently used until its weights and its
+   request's other memory fit beside what stays cached */
+static int lru_cold(serve_state *q, const serve_prep *p, int32_t m)
+{
+    if (q->cached[m])
+        return 0;
+    int32_t n = p->cfg.n_models;
+    while (q->cached_bytes + p->info[m].peak_bytes > p->cfg.memory) {
+        int32_t v = -1;
+        for (int32_t k = 0; k < n; k++)
+            if (q->cached[k] && (v < 0 || q->last_use[k] < q->last_use[v]))
+                v = k;
+        if (v < 0)
+            break;
+        q->cached[v] = 0;
+        q->cached_bytes -= p->info[v].weight_bytes;
+    }
+    q->cached[m] = 1;
+    q->cached_bytes += p->info[m].weight_bytes;
+    return 1;
+}
+
+/* In the order of --policy's choices (cmd_serve.c). */
+static const serve_policy policies[] = {
+    {"not_shared", 0, not_shared_times, NULL, NULL},
+    {"time_shared", 0, weights_times, NULL, time_shared_cold},
+    {"swapadvisor", 1, NULL, swapadvisor_prepare, NULL},
+    {"lru", 0, weights_times, NULL, lru_cold},
+};
+
+size_t serve_policy_count(void) { return SW_ARRAY_LEN(policies); }
+
+const serve_policy *serve_policy_at(size_t i)
+{
+    return i < SW_ARRAY_LEN(policies) ? &policies[i] : NULL;
+}
+
+const serve_policy *serve_policy_find(const char *name)
+{
+    for (size_t i = 0; name && i < SW_ARRAY_LEN(policies); i++)
+        if (!strcmp(policies[i].name, name))
+            return &policies[i];
+    return NULL;
+}
+
+const char *serve_policy_name(const serve_policy *p) { return p ? p->name : "?"; }
+
+int serve_prepare(const serve_config *cfg, serve_prep *out, sw_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (cfg->n_models < 1)
+        return sw_fail(err, SW_EINVAL, "no models to serve");
+    if (!cfg->policy)
+        return sw_fail(err, SW_EINVAL, "no policy");
+    if (cfg->memory <= 0)
+        return sw_fail(err, SW_EINVAL, "memory must be positive");
+    if (!(cfg->zipf_s >= 0) || cfg->zipf_s > 100)
+        return sw_fail(err, SW_EINVAL, "zipf exponent %g: expected a number in [0, 100]",
+                       cfg->zipf_s);
+    out->cfg = *cfg;
+    out->info = sw_calloc((size_t)cfg->n_models, sizeof *out->info);
+    out->cum = sw_calloc((size_t)cfg->n_models, sizeof *out->cum);
+    if (!out->info || !out->cum) {
+        serve_prep_free(out);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    double tot = 0;
+    for (int32_t m = 0; m < cfg->n_models; m++) {
+        tot += cfg->zipf_s > 0 ? pow((double)m + 1, -cfg->zipf_s) : 1.0;
+        out->cum[m] = tot;
+    }
+    for (int32_t m = 0; m < cfg->n_models; m++) {
+        double pm = (cfg->zipf_s > 0 ? pow((double)m + 1, -cfg->zipf_s) : 1.0) / tot;
+        out->mean_batch += pm * (double)SW_MAX(cfg->models[m]->batch, 1);
+        out->cum[m] /= tot;
+    }
+    int64_t share = cfg->memory / cfg->n_models;
+    for (int32_t m = 0; m < cfg->n_models; m++) {
+        const graph_profile *g = cfg->models[m];
+        serve_model_info *mi = &out->info[m];
+        int rc = planner_ideal_peak(g, &mi->peak_bytes, err);
+        if (rc) {
+            serve_prep_free(out);
+            return rc;
+        }
+        double win = weights_in_s(g, &mi->weight_bytes);
+        double c = g->total_compute_s;
+        mi->share_bytes = cfg->policy->swaps ? share : cfg->memory;
+        if (!cfg->policy->swaps && mi->peak_bytes > cfg->memory) {
+            int64_t pk = mi->peak_bytes;
+            serve_prep_free(out);
+            return sw_fail(err, SW_ENOFIT, "model %d '%s' does not fit: one request needs %lld "
+                           "bytes (its ideal peak), over the memory of %lld bytes (policy %s "
+                           "does not swap within a request; swapadvisor does)", (int)m, g->name,
+                           (long long)pk, (long long)cfg->memory, cfg->policy->name);
+        }
+        if (cfg->policy->times)
+            cfg->policy->times(mi, c, win);
+    }
+    if (!cfg->policy->prepare)
+        return 0;
+    int rc = cfg->policy->prepare(cfg, out, err);
+    if (rc)
+        serve_prep_free(out);
+    return rc;
 }
 
 void serve_prep_free(serve_prep *p)
@@ -278,22 +343,19 @@ int serve_run(const serve_prep *p, double rate, int64_t requests, serve_result *
     const serve_config *c = &p->cfg;
     int32_t n = c->n_models;
     double *lat = sw_malloc((size_t)requests * sizeof *lat);
-    double *last_use = sw_malloc((size_t)n * sizeof *last_use);
-    uint8_t *cached = sw_calloc((size_t)n, 1);
+    serve_state q = {-1, sw_malloc((size_t)n * sizeof *q.last_use), sw_calloc((size_t)n, 1), 0};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!lat || !last_use || !cached || !rng) {
+    if (!lat || !q.last_use || !q.cached || !rng) {
         sw_free(lat);
-        sw_free(last_use);
-        sw_free(cached);
+        sw_free(q.last_use);
+        sw_free(q.cached);
         if (rng)
             gsl_rng_free(rng);
         return sw_fail(err, SW_ENOMEM, "out of memory");
     }
     gsl_rng_set(rng, (unsigned long)(c->seed ^ 0x5EB5EULL));
     for (int32_t m = 0; m < n; m++)
-        last_use[m] = -1;
-    int64_t cached_bytes = 0;
-    int32_t prev = -1;
+        q.last_use[m] = -1;
     double t = 0, free_at = 0, first = 0, busy = 0, sum = 0, batch = 0;
     for (int64_t i = 0; i < requests; i++) {
         t += gsl_ran_exponential(rng, p->mean_batch / rate);
@@ -304,32 +366,11 @@ int serve_run(const serve_prep *p, double rate, int64_t requests, serve_result *
         while (m < n - 1 && u >= p->cum[m])
             m++;
         const serve_model_info *mi = &p->info[m];
-        int cold = 0;
-        if (c->policy == SERVE_TIME_SHARED) {
-            cold = m != prev;
-        } else if (c->policy == SERVE_LRU) {
-            if (!cached[m]) {
-                cold = 1;
-                /* evict the least recently used until its weights and its
-                   request's other memory fit beside what stays cached */
-                while (cached_bytes + mi->peak_bytes > c->memory) {
-                    int32_t v = -1;
-                    for (int32_t k = 0; k < n; k++)
-                        if (cached[k] && (v < 0 || last_use[k] < last_use[v]))
-                            v = k;
-                    if (v < 0)
-                        break;
-                    cached[v] = 0;
-                    cached_bytes -= p->info[v].weight_bytes;
-                }
-                cached[m] = 1;
-                cached_bytes += mi->weight_bytes;
-            }
-        }
+        int cold = c->policy->cold ? c->policy->cold(&q, p, m) : 0;
         double service = cold ? mi->cold_s : mi->hot_s;
         double start = SW_MAX(t, free_at);
         free_at = start + service;
-        last_use[m] = start;
+        q.last_use[m] = start;
         busy += service;
         lat[i] = free_at - t;
         sum += lat[i];
@@ -338,7 +379,7 @@ int serve_run(const serve_prep *p, double rate, int64_t requests, serve_result *
             r->weight_bytes_moved += (double)mi->weight_bytes;
         }
         batch += (double)SW_MAX(c->models[m]->batch, 1);
-        prev = m;
+        q.prev = m;
     }
     double span = free_at - first;
     r->rate = rate;
@@ -353,8 +394,8 @@ int serve_run(const serve_prep *p, double rate, int64_t requests, serve_result *
     r->p99_s = quantile(lat, requests, 0.99);
     r->max_s = lat[requests - 1];
     sw_free(lat);
-    sw_free(last_use);
-    sw_free(cached);
+    sw_free(q.last_use);
+    sw_free(q.cached);
     gsl_rng_free(rng);
     return 0;
 }

@@ -135,7 +135,7 @@ int main(void)
     const graph_profile *fleet[16];
     for (int i = 0; i < 16; i++)
         fleet[i] = g;
-    serve_config c = {fleet, 16, 0, SERVE_TIME_SHARED, (int64_t)16 << 30, 1, 1, 0, 0, 0};
+    serve_config c = {fleet, 16, 0, serve_policy_find("time_shared"), (int64_t)16 << 30, 1, 1, 0, 0, 0};
     serve_prep p;
     sw_err e;
     if (serve_prepare(&c, &p, &e)) {
@@ -171,7 +171,7 @@ int main(void)
     for (int i = 0; i < 3; i++) {
         co_result r;
         double t0 = sw_now();
-        if (co_run(j, 2, (int64_t)16 << 30, CO_ZICO, 12e9, 12e9, 1, &r, &e)) {
+        if (co_run(j, 2, (int64_t)16 << 30, co_policy_find("zico"), 12e9, 12e9, 1, &r, &e)) {
             fprintf(stderr, "bench_extra: %s\n", e.msg);
             return 1;
         }

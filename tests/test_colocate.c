@@ -96,7 +96,7 @@ static void test_hand_worked(void)
     sw_err e;
     two_jobs(j, 1);
     /* spatial: at 0 both start: 6 + 6 > 10, so B fails; A runs alone 0-4 */
-    IS_INT(co_run(j, 2, 10000000000LL, CO_SPATIAL, 10e9, 10e9, 1, &r, &e), 0, "spatial runs");
+    IS_INT(co_run(j, 2, 10000000000LL, co_policy_find("spatial"), 10e9, 10e9, 1, &r, &e), 0, "spatial runs");
     OK(r.jobs[1].failed && strstr(r.jobs[1].why, "out of memory"), "spatial: B fails (%s)",
        r.jobs[1].why);
     IS_NUM(r.jobs[0].finish_s, 4, 1e-9, "spatial: A alone finishes at 4 s");
@@ -105,7 +105,7 @@ static void test_hand_worked(void)
     /* time: 6 + 6 > 10, so a switch swaps the persistent 1 GB out and the
        next job's in (0.1 + 0.1 s): A 0-2, switch, B 2.2-4.2, switch, A
        4.4-6.4, switch, B 6.6-8.6 */
-    IS_INT(co_run(j, 2, 10000000000LL, CO_TIME, 10e9, 10e9, 1, &r, &e), 0, "time runs");
+    IS_INT(co_run(j, 2, 10000000000LL, co_policy_find("time"), 10e9, 10e9, 1, &r, &e), 0, "time runs");
     IS_NUM(r.jobs[0].finish_s, 6.4, 1e-9, "time: A finishes at 6.4 s");
     IS_NUM(r.jobs[1].finish_s, 8.6, 1e-9, "time: B finishes at 8.6 s");
     IS_NUM(r.jobs[1].switch_s, 0.4, 1e-9, "time: two switches into B");
@@ -118,7 +118,7 @@ static void test_hand_worked(void)
        at half speed: A's second second and B's first take 1-3; at 3 A
        starts again (6 + B's 2 = 8), both halves take 3-5; at 5 B starts its
        second (A at 2); A ends at 7, B alone runs its last second 7-8 */
-    IS_INT(co_run(j, 2, 10000000000LL, CO_ZICO, 10e9, 10e9, 1, &r, &e), 0, "zico runs");
+    IS_INT(co_run(j, 2, 10000000000LL, co_policy_find("zico"), 10e9, 10e9, 1, &r, &e), 0, "zico runs");
     IS_NUM(r.jobs[0].finish_s, 7, 1e-9, "zico util 1: A finishes at 7 s");
     IS_NUM(r.jobs[1].finish_s, 8, 1e-9, "zico util 1: B finishes at 8 s");
     IS_NUM(r.jobs[1].stall_s, 1, 1e-9, "zico util 1: B stalls 1 s");
@@ -130,14 +130,14 @@ static void test_hand_worked(void)
     /* zico with each job using half the GPU: running together costs nothing:
        A 0-2 and 2-4; B waits until 1, runs 1-3 and 3-5 */
     two_jobs(j, 0.5);
-    IS_INT(co_run(j, 2, 10000000000LL, CO_ZICO, 10e9, 10e9, 1, &r, &e), 0, "zico util 0.5 runs");
+    IS_INT(co_run(j, 2, 10000000000LL, co_policy_find("zico"), 10e9, 10e9, 1, &r, &e), 0, "zico util 0.5 runs");
     IS_NUM(r.jobs[0].finish_s, 4, 1e-9, "zico util 0.5: A finishes at 4 s");
     IS_NUM(r.jobs[1].finish_s, 5, 1e-9, "zico util 0.5: B finishes at 5 s");
     /* over the common window 0-5 s: 2 + 2 iterations of 2 s each: 8 / 5 */
     IS_NUM(r.total_normalized, 8.0 / 5, 1e-9, "zico util 0.5: 1.6 jobs' worth of throughput");
     co_result_free(&r);
     /* spatial with room for both (12 GB): both at full speed, 0-4 */
-    IS_INT(co_run(j, 2, 12000000000LL, CO_SPATIAL, 10e9, 10e9, 1, &r, &e), 0, "spatial 12 GB");
+    IS_INT(co_run(j, 2, 12000000000LL, co_policy_find("spatial"), 10e9, 10e9, 1, &r, &e), 0, "spatial 12 GB");
     OK(!r.jobs[0].failed && !r.jobs[1].failed, "spatial 12 GB: nobody fails");
     IS_NUM(r.jobs[1].finish_s, 4, 1e-9, "spatial 12 GB: B finishes at 4 s");
     co_result_free(&r);
@@ -145,13 +145,13 @@ static void test_hand_worked(void)
        alone, so together they run at 1 / 1.6 = 0.625 of their speed: two
        iterations of 2 s take 6.4 s */
     j[0].pcie = j[1].pcie = 0.8;
-    IS_INT(co_run(j, 2, 12000000000LL, CO_SPATIAL, 10e9, 10e9, 1, &r, &e), 0, "spatial, PCIe shared");
+    IS_INT(co_run(j, 2, 12000000000LL, co_policy_find("spatial"), 10e9, 10e9, 1, &r, &e), 0, "spatial, PCIe shared");
     IS_NUM(r.jobs[0].finish_s, 6.4, 1e-9, "PCIe shared: A finishes at 6.4 s");
     IS_NUM(r.jobs[1].finish_s, 6.4, 1e-9, "PCIe shared: B finishes at 6.4 s");
     co_result_free(&r);
     j[0].pcie = j[1].pcie = 0;
     /* time with room for both: no switches, A 0-2, B 2-4, A 4-6, B 6-8 */
-    IS_INT(co_run(j, 2, 12000000000LL, CO_TIME, 10e9, 10e9, 1, &r, &e), 0, "time 12 GB");
+    IS_INT(co_run(j, 2, 12000000000LL, co_policy_find("time"), 10e9, 10e9, 1, &r, &e), 0, "time 12 GB");
     IS_NUM(r.jobs[1].finish_s, 8, 1e-9, "time 12 GB: no switch cost: B at 8 s");
     /* two identical jobs, one at a time, no switch: as much work as one job
        alone over the same time (each over its own lifetime, 2/6 x 2 + 2/8 x
@@ -159,8 +159,9 @@ static void test_hand_worked(void)
     IS_NUM(r.total_normalized, 1.0, 1e-9, "time 12 GB: two identical jobs score 1.0 (%.4f)",
            r.total_normalized);
     co_result_free(&r);
-    IS_INT(co_run(j, 0, 1, CO_TIME, 1, 1, 1, &r, &e), SW_EINVAL, "no jobs: refused");
-    IS_INT(co_run(j, 2, 10000000000LL, 7, 1, 1, 1, &r, &e), SW_EINVAL, "unknown policy: refused");
+    IS_INT(co_run(j, 0, 1, co_policy_find("time"), 1, 1, 1, &r, &e), SW_EINVAL, "no jobs: refused");
+    IS_INT(co_run(j, 2, 10000000000LL, NULL, 1, 1, 1, &r, &e), SW_EINVAL, "no policy: refused");
+    OK(co_policy_find("magic") == NULL, "an unknown policy name finds none");
     co_job_free(&j[0]);
     co_job_free(&j[1]);
 }
@@ -172,7 +173,8 @@ static void test_no_record(void)
     co_job j[2];
     sw_err e;
     two_jobs(j, 0.5);
-    for (int pol = 0; pol < CO__COUNT; pol++) {
+    for (size_t pi = 0; pi < co_policy_count(); pi++) {
+        const co_policy *pol = co_policy_at(pi);
         j[0].iterations = j[1].iterations = 50;
         co_result a, b;
         if (co_run(j, 2, 10000000000LL, pol, 10e9, 10e9, 1, &a, &e) ||
@@ -240,7 +242,8 @@ static void test_random_workloads(void)
                 pk = SW_MAX(pk, j[k].level[s]);
             sum += pk;
         }
-        for (int pol = 0; pol < CO__COUNT; pol++) {
+        for (size_t pi = 0; pi < co_policy_count(); pi++) {
+            const co_policy *pol = co_policy_at(pi);
             co_result r;
             sw_err e;
             int64_t mem = sum * 6 / 10;
@@ -253,7 +256,7 @@ static void test_random_workloads(void)
             char what[64];
             snprintf(what, sizeof what, "seed %d, %s", seed, co_policy_name(pol));
             replay_bad += against_own(j, nj, own, &r, what);
-            for (int k = 0; k < nj && pol != CO_SPATIAL; k++)
+            for (int k = 0; k < nj && pol != co_policy_find("spatial"); k++)
                 done_all &= r.jobs[k].failed || r.jobs[k].done == 3;
             co_result_free(&r);
         }
@@ -285,7 +288,8 @@ static int one_job(const graph_profile *g, const char *what)
     }
     j.iterations = 2;
     int bad = 0;
-    for (int pol = 0; pol < CO__COUNT; pol++) {
+    for (size_t pi = 0; pi < co_policy_count(); pi++) {
+        const co_policy *pol = co_policy_at(pi);
         co_result r;
         if (co_run(&j, 1, big, pol, 12e9, 12e9, 1, &r, &e)) {
             OK(0, "%s, %s: co_run: %s", what, co_policy_name(pol), e.msg);
@@ -328,7 +332,7 @@ static void test_time_pair(void)
     j[1].arrival_s = 1e-4;
     int64_t pk = graph_peak_memory(g, g->order);
     co_result r;
-    IS_INT(co_run(j, 2, 3 * pk, CO_TIME, 12e9, 12e9, 0, &r, &e), 0, "time runs");
+    IS_INT(co_run(j, 2, 3 * pk, co_policy_find("time"), 12e9, 12e9, 0, &r, &e), 0, "time runs");
     IS_NUM(r.total_normalized, 1.0, 1e-9, "two identical jobs time-sliced: total %.6f",
            r.total_normalized);
     OK(r.jobs[0].normalized + r.jobs[1].normalized > 1.0 + 1e-3, "(each over its own lifetime: "

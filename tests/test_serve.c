@@ -54,7 +54,7 @@ static void test_md1_queue(void)
 {
     graph_profile *g = tiny("m", 0.01, 1000);
     const graph_profile *fleet[] = {g};
-    serve_config c = {fleet, 1, 0, SERVE_NOT_SHARED, (int64_t)1 << 30, 7, 1, 0, 0, 0};
+    serve_config c = {fleet, 1, 0, serve_policy_find("not_shared"), (int64_t)1 << 30, 7, 1, 0, 0, 0};
     serve_prep p;
     sw_err e;
     IS_INT(serve_prepare(&c, &p, &e), 0, "prepare one model");
@@ -92,7 +92,7 @@ static void test_policies_by_hand(void)
     sw_err e;
     serve_prep p;
     serve_result r;
-    serve_config c = {fleet, 2, 0, SERVE_TIME_SHARED, 4000000000LL, 3, 1, 0, 0, 0};
+    serve_config c = {fleet, 2, 0, serve_policy_find("time_shared"), 4000000000LL, 3, 1, 0, 0, 0};
     IS_INT(serve_prepare(&c, &p, &e), 0, "time_shared prepares");
     IS_NUM(p.info[0].cold_s, 0.12, 1e-12, "time_shared: a switch costs 1 GB / 10 GB/s + 20 ms");
     IS_NUM(p.info[0].hot_s, 0.02, 1e-12, "time_shared: the same model again: 20 ms");
@@ -102,7 +102,7 @@ static void test_policies_by_hand(void)
     IS_NUM(r.weight_bytes_moved, (double)r.cold * 1e9, 0, "each switch moves 1 GB");
     serve_result ts = r;
     serve_prep_free(&p);
-    c.policy = SERVE_LRU; /* 4 GB: both models' weights (2 GB) and a request fit */
+    c.policy = serve_policy_find("lru"); /* 4 GB: both models' weights (2 GB) and a request fit */
     IS_INT(serve_prepare(&c, &p, &e), 0, "lru prepares");
     serve_run(&p, 4, 100000, &r, &e);
     IS_INT(r.cold, 2, "lru with room for both: each model's weights are copied once");
@@ -114,11 +114,11 @@ static void test_policies_by_hand(void)
        "lru with room for one model behaves as time_shared (%lld vs %lld misses)",
        (long long)r.cold, (long long)ts.cold);
     serve_prep_free(&p);
-    c.policy = SERVE_NOT_SHARED;
+    c.policy = serve_policy_find("not_shared");
     c.memory = 500000000LL;
     IS_INT(serve_prepare(&c, &p, &e), SW_ENOFIT, "not_shared: a model over the memory");
     IS_STR_HAS(e.msg, "model 0 'a' does not fit", "the refusal names the model");
-    c.policy = SERVE_SWAPADVISOR;
+    c.policy = serve_policy_find("swapadvisor");
     c.memory = 4000000000LL;
     c.generations = 3;
     c.population = 4;
@@ -133,7 +133,7 @@ static void test_policies_by_hand(void)
     c.n_models = 0;
     IS_INT(serve_prepare(&c, &p, &e), SW_EINVAL, "no models: refused");
     c.n_models = 2;
-    c.policy = SERVE_NOT_SHARED;
+    c.policy = serve_policy_find("not_shared");
     c.memory = 4000000000LL;
     serve_prepare(&c, &p, &e);
     IS_INT(serve_run(&p, 0, 10, &r, &e), SW_EINVAL, "rate 0: refused");
@@ -157,7 +157,7 @@ static void test_share_search(void)
         return;
     }
     const graph_profile *fleet[] = {g, g, g, g};
-    serve_config c = {fleet, 4, 1, SERVE_SWAPADVISOR, 900LL << 20, 1, 1, 20, 16, 0};
+    serve_config c = {fleet, 4, 1, serve_policy_find("swapadvisor"), 900LL << 20, 1, 1, 20, 16, 0};
     serve_prep eq, se;
     IS_INT(serve_prepare(&c, &eq, &e), 0, "equal shares prepare");
     c.share_search = 1;

@@ -1,4 +1,4 @@
-/* cmd_parity.c: `swapsim dtr-parity`: the dtr planner beside the DTR
+/* cmd_dtr_parity.c: `swapsim dtr-parity`: the dtr planner beside the DTR
    authors' simulator on the shared DTR logs (experiments/dtr_parity.c). */
 #include <stdio.h>
 #include <stdlib.h>
