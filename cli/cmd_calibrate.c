@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "cli.h"
 
 static int write_report(sw_buf *b, const char *out)

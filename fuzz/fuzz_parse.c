@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "../sharing/colocate.h"
 #include "../experiments/runner.h"
 #include "../profiles/importers.h"

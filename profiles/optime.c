@@ -1,7 +1,7 @@
 /* optime.c: what the cost model (costmodel.c) makes of one operator of a
    profile, from the operator's type and attributes (opattr.h): its class and
    cost terms. `swapsim calibrate` compares it with recorded times
-   (experiments/calrec.c); `swapsim import pytorch --times model` times a
+   (profiles/calrec.c); `swapsim import pytorch --times model` times a
    recording that has no GPU times with it. */
 #include "optime.h"
 

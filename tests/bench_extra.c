@@ -3,7 +3,7 @@
    simulated per second), the colocation engine (two ResNet-50s under
    Zico) and optimal-swap's solve on a 40-op random DAG at 0.6x. Best of
    three, wall clock (the solve: one run). */
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "../sharing/colocate.h"
 #include "../sharing/serve.h"
 #include "../planners/bound.h"

@@ -1,6 +1,6 @@
 /* bench_models.c: `make bench` figures of the generators: generating the
    SwapAdvisor paper's NASNet-25 (batch 64) and RNN-8-8K (batch 256). */
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "tap.h"
 
 static double best_of(const char *model, const char *const *kv, int n, int runs, int *ops)

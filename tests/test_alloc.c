@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "../planners/planner.h"
 #include "../profiles/importers.h"
 #include "../profiles/profile_io.h"

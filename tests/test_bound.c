@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "../planners/bound.h"
 #include "../planners/planner.h"
 #include "../planners/swapplan.h"

@@ -1,13 +1,13 @@
 /* test_calrec.c: the cost model against recorded operator times
-   (experiments/calrec.c): a hand-made recorded profile with known times
+   (profiles/calrec.c): a hand-made recorded profile with known times
    gives known errors per class, the fit recovers known efficiency figures
    from synthetic times, generated profiles are timed as the generators time
    them, the PyTorch importer's shape attributes, and `swapsim calibrate
    --recorded`. */
 #include <unistd.h>
 
-#include "../experiments/calibrate.h"
-#include "../experiments/calrec.h"
+#include "../profiles/calibrate.h"
+#include "../profiles/calrec.h"
 #include "../profiles/importers.h"
 #include "../profiles/profile_io.h"
 #include "cli_run.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../common/json.h"
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "../sharing/colocate.h"
 #include "../planners/planner.h"
 #include "../profiles/importers.h"

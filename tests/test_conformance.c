@@ -10,7 +10,7 @@
    each (tap_run). */
 #include <string.h>
 
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "../planners/planner.h"
 #include "../profiles/profile_io.h"
 #include "../sim/plan_io.h"

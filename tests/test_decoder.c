@@ -8,7 +8,7 @@
    lengths, within 2%. One named test each (tap_run). */
 #include <math.h>
 
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "../profiles/models.h"
 #include "../profiles/opattr.h"
 #include "tap.h"

@@ -5,7 +5,7 @@
    verify; an impossible budget is refused with SW_ENOFIT. */
 #include <string.h>
 
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "../planners/planner.h"
 #include "../sim/simulate.h"
 #include "../sim/verify.h"

@@ -5,7 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "../profiles/importers.h"
 #include "../profiles/profile_io.h"
 #include "tap.h"

@@ -6,7 +6,7 @@
    products, batch norm, pooling, softmax and separable convolutions; the
    fallback to a touch kernel; `swapsim profile --dry-run`. */
 #include "../common/json.h"
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "../profiles/models.h"
 #include "../profiles/opattr.h"
 #include "../validate/libmap.h"

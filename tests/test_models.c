@@ -1,7 +1,7 @@
 /* test_models.c: the model generators (shapes, operator counts, options),
    the cost model, Table 1 and the calibration figures; one named test each
    (tap_run). */
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "../profiles/costmodel.h"
 #include "../profiles/models.h"
 #include "../profiles/profile_io.h"

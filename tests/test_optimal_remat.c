@@ -8,7 +8,7 @@
    its lp_bound lies below every optimum and heuristic, above the compute. */
 #include <string.h>
 
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "../planners/bound.h"
 #include "../planners/planner.h"
 #include "../sim/simulate.h"

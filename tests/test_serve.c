@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "../sharing/serve.h"
 #include "../planners/planner.h"
 #include "../profiles/profile_io.h"

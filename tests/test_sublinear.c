@@ -11,7 +11,7 @@
    (tap_run). */
 #include <string.h>
 
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "../planners/planner.h"
 #include "../sim/simulate.h"
 #include "../sim/verify.h"

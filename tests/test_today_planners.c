@@ -76,7 +76,7 @@
    the first backward op reading its output. */
 #include <string.h>
 
-#include "../experiments/calibrate.h"
+#include "../profiles/calibrate.h"
 #include "../planners/planner.h"
 #include "../sim/simulate.h"
 #include "../sim/verify.h"

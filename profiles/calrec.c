@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "../common/params.h"
-#include "../profiles/importers.h"
-#include "../profiles/profile_io.h"
+#include "importers.h"
+#include "profile_io.h"
 
 static const char *const class_names[CR__COUNT] = {
     "conv forward", "conv backward", "GEMM", "batch norm", "pooling", "elementwise", "other"};
@@ -610,7 +610,7 @@ static int fit_section(const cr_set *s, int held_out, sw_buf *b, sw_err *err)
     if (rc)
         return rc;
     sw_buf_printf(b, "Fitted to %d operators by least squares on ln(model / recorded) "
-                  "(Levenberg-Marquardt, %d steps; `experiments/calrec.c`): the root mean "
+                  "(Levenberg-Marquardt, %d steps; `profiles/calrec.c`): the root mean "
                   "square of ln(model / recorded) goes from %.2f with the built-in figures to "
                   "%.2f (a factor of %.2f to %.2f). Each compute kind's efficiency and each "
                   "memory-bound kind's bandwidth efficiency with at least 3 operators is "

@@ -6,7 +6,7 @@
 #define CALIBRATE_H
 
 #include "../common/sw.h"
-#include "../profiles/graph.h"
+#include "graph.h"
 
 /* Generate model NAME with "key=value" options on built-in device dev_name.
    Caller frees *out. Errors name the model or option. */

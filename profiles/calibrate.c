@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "../common/params.h"
-#include "../profiles/costmodel.h"
+#include "costmodel.h"
 #include "calrec.h"
-#include "../profiles/importers.h"
-#include "../profiles/models.h"
+#include "importers.h"
+#include "models.h"
 
 int cal_generate(const char *model, const char *const *kv, int nkv, const char *dev_name,
                  graph_profile **out, sw_err *err)

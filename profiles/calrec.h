@@ -8,9 +8,9 @@
 #define CALREC_H
 
 #include "../common/sw.h"
-#include "../profiles/costmodel.h"
-#include "../profiles/graph.h"
-#include "../profiles/optime.h"
+#include "costmodel.h"
+#include "graph.h"
+#include "optime.h"
 
 /* Operator classes of the report (profiles/optime.h's ot_class, in its order). */
 typedef enum {
