@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../planners/bound.h"
+#include "../sim/bound.h"
 #include "../planners/planner.h"
 #include "../profiles/models.h"
 #include "../profiles/profile_io.h"

@@ -27,7 +27,7 @@
 
 #include "../sim/builder.h"
 #include "../sim/simulate.h"
-#include "bound.h"
+#include "../sim/bound.h"
 #include "milp.h"
 #include "planner.h"
 

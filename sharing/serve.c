@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../planners/bound.h"
+#include "../sim/bound.h"
 #include "../planners/planner.h"
 #include "../profiles/device.h"
 #include "../sim/simulate.h"

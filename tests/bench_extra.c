@@ -6,7 +6,7 @@
 #include "../profiles/calibrate.h"
 #include "../sharing/colocate.h"
 #include "../sharing/serve.h"
-#include "../planners/bound.h"
+#include "../sim/bound.h"
 #include "../planners/planner.h"
 #include "../profiles/importers.h"
 #include <dirent.h>

@@ -1,4 +1,4 @@
-/* test_bound.c: the lower bounds of planners/bound.c are never beaten.
+/* test_bound.c: the lower bounds of sim/bound.c are never beaten.
    A hand-worked chain checks the figures; on tiny random DAGs every
    topological order is planned by SwapAdvisor's swap planner under several
    pool allocations and thresholds, and every registered planner runs with
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../profiles/calibrate.h"
-#include "../planners/bound.h"
+#include "../sim/bound.h"
 #include "../planners/planner.h"
 #include "../planners/swapplan.h"
 #include "../sim/simulate.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../profiles/calibrate.h"
-#include "../planners/bound.h"
+#include "../sim/bound.h"
 #include "../planners/planner.h"
 #include "../sim/simulate.h"
 #include "../sim/verify.h"

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../planners/bound.h"
+#include "../sim/bound.h"
 #include "../profiles/models.h"
 #include "../sim/simulate.h"
 #include "../sim/verify.h"
