@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../common/json.h"
+#include "../experiments/pipeline.h"
 #include "../experiments/sweep.h"
 #include "../planners/planner.h"
 #include "../profiles/importers.h"
@@ -312,14 +313,8 @@ char *swapsim_run(const char *profile, const char *request, char **err)
     plan *p = NULL;
     sw_buf b;
     sw_buf_init(&b);
-    int rc = planner_run(pl, g, &o, &p, &e);
     sim_result r;
-    sim_opts so = {0};
-    so.max_iters = 64;
-    if (!rc)
-        rc = plan_verify(p, NULL, &e);
-    if (!rc)
-        rc = sim_plan(p, NULL, &so, &r, &e);
+    int rc = pipe_run(pl, &g, &o, 64, &p, &r, NULL, &e); /* p may take g over */
     if (!rc) {
         put_run_json(p, &r, &b);
     } else if (rc != SW_ENOMEM) { /* does not fit, refused, gave up: a result */

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "../experiments/mpi.h"
+#include "../experiments/pipeline.h"
 #include "../planners/planner.h"
 #include "../profiles/profile_io.h"
 #include "../sim/plan_io.h"
@@ -135,7 +136,7 @@ static int make_plan(const char *profile_path, plan_args *pa, plan **out)
     o.stop = cli_stop_hook; /* SIGINT, SIGTERM: the best plan so far */
     cli_interrupt_install(pl->name, INTERRUPT_GRACE_S);
     plan *p;
-    int prc = planner_run(pl, g, &o, &p, &e);
+    int prc = pipe_plan(pl, &g, &o, &p, &e); /* p takes g over */
     cli_interrupt_done();
     if (prc && cli_interrupted()) {
         char why[sizeof e.msg + 16];
@@ -148,12 +149,6 @@ static int make_plan(const char *profile_path, plan_args *pa, plan **out)
             cli_json_nofit();
         rc = cli_fail(EXIT_USER, "planner %s: %s", pl->name, e.msg);
         goto done;
-    }
-    if (!p->owns_prof) { /* the plan borrows g: it takes it over (a planner that rewrites
-                            the profile, zero-offload, gives the plan its own copy) */
-        p->prof = g;
-        p->owns_prof = 1;
-        g = NULL;
     }
     *out = p;
 done:
@@ -374,17 +369,28 @@ int cmd_verify(int argc, char **argv)
     return 0;
 }
 
-static int simulate_and_print(plan *p, plan_args *pa, int verified)
+/* Verify p (verify: with the message of a planner bug when pl_name is not
+   NULL, else naming path), simulate it, write the plan (--output) and the
+   trace, print the result. */
+static int simulate_and_print(plan *p, plan_args *pa, int verify, const char *path,
+                              const char *pl_name)
 {
     sw_err e;
     sim_result r;
-    sim_opts so = {0};
-    so.max_iters = pa->iters;
-    if (sim_plan(p, NULL, &so, &r, &e))
+    int stage;
+    if (pipe_verify_simulate(p, verify, pa->iters, &r, &stage, &e)) {
+        if (stage != PIPE_VERIFY)
+            return cli_error(&e);
+        if (pl_name)
+            return cli_fail(EXIT_USER, "planner %s produced a plan that fails verification (a "
+                            "planner bug): %s", pl_name, e.msg);
+        return cli_fail(EXIT_USER, "%s: %s", path, e.msg);
+    }
+    if (pa->out && plan_write_file(p, pa->out, &e))
         return cli_error(&e);
     if (pa->trace && sim_write_trace(p, NULL, pa->trace, &e))
         return cli_error(&e);
-    print_result(p, &r, verified, pa->json);
+    print_result(p, &r, verify, pa->json);
     return 0;
 }
 
@@ -424,11 +430,7 @@ int cmd_simulate(int argc, char **argv)
         plan_free(p);
         return EXIT_USER;
     }
-    if (!pa.no_verify && plan_verify(p, NULL, &e)) {
-        plan_free(p);
-        return cli_fail(EXIT_USER, "%s: %s", path, e.msg);
-    }
-    rc = simulate_and_print(p, &pa, !pa.no_verify);
+    rc = simulate_and_print(p, &pa, !pa.no_verify, path, NULL);
     plan_free(p);
     return rc;
 }
@@ -462,17 +464,7 @@ int cmd_run(int argc, char **argv)
         plan_free(p);
         return 0;
     }
-    sw_err e;
-    if (plan_verify(p, NULL, &e)) {
-        plan_free(p);
-        return cli_fail(EXIT_USER, "planner %s produced a plan that fails verification (a "
-                        "planner bug): %s", pa.planner, e.msg);
-    }
-    if (pa.out && plan_write_file(p, pa.out, &e)) {
-        plan_free(p);
-        return cli_error(&e);
-    }
-    rc = simulate_and_print(p, &pa, 1);
+    rc = simulate_and_print(p, &pa, 1, NULL, pa.planner);
     plan_free(p);
     if (!rc && cli_interrupted()) {
         char done[2400];
