@@ -96,7 +96,7 @@ static int apply_options(const char *options, const char *what, param_set *ps, d
             sw_buf_printf(opts_out, "%s%s=%s", opts_out->len ? "," : "", key, val);
             continue;
         }
-        rc = !strcmp(key, "device") ? device_resolve(val, dev, e) : params_set(ps, key, val, e);
+        rc = !strcmp(key, "device") ? dev_resolve(val, dev, e) : params_set(ps, key, val, e);
         if (rc)
             sw_err_prefix(e, "%s: ", what);
     }

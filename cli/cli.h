@@ -116,7 +116,7 @@ typedef struct cli_device {
 } cli_device;
 #define CLI_DEVICE_META "NAME|FILE" /* --device's value in the help */
 /* Resolve into spec, starting from base (the profile's device) unless a name
-   or file was given (device_resolve: a built-in name, else a device file,
+   or file was given (dev_resolve: a built-in name, else a device file,
    docs/devices.md). Returns 0 or EXIT_USER (message printed). */
 int cli_device_resolve(const cli_device *d, const dev_spec *base, dev_spec *out);
 /* Warns on stderr, in one line, when no operator of g (read from path) has a

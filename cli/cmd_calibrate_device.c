@@ -66,7 +66,7 @@ int cmd_calibrate_device(int argc, char **argv)
     sw_buf_init(&cal);
     val_calib_to_json(&o, &res, date, &cal);
     rc = cal.oom ? sw_fail(&e, SW_ENOMEM, "out of memory")
-                 : device_write_file(&dev, cal.data, out, &e);
+                 : dev_write_file(&dev, cal.data, out, &e);
     sw_buf_free(&cal);
     if (rc)
         return cli_error(&e);

@@ -43,7 +43,7 @@ int cmd_devices(int argc, char **argv)
         sw_err e;
         if (!which.n)
             devs[i] = *dev_at(i);
-        else if (device_resolve(which.item[i], &devs[i], &e)) {
+        else if (dev_resolve(which.item[i], &devs[i], &e)) {
             sw_free(devs);
             return cli_error(&e);
         }
@@ -55,7 +55,7 @@ int cmd_devices(int argc, char **argv)
         for (size_t i = 0; i < n; i++) {
             if (i)
                 sw_buf_putc(&b, ',');
-            device_to_json(&devs[i], &b);
+            dev_to_json(&devs[i], &b);
         }
         sw_buf_puts(&b, "]\n");
         fputs(b.data ? b.data : "", stdout);

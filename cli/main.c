@@ -24,7 +24,7 @@ int cli_device_resolve(const cli_device *d, const dev_spec *base, dev_spec *out)
 {
     if (d->name) {
         sw_err e;
-        if (device_resolve(d->name, out, &e))
+        if (dev_resolve(d->name, out, &e))
             return cli_error(&e);
     } else {
         *out = *base;

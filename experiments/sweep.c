@@ -481,7 +481,7 @@ int sweep_make_model(const sweep *s, int64_t batch, graph_profile **g, sw_err *e
             if (*q == '-')
                 *q = '_';
         if (eq && !strncmp(t, "device=", 7))
-            rc = device_resolve(eq + 1, &dev, err);
+            rc = dev_resolve(eq + 1, &dev, err);
         else
             rc = params_set_kv(&ps, t, err);
     }

@@ -9,8 +9,8 @@
 #define PROFILE_FORMAT "swapsim-profile"
 #define PROFILE_VERSION 1
 
-/* The device's fields, without braces (device_to_json, device_file_to_json). */
-static void device_fields(const dev_spec *d, sw_buf *b, const char *sep)
+/* The device's fields, without braces (dev_to_json, dev_file_to_json). */
+static void dev_fields(const dev_spec *d, sw_buf *b, const char *sep)
 {
     sw_buf_puts(b, "\"name\":");
     sw_buf_put_jstr(b, d->name);
@@ -31,14 +31,14 @@ static void device_fields(const dev_spec *d, sw_buf *b, const char *sep)
     }
 }
 
-void device_to_json(const dev_spec *d, sw_buf *b)
+void dev_to_json(const dev_spec *d, sw_buf *b)
 {
     sw_buf_putc(b, '{');
-    device_fields(d, b, "");
+    dev_fields(d, b, "");
     sw_buf_putc(b, '}');
 }
 
-int device_from_json(jr *r, const json_value *v, dev_spec *out)
+int dev_from_json(jr *r, const json_value *v, dev_spec *out)
 {
     if (v->type == JSON_STRING) {
         const dev_spec *d = dev_find(v->u.str);
@@ -106,7 +106,7 @@ static int is_device_file_key(const char *k)
     return 0;
 }
 
-int device_file_from_json(jr *r, const json_value *v, dev_spec *out)
+int dev_file_from_json(jr *r, const json_value *v, dev_spec *out)
 {
     if (v->type == JSON_ARRAY)
         return jr_error(r, v, NULL, "expected one device object, got an array ('swapsim devices "
@@ -146,7 +146,7 @@ int device_file_from_json(jr *r, const json_value *v, dev_spec *out)
                 return rc;
         }
     dev_spec d;
-    if ((rc = device_from_json(r, v, &d)))
+    if ((rc = dev_from_json(r, v, &d)))
         return rc;
     static const char *const positive[] = {"peak_flops_fp32", "peak_flops_fp16",
                                            "memory_bytes_per_s"};
@@ -162,23 +162,23 @@ int device_file_from_json(jr *r, const json_value *v, dev_spec *out)
     return 0;
 }
 
-static int device_reader(jr *r, const json_value *root, void *out)
+static int dev_reader(jr *r, const json_value *root, void *out)
 {
-    return device_file_from_json(r, root, (dev_spec *)out);
+    return dev_file_from_json(r, root, (dev_spec *)out);
 }
 
-int device_read_text(const char *text, size_t len, const char *file, dev_spec *out,
+int dev_read_text(const char *text, size_t len, const char *file, dev_spec *out,
                      sw_err *err)
 {
-    return jr_read_text(text, len, file, device_reader, out, err);
+    return jr_read_text(text, len, file, dev_reader, out, err);
 }
 
-int device_read_file(const char *path, dev_spec *out, sw_err *err)
+int dev_read_file(const char *path, dev_spec *out, sw_err *err)
 {
-    return jr_read_file(path, device_reader, out, err);
+    return jr_read_file(path, dev_reader, out, err);
 }
 
-int device_resolve(const char *arg, dev_spec *out, sw_err *err)
+int dev_resolve(const char *arg, dev_spec *out, sw_err *err)
 {
     const dev_spec *b = dev_find(arg);
     if (b) {
@@ -187,7 +187,7 @@ int device_resolve(const char *arg, dev_spec *out, sw_err *err)
     }
     size_t n = strlen(arg);
     if ((n > 5 && !strcmp(arg + n - 5, ".json")) || access(arg, R_OK) == 0)
-        return device_read_file(arg, out, err);
+        return dev_read_file(arg, out, err);
     sw_buf names;
     sw_buf_init(&names);
     for (size_t i = 0; i < dev_count(); i++)
@@ -198,11 +198,11 @@ int device_resolve(const char *arg, dev_spec *out, sw_err *err)
     return SW_ENOTFOUND;
 }
 
-void device_file_to_json(const dev_spec *d, const char *calibration, sw_buf *b)
+void dev_file_to_json(const dev_spec *d, const char *calibration, sw_buf *b)
 {
     sw_buf_printf(b, "{\n  \"format\": \"%s\",\n  \"version\": %d,\n  ", DEVICE_FORMAT,
                   DEVICE_VERSION);
-    device_fields(d, b, "\n  ");
+    dev_fields(d, b, "\n  ");
     if (calibration) {
         sw_buf_puts(b, ",\n  \"calibration\": ");
         sw_buf_puts(b, calibration);
@@ -210,11 +210,11 @@ void device_file_to_json(const dev_spec *d, const char *calibration, sw_buf *b)
     sw_buf_puts(b, "\n}\n");
 }
 
-int device_write_file(const dev_spec *d, const char *calibration, const char *path, sw_err *err)
+int dev_write_file(const dev_spec *d, const char *calibration, const char *path, sw_err *err)
 {
     sw_buf b;
     sw_buf_init(&b);
-    device_file_to_json(d, calibration, &b);
+    dev_file_to_json(d, calibration, &b);
     int rc = sw_buf_write_file(&b, path, err);
     sw_buf_free(&b);
     return rc;
@@ -405,7 +405,7 @@ int profile_from_json(jr *r, const json_value *root, graph_profile **out)
         return rc;
     if (dv) {
         size_t s = jr_push_key(r, "device");
-        rc = device_from_json(r, dv, &dev);
+        rc = dev_from_json(r, dv, &dev);
         jr_pop(r, s);
         if (rc)
             return rc;
@@ -544,7 +544,7 @@ void profile_to_json(const graph_profile *g, sw_buf *b, int indent)
     sw_buf_printf(b, ",%s\"batch\":", nl2);
     sw_buf_put_i64(b, g->batch);
     sw_buf_printf(b, ",%s\"device\":", nl2);
-    device_to_json(&g->device, b);
+    dev_to_json(&g->device, b);
     sw_buf_printf(b, ",%s\"provenance\":{", nl2);
     int first = 1;
     put_opt_str(b, "source", g->prov.source, &first);

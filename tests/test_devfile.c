@@ -23,7 +23,7 @@
 static int read_dev(const char *text, dev_spec *d, sw_err *e)
 {
     e->msg[0] = 0;
-    return device_read_text(text, strlen(text), "dev.json", d, e);
+    return dev_read_text(text, strlen(text), "dev.json", d, e);
 }
 
 /* A bad file: SW_EINVAL, one line naming the file and containing needle. */
@@ -90,14 +90,14 @@ static void test_resolve_and_write(const char *tmp)
 {
     dev_spec d, d2;
     sw_err e;
-    IS_INT(device_resolve("H100", &d, &e), 0, "a built-in name, any case");
+    IS_INT(dev_resolve("H100", &d, &e), 0, "a built-in name, any case");
     IS_STR_HAS(d.name, "h100", "is the built-in");
-    IS_INT(device_resolve("tpu", &d, &e), SW_ENOTFOUND, "an unknown name");
+    IS_INT(dev_resolve("tpu", &d, &e), SW_ENOTFOUND, "an unknown name");
     IS_STR_HAS(e.msg, "unknown device 'tpu' (expected a built-in name, one of: v100", "lists them");
     IS_STR_HAS(e.msg, "or a device file", "and says a file would do");
     char path[512];
     snprintf(path, sizeof path, "%s/missing.json", tmp);
-    IS_INT(device_resolve(path, &d, &e), SW_EIO, "a .json that is not there: read, and fails");
+    IS_INT(dev_resolve(path, &d, &e), SW_EIO, "a .json that is not there: read, and fails");
     IS_STR_HAS(e.msg, "missing.json: cannot open", "naming it");
 
     /* the writer: a file that reads back as the same device */
@@ -105,15 +105,15 @@ static void test_resolve_and_write(const char *tmp)
     snprintf(d.name, sizeof d.name, "a100-lab");
     sw_buf b;
     sw_buf_init(&b);
-    device_file_to_json(&d, "{\"note\": \"x\"}", &b);
-    OK(!b.oom && read_dev(b.data, &d2, &e) == 0, "device_file_to_json reads back%s%s",
+    dev_file_to_json(&d, "{\"note\": \"x\"}", &b);
+    OK(!b.oom && read_dev(b.data, &d2, &e) == 0, "dev_file_to_json reads back%s%s",
        e.msg[0] ? ": " : "", e.msg);
     OK(!memcmp(&d, &d2, sizeof d), "as the same device");
     IS_STR_HAS(b.data, "\"format\": \"swapsim-device\"", "with its format");
     sw_buf_free(&b);
     snprintf(path, sizeof path, "%s/lab", tmp); /* no .json: found because it is readable */
-    OK(device_write_file(&d, NULL, path, &e) == 0, "device_write_file");
-    IS_INT(device_resolve(path, &d2, &e), 0, "a readable file without .json is a device file");
+    OK(dev_write_file(&d, NULL, path, &e) == 0, "dev_write_file");
+    IS_INT(dev_resolve(path, &d2, &e), 0, "a readable file without .json is a device file");
     OK(!memcmp(&d, &d2, sizeof d), "the same device");
 }
 
@@ -182,7 +182,7 @@ static void test_calibration(void)
     json_doc_free(doc);
     sw_buf f;
     sw_buf_init(&f);
-    device_file_to_json(&d, b.data, &f);
+    dev_file_to_json(&d, b.data, &f);
     dev_spec d2;
     OK(!f.oom && read_dev(f.data, &d2, &e) == 0 && !memcmp(&d, &d2, sizeof d),
        "the device file calibrate-device writes reads back%s%s", e.msg[0] ? ": " : "", e.msg);
