@@ -162,6 +162,11 @@ static void test_hand_worked(void)
     IS_INT(co_run(j, 0, 1, co_policy_find("time"), 1, 1, 1, &r, &e), SW_EINVAL, "no jobs: refused");
     IS_INT(co_run(j, 2, 10000000000LL, NULL, 1, 1, 1, &r, &e), SW_EINVAL, "no policy: refused");
     OK(co_policy_find("magic") == NULL, "an unknown policy name finds none");
+    /* the table's order is --policy's choices (cmd_colocate.c: "time|spatial|zico") */
+    OK(co_policy_count() == 3 && !strcmp(co_policy_name(co_policy_at(0)), "time") &&
+           !strcmp(co_policy_name(co_policy_at(1)), "spatial") &&
+           !strcmp(co_policy_name(co_policy_at(2)), "zico") && co_policy_at(3) == NULL,
+       "the policies in --policy's order");
     co_job_free(&j[0]);
     co_job_free(&j[1]);
 }

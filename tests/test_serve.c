@@ -57,6 +57,16 @@ static void test_md1_queue(void)
     serve_config c = {fleet, 1, 0, serve_policy_find("not_shared"), (int64_t)1 << 30, 7, 1, 0, 0, 0};
     serve_prep p;
     sw_err e;
+    /* the table's order is --policy's choices (cmd_serve.c) */
+    OK(serve_policy_count() == 4 && !strcmp(serve_policy_name(serve_policy_at(0)), "not_shared") &&
+           !strcmp(serve_policy_name(serve_policy_at(1)), "time_shared") &&
+           !strcmp(serve_policy_name(serve_policy_at(2)), "swapadvisor") &&
+           !strcmp(serve_policy_name(serve_policy_at(3)), "lru") && serve_policy_at(4) == NULL &&
+           serve_policy_find("magic") == NULL,
+       "the policies in --policy's order; an unknown name finds none");
+    c.policy = NULL;
+    IS_INT(serve_prepare(&c, &p, &e), SW_EINVAL, "no policy: refused");
+    c.policy = serve_policy_find("not_shared");
     IS_INT(serve_prepare(&c, &p, &e), 0, "prepare one model");
     IS_NUM(p.info[0].hot_s, 0.01, 1e-15, "service time = the op's 10 ms");
     serve_result r;
