@@ -43,6 +43,45 @@ static int write_co_trace(const char *path, const co_workload *w, const co_resul
     return rc ? cli_fail(EXIT_USER, "colocate: %s", e.msg) : 0;
 }
 
+/* The run's result on stdout: one JSON object, or a line per job. */
+static void print_run(const co_workload *w, const co_result *r, const co_policy *pol, int json)
+{
+    if (json) {
+        printf("{\"policy\":\"%s\",\"memory_bytes\":%lld,\"makespan_s\":%.9g,\"peak_bytes\":%lld,"
+               "\"total_normalized\":%.9g,\"jobs\":[", co_policy_name(pol), (long long)w->memory, r->makespan_s,
+               (long long)r->peak_bytes, r->total_normalized);
+        for (int32_t i = 0; i < w->n_jobs; i++) {
+            const co_job_result *x = &r->jobs[i];
+            sw_buf b;
+            sw_buf_init(&b);
+            sw_buf_put_jstr(&b, w->jobs[i].name);
+            sw_buf_puts(&b, "");
+            printf("%s{\"name\":%s,\"iteration_alone_s\":%.9g,\"utilization\":%.6g,"
+                   "\"pcie\":%.6g,\"done\":%d,"
+                   "\"failed\":%s,\"finish_s\":%.9g,\"iter_per_s\":%.9g,\"normalized\":%.9g,"
+                   "\"stall_s\":%.9g,\"switch_s\":%.9g,\"fell_back\":%s}", i ? "," : "",
+                   b.data ? b.data : "\"\"", w->jobs[i].iter_s, w->jobs[i].util, w->jobs[i].pcie, x->done,
+                   x->failed ? "true" : "false", x->finish_s, x->iter_per_s, x->normalized,
+                   x->stall_s, x->switch_s, x->fell_back ? "true" : "false");
+            sw_buf_free(&b);
+        }
+        printf("]}\n");
+    } else {
+        printf("colocate: %d jobs, policy %s, %.3f GiB shared\n", (int)w->n_jobs, co_policy_name(pol),
+               cli_gib(w->memory));
+        for (int32_t i = 0; i < w->n_jobs; i++) {
+            const co_job_result *x = &r->jobs[i];
+            printf("  %-16s alone %.4f s/iter, util %.2f, PCIe %.2f: %d iterations, %.3f iter/s, "
+                   "normalised %.3f, stalled %.3f s%s%s%s\n", w->jobs[i].name, w->jobs[i].iter_s,
+                   w->jobs[i].util, w->jobs[i].pcie, x->done, x->iter_per_s, x->normalized, x->stall_s,
+                   x->fell_back ? ", out of memory: went on swapping" : "",
+                   x->failed ? ", FAILED: " : "", x->failed ? x->why : "");
+        }
+        printf("  total normalised throughput %.3f; makespan %.3f s; peak combined memory "
+               "%.3f GiB\n", r->total_normalized, r->makespan_s, cli_gib(r->peak_bytes));
+    }
+}
+
 int cmd_colocate(int argc, char **argv)
 {
     const char *path = NULL, *mem_csv = NULL, *row_csv = NULL, *trace = NULL;
@@ -98,40 +137,7 @@ int cmd_colocate(int argc, char **argv)
         co_workload_free(&w);
         return cli_fail(EXIT_USER, "colocate: %s", e.msg);
     }
-    if (json) {
-        printf("{\"policy\":\"%s\",\"memory_bytes\":%lld,\"makespan_s\":%.9g,\"peak_bytes\":%lld,"
-               "\"total_normalized\":%.9g,\"jobs\":[", co_policy_name(pol), (long long)w.memory, r.makespan_s,
-               (long long)r.peak_bytes, r.total_normalized);
-        for (int32_t i = 0; i < w.n_jobs; i++) {
-            const co_job_result *x = &r.jobs[i];
-            sw_buf b;
-            sw_buf_init(&b);
-            sw_buf_put_jstr(&b, w.jobs[i].name);
-            sw_buf_puts(&b, "");
-            printf("%s{\"name\":%s,\"iteration_alone_s\":%.9g,\"utilization\":%.6g,"
-                   "\"pcie\":%.6g,\"done\":%d,"
-                   "\"failed\":%s,\"finish_s\":%.9g,\"iter_per_s\":%.9g,\"normalized\":%.9g,"
-                   "\"stall_s\":%.9g,\"switch_s\":%.9g,\"fell_back\":%s}", i ? "," : "",
-                   b.data ? b.data : "\"\"", w.jobs[i].iter_s, w.jobs[i].util, w.jobs[i].pcie, x->done,
-                   x->failed ? "true" : "false", x->finish_s, x->iter_per_s, x->normalized,
-                   x->stall_s, x->switch_s, x->fell_back ? "true" : "false");
-            sw_buf_free(&b);
-        }
-        printf("]}\n");
-    } else {
-        printf("colocate: %d jobs, policy %s, %.3f GiB shared\n", (int)w.n_jobs, co_policy_name(pol),
-               cli_gib(w.memory));
-        for (int32_t i = 0; i < w.n_jobs; i++) {
-            const co_job_result *x = &r.jobs[i];
-            printf("  %-16s alone %.4f s/iter, util %.2f, PCIe %.2f: %d iterations, %.3f iter/s, "
-                   "normalised %.3f, stalled %.3f s%s%s%s\n", w.jobs[i].name, w.jobs[i].iter_s,
-                   w.jobs[i].util, w.jobs[i].pcie, x->done, x->iter_per_s, x->normalized, x->stall_s,
-                   x->fell_back ? ", out of memory: went on swapping" : "",
-                   x->failed ? ", FAILED: " : "", x->failed ? x->why : "");
-        }
-        printf("  total normalised throughput %.3f; makespan %.3f s; peak combined memory "
-               "%.3f GiB\n", r.total_normalized, r.makespan_s, cli_gib(r.peak_bytes));
-    }
+    print_run(&w, &r, pol, json);
     rc = 0;
     if (row_csv) {
         FILE *f = fopen(row_csv, "r");
