@@ -1,7 +1,7 @@
 /* optimal_remat.c: the `optimal-remat` planner: Checkmate's integer program
    for rematerialisation at a memory budget (Jain et al., "Checkmate:
    Breaking the Memory Wall with Optimal Tensor Rematerialization", MLSys
-   2020), solved through planners/milp.h; docs/bounds.md ("optimal-remat")
+   2020), solved through milp/milp.h; docs/bounds.md ("optimal-remat")
    gives the formulation and its limits.
 
    Stage t (0 <= t < T, T the ops of the profile's order) runs op t and may
@@ -28,7 +28,7 @@
 #include "../sim/builder.h"
 #include "../sim/simulate.h"
 #include "bound.h"
-#include "milp.h"
+#include "../milp/milp.h"
 #include "planner.h"
 
 static const param_def optimal_remat_params[] = {
