@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "../sim/simulate.h"
+#include "lib/arena.h"
 #include "swap_util.h"
 
 #define HY_NEVER INT32_MAX
@@ -603,16 +604,17 @@ static int iterate(hy *h, plan_builder *b, uint8_t *r, int64_t limit, int32_t *b
 
 /* One plan for schedule order and the options given. */
 static int plan_one(const graph_profile *g, const int32_t *order, int mode, double rw,
-                    double link, mem_fit fit, int64_t align, int64_t budget, plan **out, char *note,
-                    size_t note_n, sw_err *err)
+                    double link, const planner_opts *o, plan **out, char *note, size_t note_n,
+                    sw_err *err)
 {
     *out = NULL;
+    int64_t budget = o->memory_budget;
     int64_t cap = budget - g->max_workspace;
     hy h;
     int rc = hy_init(&h, g, order);
     uint8_t *r = sw_calloc((size_t)g->n_tensors + 1, 1);
     uint8_t *r2 = sw_calloc((size_t)g->n_tensors + 1, 1);
-    plan_builder *b = pb_new_arena(g, budget, g->max_workspace, fit, align);
+    plan_builder *b = arena_builder(g, o, NULL);
     if (rc == SW_EINVAL) {
         rc = sw_fail(err, SW_EINVAL, "the schedule is not a permutation of the ops");
         goto done;
@@ -747,9 +749,6 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
     if (o->memory_budget - g->max_workspace <= 0)
         return sw_fail(err, SW_ENOFIT, "does not fit: the budget does not cover the largest op "
                        "workspace");
-    mem_fit fit = MEM_BEST_FIT;
-    mem_fit_parse(params_str(ps, "allocator"), &fit);
-    int64_t align = params_size(ps, "alignment");
     int32_t *fw = swu_framework_order(g);
     int32_t *gas = sw_malloc(((size_t)g->n_ops + 1) * sizeof *gas);
     int have_gas = 0; /* gas holds the GA's schedule */
@@ -813,8 +812,7 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
             continue;
         if (var[v].src == C_OWN)
             rc = plan_one(g, var[v].sched == 2 ? gas : var[v].sched ? fw : NULL, var[v].mode,
-                          var[v].rw, var[v].link, fit, align, o->memory_budget, &p, note,
-                          sizeof note, &e);
+                          var[v].rw, var[v].link, o, &p, note, sizeof note, &e);
         else
             rc = run_other(var[v].src == C_SUBLINEAR ? &planner_sublinear : &planner_swapadvisor,
                            g, o, var[v].src == C_SUBLINEAR ? kv_sub : kv_sa, &p, &e);

@@ -29,6 +29,7 @@
 #include "../sim/simulate.h"
 #include "bound.h"
 #include "../milp/milp.h"
+#include "lib/arena.h"
 #include "planner.h"
 
 static const param_def optimal_remat_params[] = {
@@ -1224,17 +1225,9 @@ static int or_round(orc *c, const planner_opts *o, uint8_t *bestR, or_eval *best
 static int or_build(orc *c, const planner_opts *o, const char *fit_name, plan **out, sw_err *err)
 {
     const graph_profile *g = c->g;
-    mem_fit fit = MEM_BEST_FIT;
-    mem_fit_parse(fit_name, &fit);
-    mem_model *m = mem_address_new(o->memory_budget - g->max_workspace, fit,
-                                   params_size(&o->params, "alignment"));
-    if (!m)
+    plan_builder *b = arena_builder(g, o, fit_name);
+    if (!b)
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    plan_builder *b = pb_new(g, m, o->memory_budget, g->max_workspace);
-    if (!b) {
-        mem_destroy(m);
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    }
     for (int32_t s = 0; s < g->n_tensors; s++)
         if (g->tensors[s].storage == s && g->tensors[s].persistent)
             pb_resident(b, s);
@@ -1246,7 +1239,6 @@ static int or_build(orc *c, const planner_opts *o, const char *fit_name, plan **
     else
         rc = pb_finish(b, out, err);
     pb_free(b);
-    mem_destroy(m);
     return rc;
 }
 

@@ -30,7 +30,7 @@
 #include "../milp/milp.h"
 #include "planner.h"
 #include "swap_util.h"
-#include "swapadvisor.h"
+#include "lib/schedule.h"
 
 static const param_def osw_params[] = {
     {"max_ops", PT_INT, "60", "refuse profiles with more ops than this (the program grows with "

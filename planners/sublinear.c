@@ -36,8 +36,9 @@
 #include <string.h>
 
 #include "../sim/builder.h"
+#include "lib/arena.h"
+#include "lib/segments.h"
 #include "planner.h"
-#include "segments.h"
 
 #define NEVER INT32_MAX
 
@@ -698,10 +699,7 @@ static int sl_evaluate_splits(sl *c, sl_eval *r)
 static int sl_build(const sl *c, const planner_opts *o, plan **out, sw_err *err)
 {
     const graph_profile *g = c->g;
-    mem_fit fit = MEM_BEST_FIT;
-    mem_fit_parse(params_str(&o->params, "allocator"), &fit);
-    plan_builder *b = pb_new_arena(g, o->memory_budget, g->max_workspace, fit,
-                                   params_size(&o->params, "alignment"));
+    plan_builder *b = arena_builder(g, o, NULL);
     if (!b)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     pb_resident_persistent(b);
