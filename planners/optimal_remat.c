@@ -1245,18 +1245,13 @@ static int or_build(orc *c, const planner_opts *o, const char *fit_name, plan **
 /* A start from planner pl's plan at budget: 0 and *e filled if it reads
    as stages and fits the program's accounting (c->cap). */
 static int start_from(orc *c, const graph_profile *g, const planner_opts *o, int64_t budget,
-                      const planner *pl, const char *const *kv, int nkv, or_eval *e,
-                      plan **keep)
+                      const planner *pl, const char *const *kv, or_eval *e, plan **keep)
 {
     *keep = NULL;
     planner_opts po;
-    if (planner_opts_init(&po, pl))
-        return -1;
-    po.memory_budget = budget;
-    po.seed = o->seed;
     sw_err ignore;
-    for (int i = 0; i + 1 < nkv; i += 2)
-        params_set(&po.params, kv[i], kv[i + 1], &ignore);
+    if (planner_opts_derive(&po, pl, o, budget, kv, &ignore))
+        return -1;
     plan *p = NULL;
     int rc = planner_run(pl, g, &po, &p, &ignore);
     planner_opts_free(&po);
@@ -1438,14 +1433,13 @@ static int or_solve(orc *c, const graph_profile *g, const planner_opts *o, doubl
     /* the start: the cheaper heuristic plan that fits the accounting */
     const char *start_name = NULL;
     if (!strcmp(params_str(ps, "start"), "heuristics")) {
-        static const char *const sub_kv[] = {"mode", "budget"};
+        static const char *const sub_kv[] = {"mode=budget", NULL};
         const planner *cand[2] = {&planner_dtr, &planner_sublinear};
         const char *const *kvs[2] = {NULL, sub_kv};
-        int nkvs[2] = {0, 2};
         int64_t budget = c->cap + c->persist + g->max_workspace;
         for (int i = 0; i < 2; i++) {
             plan *hp = NULL;
-            if (!start_from(c, g, o, budget, cand[i], kvs[i], nkvs[i], &ev, &hp) &&
+            if (!start_from(c, g, o, budget, cand[i], kvs[i], &ev, &hp) &&
                 (!have || ev.recompute_s < so->best.recompute_s)) {
                 so->best = ev;
                 have = 1;

@@ -48,6 +48,22 @@ int planner_opts_init(planner_opts *o, const planner *pl)
 
 void planner_opts_free(planner_opts *o) { params_free(&o->params); }
 
+int planner_opts_derive(planner_opts *o, const planner *pl, const planner_opts *parent,
+                        int64_t memory_budget, const char *const *kv, sw_err *err)
+{
+    if (planner_opts_init(o, pl))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    o->memory_budget = memory_budget;
+    if (parent)
+        o->seed = parent->seed;
+    int rc = 0;
+    for (; kv && *kv && !rc; kv++)
+        rc = params_set_kv(&o->params, *kv, err);
+    if (rc)
+        planner_opts_free(o);
+    return rc;
+}
+
 /* What gets further than a refusal, by planner (NULL: any) and the cause its
    message names; the first match is appended to the message. */
 static const struct {
@@ -139,11 +155,11 @@ int planner_run(const planner *pl, const graph_profile *g, const planner_opts *o
 int planner_ideal_peak(const graph_profile *g, int64_t *peak, sw_err *err)
 {
     planner_opts o;
-    if (planner_opts_init(&o, &planner_ideal))
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    o.memory_budget = INT64_MAX / 4;
+    int rc = planner_opts_derive(&o, &planner_ideal, NULL, INT64_MAX / 4, NULL, err);
+    if (rc)
+        return rc;
     plan *p;
-    int rc = planner_run(&planner_ideal, g, &o, &p, err);
+    rc = planner_run(&planner_ideal, g, &o, &p, err);
     planner_opts_free(&o);
     if (rc)
         return rc;

@@ -56,6 +56,17 @@ const planner *planner_find(const char *name);
 int planner_opts_init(planner_opts *o, const planner *pl);
 void planner_opts_free(planner_opts *o);
 
+/* Options for sub-planner pl run on behalf of another run (a composite
+   planner's candidates, a start for an exact solver): pl's defaults, the
+   memory budget given, parent's seed (parent NULL: the default), then the
+   settings kv, "key=value" strings, NULL-terminated (NULL: none). What else
+   the sub-run inherits (threads, time, stop) the caller copies after. The
+   one place sub-planner options are built; run them through planner_run.
+   Returns 0, or SW_ENOMEM, or SW_EINVAL (a setting pl does not take; the
+   message names it), with o freed. */
+int planner_opts_derive(planner_opts *o, const planner *pl, const planner_opts *parent,
+                        int64_t memory_budget, const char *const *kv, sw_err *err);
+
 /* Run pl: checks options, times the run, stamps the plan's metadata
    (planner, seed, options, planning time). */
 int planner_run(const planner *pl, const graph_profile *g, const planner_opts *o, plan **out,
