@@ -759,56 +759,67 @@ static int dump_population(sa_ctx *c, const ga_ctx *ga, const planner_opts *o, s
     return rc;
 }
 
-static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan **out, sw_err *err)
+/* The context's settings from o's options (the search, its operators, the
+   first generation); SW_EINVAL for a combination that does not go. */
+static int sa_read_opts(sa_ctx *c, const graph_profile *g, const planner_opts *o, sw_err *err)
 {
     const param_set *ps = &o->params;
-    sa_ctx c;
-    memset(&c, 0, sizeof c);
-    c.g = g;
-    c.budget = o->memory_budget;
-    c.pool = o->memory_budget - g->max_workspace;
-    c.no = g->n_ops;
+    memset(c, 0, sizeof *c);
+    c->g = g;
+    c->budget = o->memory_budget;
+    c->pool = o->memory_budget - g->max_workspace;
+    c->no = g->n_ops;
     const char *search = params_str(ps, "search");
-    c.search = !strcmp(search, "schedule") ? SEARCH_SCHEDULE
-               : !strcmp(search, "allocation") ? SEARCH_ALLOCATION : SEARCH_BOTH;
-    c.monotone = !strcmp(params_str(ps, "cls"), "monotone");
-    c.fitting = !strcmp(params_str(ps, "first_allocation"), "fitting");
-    if (c.fitting && !c.monotone)
+    c->search = !strcmp(search, "schedule") ? SEARCH_SCHEDULE
+                : !strcmp(search, "allocation") ? SEARCH_ALLOCATION : SEARCH_BOTH;
+    c->monotone = !strcmp(params_str(ps, "cls"), "monotone");
+    c->fitting = !strcmp(params_str(ps, "first_allocation"), "fitting");
+    if (c->fitting && !c->monotone)
         return sw_fail(err, SW_EINVAL, "first_allocation=fitting takes cls=monotone");
-    c.threshold = params_float(ps, "threshold");
-    c.seed_default = params_bool(ps, "seed_default");
+    c->threshold = params_float(ps, "threshold");
+    c->seed_default = params_bool(ps, "seed_default");
     const char *smut = params_str(ps, "schedule_mutation"), *fgen = params_str(ps,
-                                                                          "first_generation");
-    c.move_one = !strcmp(smut, "move_one");
-    c.cone = !strcmp(smut, "cone") ? 1 : !strcmp(smut, "mixed") ? 2 : 0;
-    c.run_mode = !strcmp(smut, "chain") ? SA_RUN_CHAIN : !strcmp(smut, "reuse") ? SA_RUN_REUSE : 0;
-    c.init_mode = !strcmp(fgen, "chain") ? SA_RUN_CHAIN : !strcmp(fgen, "reuse") ? SA_RUN_REUSE : 0;
-    c.run_length = params_float(ps, "run_length");
-    c.init_from = !strcmp(fgen, "framework") || !strcmp(fgen, "dfs") ? INIT_BASE
-                  : !strcmp(fgen, "shuffled") ? INIT_SHUFFLED : INIT_RANDOM;
-    c.init_p = params_float(ps, "mutation");
-    c.mut_nodes = (long)params_int(ps, "mutation_nodes");
+                                                                           "first_generation");
+    c->move_one = !strcmp(smut, "move_one");
+    c->cone = !strcmp(smut, "cone") ? 1 : !strcmp(smut, "mixed") ? 2 : 0;
+    c->run_mode = !strcmp(smut, "chain") ? SA_RUN_CHAIN : !strcmp(smut, "reuse") ? SA_RUN_REUSE : 0;
+    c->init_mode = !strcmp(fgen, "chain") ? SA_RUN_CHAIN : !strcmp(fgen, "reuse") ? SA_RUN_REUSE : 0;
+    c->run_length = params_float(ps, "run_length");
+    c->init_from = !strcmp(fgen, "framework") || !strcmp(fgen, "dfs") ? INIT_BASE
+                   : !strcmp(fgen, "shuffled") ? INIT_SHUFFLED : INIT_RANDOM;
+    c->init_p = params_float(ps, "mutation");
+    c->mut_nodes = (long)params_int(ps, "mutation_nodes");
     const char *uns = params_str(ps, "unsearched");
-    c.unsearched = !strcmp(uns, "default") ? UNSEARCHED_DEFAULT
-                   : !strcmp(uns, "framework") ? UNSEARCHED_FRAMEWORK
-                   : !strcmp(uns, "dfs") ? UNSEARCHED_DFS : UNSEARCHED_INITIAL;
-    if (c.pool <= 0)
+    c->unsearched = !strcmp(uns, "default") ? UNSEARCHED_DEFAULT
+                    : !strcmp(uns, "framework") ? UNSEARCHED_FRAMEWORK
+                    : !strcmp(uns, "dfs") ? UNSEARCHED_DFS : UNSEARCHED_INITIAL;
+    return 0;
+}
+
+/* The sizes (c->sp0, c->size_members) and the refusals before any search:
+   an op whose tensors alone exceed the pool, a pool below the smallest
+   size-class pool (*min_pool: that pool with monotone classes, else -1).
+   On an error nothing is left allocated. */
+static int sa_setup(sa_ctx *c, int64_t *min_pool, sw_err *err)
+{
+    const graph_profile *g = c->g;
+    if (c->pool <= 0)
         return sw_fail(err, SW_ENOFIT, "does not fit: the budget is smaller than the largest "
                        "workspace (%lld bytes)", (long long)g->max_workspace);
-    c.sp0 = swapplan_new(g, o->memory_budget);
-    if (!c.sp0)
+    c->sp0 = swapplan_new(g, c->budget);
+    if (!c->sp0)
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    c.ns = swapplan_sizes(c.sp0)->n;
-    c.sizes = swapplan_sizes(c.sp0)->size;
-    c.ints = 1 + (size_t)c.no + 2 * (size_t)c.ns;
-    c.size_members = sw_calloc((size_t)c.ns + 1, sizeof(int32_t));
-    if (!c.size_members) {
-        swapplan_free(c.sp0);
+    c->ns = swapplan_sizes(c->sp0)->n;
+    c->sizes = swapplan_sizes(c->sp0)->size;
+    c->ints = 1 + (size_t)c->no + 2 * (size_t)c->ns;
+    c->size_members = sw_calloc((size_t)c->ns + 1, sizeof(int32_t));
+    if (!c->size_members) {
+        swapplan_free(c->sp0);
         return sw_fail(err, SW_ENOMEM, "out of memory");
     }
     for (int32_t t = 0; t < g->n_tensors; t++)
-        if (swapplan_sizes(c.sp0)->of[t] >= 0)
-            c.size_members[swapplan_sizes(c.sp0)->of[t]]++;
+        if (swapplan_sizes(c->sp0)->of[t] >= 0)
+            c->size_members[swapplan_sizes(c->sp0)->of[t]]++;
     /* no pool can run an op whose tensors alone exceed it */
     int64_t worst = 0;
     int32_t worst_op = 0;
@@ -821,81 +832,152 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
             worst_op = op;
         }
     }
-    if (worst > c.pool) {
+    if (worst > c->pool) {
         char h1[32], h2[32];
-        swapplan_free(c.sp0);
-        sw_free(c.size_members);
+        swapplan_free(c->sp0);
+        sw_free(c->size_members);
         return sw_fail(err, SW_ENOFIT, "does not fit: op %d '%s' alone needs %s for its inputs "
                        "and outputs, and %s is left after the workspace reserve", worst_op,
                        g->ops[worst_op].name, sw_fmt_bytes(worst, h1, sizeof h1),
-                       sw_fmt_bytes(c.pool, h2, sizeof h2));
+                       sw_fmt_bytes(c->pool, h2, sizeof h2));
     }
     /* with the paper's monotone classes an allocation that fits exists
        exactly when the smallest pool does (swapplan_min_pool) */
-    int64_t min_pool = c.monotone ? swapplan_min_pool(c.sp0, NULL) : -1;
-    if (c.monotone && min_pool < 0) {
-        swapplan_free(c.sp0);
-        sw_free(c.size_members);
+    *min_pool = c->monotone ? swapplan_min_pool(c->sp0, NULL) : -1;
+    if (c->monotone && *min_pool < 0) {
+        swapplan_free(c->sp0);
+        sw_free(c->size_members);
         return sw_fail(err, SW_ENOMEM, "out of memory");
     }
-    if (min_pool > c.pool) {
+    if (*min_pool > c->pool) {
         char h1[32], h2[32];
-        swapplan_free(c.sp0);
-        sw_free(c.size_members);
+        swapplan_free(c->sp0);
+        sw_free(c->size_members);
         return sw_fail(err, SW_ENOFIT, "does not fit: the smallest size-class pool (over every "
                        "mapping of the %d tensor sizes to classes of contiguous sizes, each class "
                        "holding the most of its tensors one op uses) needs %s, and %s is left "
-                       "after the workspace reserve", c.ns, sw_fmt_bytes(min_pool, h1, sizeof h1),
-                       sw_fmt_bytes(c.pool, h2, sizeof h2));
+                       "after the workspace reserve", c->ns, sw_fmt_bytes(*min_pool, h1, sizeof h1),
+                       sw_fmt_bytes(c->pool, h2, sizeof h2));
     }
-    int rc = make_defaults(&c, err);
+    return 0;
+}
+
+/* The schedules the search starts from or keeps (unsearched=, the first
+   generation's base order). */
+static int sa_orders(sa_ctx *c, const planner_opts *o, sw_err *err)
+{
+    const graph_profile *g = c->g;
+    if (c->search == SEARCH_ALLOCATION && c->unsearched != UNSEARCHED_INITIAL) {
+        c->fix_sched = c->unsearched == UNSEARCHED_FRAMEWORK ? swu_framework_order(g)
+                       : c->unsearched == UNSEARCHED_DFS ? sa_dfs_order(g)
+                                                         : sw_malloc(((size_t)c->no + 1) * sizeof(int32_t));
+        if (!c->fix_sched)
+            return sw_fail(err, SW_ENOMEM, "out of memory");
+        if (c->unsearched == UNSEARCHED_DEFAULT)
+            memcpy(c->fix_sched, c->def_sched, (size_t)c->no * sizeof(int32_t));
+    }
+    if (c->init_from == INIT_BASE) {
+        c->init_base = !strcmp(params_str(&o->params, "first_generation"), "dfs")
+                           ? sa_dfs_order(g) : swu_framework_order(g);
+        if (!c->init_base)
+            return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* The GA's parameters and the islands' from o. */
+static void sa_ga_params(const planner_opts *o, ga_params *gp, ga_island_params *ip)
+{
+    const param_set *ps = &o->params;
+    ga_params_default(gp);
+    gp->population = (int)params_int(ps, "population");
+    gp->generations = (long)params_int(ps, "generations");
+    gp->mutation = params_float(ps, "mutation");
+    gp->selection = !strcmp(params_str(ps, "selection"), "tournament") ? GA_TOURNAMENT : GA_SOFTMAX;
+    if (!strcmp(params_str(ps, "selection"), "uniform"))
+        gp->selection = GA_UNIFORM;
+    gp->survivors = !strcmp(params_str(ps, "survivors"), "children") ? GA_SURVIVE_CHILDREN
+                    : !strcmp(params_str(ps, "survivors"), "family") ? GA_SURVIVE_FAMILY
+                                                                     : GA_SURVIVE_ALL;
+    gp->temperature = params_float(ps, "temperature");
+    gp->tournament = (int)params_int(ps, "tournament");
+    gp->elite = (int)params_int(ps, "elite");
+    gp->time_budget_s = o->time_budget_s > 0 ? o->time_budget_s : params_seconds(ps, "time_budget");
+    if (gp->generations > 0 && o->time_budget_s <= 0)
+        gp->time_budget_s = 0; /* a generation count alone is the stopping rule */
+    gp->threads = o->threads;
+    gp->seed = o->seed;
+    gp->pin = params_bool(ps, "pin");
+    gp->stop = o->stop;
+    gp->stop_ud = o->stop_ud;
+    ip->islands = (int)params_int(ps, "islands");
+    ip->interval = (int)params_int(ps, "migration_interval");
+    ip->migrants = (int)params_int(ps, "migrants");
+}
+
+/* The refusal when no individual fits: what was tried, and what might fit. */
+static int sa_refusal(const sa_ctx *c, const planner_opts *o, int islands, int64_t min_pool,
+                      const ga_stats *st, sw_err *err)
+{
+    char why[256] = "", h1[32];
+    if (c->drawn > 0 && !islands) /* islands over ranks: each counts its own */
+        snprintf(why, sizeof why, " (%ld of the first generation's %ld random allocations "
+                 "cannot fit at all)", c->unfit, c->drawn);
+    if (min_pool >= 0)
+        snprintf(why + strlen(why), sizeof why - strlen(why), "; a pool of classes of "
+                 "contiguous sizes would fit (the smallest needs %s): %s",
+                 sw_fmt_bytes(min_pool, h1, sizeof h1),
+                 c->drawn > 0 || islands ? "try a longer search or first_allocation=fitting"
+                                         : "search the allocation too (search=both)");
+    return sw_fail(err, SW_ENOFIT, "does not fit: none of the %ld schedules and size-class "
+                   "pools the search tried can run within %lld bytes%s", st->evaluations,
+                   (long long)o->memory_budget, why);
+}
+
+/* The plan's notes: the search's figures (no wall-clock ones: the same
+   seed must give the same plan bytes). */
+static int sa_note(const sa_ctx *c, const ga_island_params *ip, int islands, int64_t min_pool,
+                   const ga_stats *st, plan *p)
+{
+    char note[512], isl[128] = "", mp[192] = "", h1[32], h2[32];
+    if (islands)
+        snprintf(isl, sizeof isl, "%d islands (migration every %d generations, %d migrants), ",
+                 ip->islands, ip->interval, ip->migrants);
+    /* the allocations drawn (none when the allocation is not searched) */
+    int count = c->drawn > 0 && !islands; /* islands over ranks: each counts its own */
+    if (count)
+        snprintf(mp, sizeof mp, "; %ld of the first generation's %ld random allocations "
+                 "cannot fit", c->unfit, c->drawn);
+    if (min_pool >= 0)
+        snprintf(mp + strlen(mp), sizeof mp - strlen(mp),
+                 count ? " (the smallest pool: %s of %s)" : "; the smallest pool: %s of %s",
+                 sw_fmt_bytes(min_pool, h1, sizeof h1), sw_fmt_bytes(c->pool, h2, sizeof h2));
+    snprintf(note, sizeof note, "GA: %s%ld generations, %ld evaluations%s; best of the "
+             "first generation %.9g s, best found %.9g s%s", isl, st->generations,
+             st->evaluations, st->stopped ? " (stopped early)" : "", st->initial_best, st->best,
+             mp);
+    return plan_set_notes(p, note);
+}
+
+static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan **out, sw_err *err)
+{
+    const param_set *ps = &o->params;
+    sa_ctx c;
+    int64_t min_pool = -1;
+    int rc = sa_read_opts(&c, g, o, err);
+    if (!rc)
+        rc = sa_setup(&c, &min_pool, err);
+    if (rc)
+        return rc;
+    rc = make_defaults(&c, err);
     ga_ctx *ga = NULL;
     ga_islands *gi = NULL;
     FILE *log = NULL;
-    if (rc)
+    if (rc || (rc = sa_orders(&c, o, err)))
         goto done;
-    if (c.search == SEARCH_ALLOCATION && c.unsearched != UNSEARCHED_INITIAL) {
-        c.fix_sched = c.unsearched == UNSEARCHED_FRAMEWORK ? swu_framework_order(g)
-                      : c.unsearched == UNSEARCHED_DFS ? sa_dfs_order(g)
-                                                       : sw_malloc(((size_t)c.no + 1) * sizeof(int32_t));
-        if (!c.fix_sched) {
-            rc = sw_fail(err, SW_ENOMEM, "out of memory");
-            goto done;
-        }
-        if (c.unsearched == UNSEARCHED_DEFAULT)
-            memcpy(c.fix_sched, c.def_sched, (size_t)c.no * sizeof(int32_t));
-    }
-    if (c.init_from == INIT_BASE) {
-        c.init_base = !strcmp(fgen, "dfs") ? sa_dfs_order(g) : swu_framework_order(g);
-        if (!c.init_base) {
-            rc = sw_fail(err, SW_ENOMEM, "out of memory");
-            goto done;
-        }
-    }
     ga_params gp;
-    ga_params_default(&gp);
-    gp.population = (int)params_int(ps, "population");
-    gp.generations = (long)params_int(ps, "generations");
-    gp.mutation = params_float(ps, "mutation");
-    gp.selection = !strcmp(params_str(ps, "selection"), "tournament") ? GA_TOURNAMENT : GA_SOFTMAX;
-    if (!strcmp(params_str(ps, "selection"), "uniform"))
-        gp.selection = GA_UNIFORM;
-    gp.survivors = !strcmp(params_str(ps, "survivors"), "children") ? GA_SURVIVE_CHILDREN
-                   : !strcmp(params_str(ps, "survivors"), "family") ? GA_SURVIVE_FAMILY
-                                                                    : GA_SURVIVE_ALL;
-    gp.temperature = params_float(ps, "temperature");
-    gp.tournament = (int)params_int(ps, "tournament");
-    gp.elite = (int)params_int(ps, "elite");
-    gp.time_budget_s = o->time_budget_s > 0 ? o->time_budget_s : params_seconds(ps, "time_budget");
-    if (gp.generations > 0 && o->time_budget_s <= 0)
-        gp.time_budget_s = 0; /* a generation count alone is the stopping rule */
-    gp.threads = o->threads;
-    gp.seed = o->seed;
-    gp.pin = params_bool(ps, "pin");
-    gp.stop = o->stop;
-    gp.stop_ud = o->stop_ud;
-    ga_island_params ip = {(int)params_int(ps, "islands"), (int)params_int(ps, "migration_interval"),
-                           (int)params_int(ps, "migrants")};
+    ga_island_params ip;
+    sa_ga_params(o, &gp, &ip);
     int spread = o->comm && o->comm->size > 1;
     if (spread)
         gp.pin = 0; /* ranks on one machine would pin their threads to the same cores */
@@ -937,51 +1019,18 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     else
         ga_get_stats(ga, &st);
     if (rc) {
-        if (rc == SW_ENOFIT) {
-            char why[256] = "", h1[32];
-            if (c.drawn > 0 && !gi) /* islands over ranks: each counts its own */
-                snprintf(why, sizeof why, " (%ld of the first generation's %ld random allocations "
-                         "cannot fit at all)", c.unfit, c.drawn);
-            if (min_pool >= 0)
-                snprintf(why + strlen(why), sizeof why - strlen(why), "; a pool of classes of "
-                         "contiguous sizes would fit (the smallest needs %s): %s",
-                         sw_fmt_bytes(min_pool, h1, sizeof h1),
-                         c.drawn > 0 || gi ? "try a longer search or first_allocation=fitting"
-                                     : "search the allocation too (search=both)");
-            rc = sw_fail(err, SW_ENOFIT, "does not fit: none of the %ld schedules and size-class "
-                         "pools the search tried can run within %lld bytes%s", st.evaluations,
-                         (long long)o->memory_budget, why);
-        }
+        if (rc == SW_ENOFIT)
+            rc = sa_refusal(&c, o, gi != NULL, min_pool, &st, err);
         goto done;
     }
     double best;
     const int32_t *x = gi ? ga_islands_best(gi, &best) : ga_best(ga, &best);
     sp_alloc al = {G_CLS(&c, x), G_CNT(&c, x), G_NC(x)};
     rc = swapplan_make(c.sp0, G_SCHED(&c, x), &al, c.threshold, out, NULL, err);
-    if (!rc) {
-        char note[512], isl[128] = "", mp[192] = "", h1[32], h2[32];
-        if (gi)
-            snprintf(isl, sizeof isl, "%d islands (migration every %d generations, %d migrants), ",
-                     ip.islands, ip.interval, ip.migrants);
-        /* no wall-clock figures here: the same seed must give the same plan bytes */
-        /* the allocations drawn (none when the allocation is not searched) */
-        int count = c.drawn > 0 && !gi; /* islands over ranks: each counts its own */
-        if (count)
-            snprintf(mp, sizeof mp, "; %ld of the first generation's %ld random allocations "
-                     "cannot fit", c.unfit, c.drawn);
-        if (min_pool >= 0)
-            snprintf(mp + strlen(mp), sizeof mp - strlen(mp),
-                     count ? " (the smallest pool: %s of %s)" : "; the smallest pool: %s of %s",
-                     sw_fmt_bytes(min_pool, h1, sizeof h1), sw_fmt_bytes(c.pool, h2, sizeof h2));
-        snprintf(note, sizeof note, "GA: %s%ld generations, %ld evaluations%s; best of the "
-                 "first generation %.9g s, best found %.9g s%s", isl, st.generations,
-                 st.evaluations, st.stopped ? " (stopped early)" : "", st.initial_best, st.best,
-                 mp);
-        if (plan_set_notes(*out, note)) {
-            plan_free(*out);
-            *out = NULL;
-            rc = sw_fail(err, SW_ENOMEM, "out of memory");
-        }
+    if (!rc && sa_note(&c, &ip, gi != NULL, min_pool, &st, *out)) {
+        plan_free(*out);
+        *out = NULL;
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
     }
     if (!rc && params_str(ps, "dump_population")[0] && (rc = dump_population(&c, ga, o, err))) {
         plan_free(*out);
