@@ -6,26 +6,10 @@
 
 #include "../sim/simulate.h"
 
-static const planner *const registry[] = {
-    &planner_ideal,
-    &planner_none,
-    &planner_swapadvisor,
-    &planner_dtr,
-    &planner_dtr_megengine,
-    &planner_odswap,
-    &planner_tflms,
-    &planner_vdnn,
-    &planner_sublinear,
-    &planner_hybrid,
-    &planner_optimal_remat,
-    &planner_optimal_swap,
-    &planner_checkpoint_blocks,
-    &planner_offload_activations,
-    &planner_zero_offload,
-    &planner_selective,
-    &planner_sac,
-    &planner_random, /* test and validation only */
-};
+/* planner.h's PLANNER_REGISTRY, in its order */
+#define PLANNER_ENTRY(name) &planner_##name,
+static const planner *const registry[] = {PLANNER_REGISTRY(PLANNER_ENTRY)};
+#undef PLANNER_ENTRY
 
 size_t planner_count(void) { return SW_ARRAY_LEN(registry); }
 const planner *planner_at(size_t i) { return i < planner_count() ? registry[i] : NULL; }
