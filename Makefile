@@ -30,8 +30,8 @@ WERROR  ?= 1
 WARN    := -Wall -Wextra -Wshadow -Wconversion -Wmissing-prototypes -Wstrict-prototypes
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 OPT     := -O2 -g
-# COIN-OR CBC (planners/milp.c, the optimal planners): Debian coinor-libcbc-dev; GLPK
-# (planners/milp_glpk.c, their --set solver=glpk): libglpk-dev
+# COIN-OR CBC (milp/cbc.c, the optimal planners): Debian coinor-libcbc-dev; GLPK
+# (milp/glpk.c, their --set solver=glpk): libglpk-dev
 CBC_CFLAGS ?= $(patsubst -I%,-isystem %,$(shell pkg-config --cflags cbc 2>/dev/null || echo -I/usr/include/coin))
 CBC_LIBS   ?= $(shell pkg-config --libs cbc 2>/dev/null || echo -lCbcSolver -lCbc -lCgl -lOsiClp -lClp -lOsi -lCoinUtils)
 LIBS    := -lgsl -lgslcblas -lhwloc $(CBC_LIBS) -lglpk -lz -lm -lpthread
@@ -58,7 +58,7 @@ endif
 CFLAGS_ALL := $(CSTD) $(WARN) $(OPT) $(CFLAGS)
 LDFLAGS_ALL := $(LDSAN) $(LDFLAGS)
 
-LIB_DIRS := common profiles sim planners ga sharing experiments validate api
+LIB_DIRS := common profiles sim milp planners planners/lib ga sharing experiments validate api
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC))
 LIB      := $(BUILD)/libswapsim.a
@@ -163,7 +163,7 @@ $(BUILD)/%.o: %.c
 # with or without MPI: mpi.o and the binary are rebuilt when that changes
 $(BUILD)/experiments/mpi.o: CFLAGS_ALL += $(MPI_CFLAGS)
 # the only file that includes CBC's header
-$(BUILD)/planners/milp.o: CFLAGS_ALL += $(CBC_CFLAGS)
+$(BUILD)/milp/cbc.o: CFLAGS_ALL += $(CBC_CFLAGS)
 $(BUILD)/experiments/mpi.o $(SWAPSIM): $(BUILD)/mpi.flags
 $(BUILD)/mpi.flags: FORCE
 	@mkdir -p $(dir $@)
@@ -334,7 +334,7 @@ PYTHON  ?= /usr/bin/python3
 PIC_CFLAGS := $(CSTD) $(WARN) -O2 -g -fPIC $(CFLAGS)
 
 $(PIC_DIR)/common/sw.o: PIC_CFLAGS += -DSW_DATA_DIR='"$(abspath data)"'
-$(PIC_DIR)/planners/milp.o: PIC_CFLAGS += $(CBC_CFLAGS)
+$(PIC_DIR)/milp/cbc.o: PIC_CFLAGS += $(CBC_CFLAGS)
 $(PIC_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(PIC_CFLAGS) -MMD -MP -c $< -o $@

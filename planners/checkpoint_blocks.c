@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "segments.h"
+#include "lib/segments.h"
 
 static const param_def checkpoint_blocks_params[] = {
     {"allocator", PT_CHOICE, "best-fit", "address allocator placing the plan",

@@ -59,16 +59,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/replay.h"
 #include "swap_util.h"
 
 #define NEVER SWU_NEVER
 
-enum { EV_RUN, EV_RERUN, EV_DROP, EV_DEATH, EV_DEATH_DROP, EV_SWAPIN };
-
-typedef struct dtr_ev {
-    uint8_t kind; /* EV_* */
-    int32_t x;    /* the op (EV_RUN, EV_RERUN) or the storage (the others) */
-} dtr_ev;
+/* the run's events: lib/replay.h's (replayed into the plan by replay_record) */
+enum { EV_RUN = REPLAY_RUN, EV_RERUN = REPLAY_RERUN, EV_DROP = REPLAY_DROP,
+       EV_DEATH = REPLAY_DEATH, EV_DEATH_DROP = REPLAY_DEATH_DROP, EV_SWAPIN = REPLAY_SWAPIN };
+typedef replay_ev dtr_ev;
 
 /* One level of materialize's explicit stack: op being (re)computed. */
 typedef struct frame {
@@ -1296,28 +1295,7 @@ static int record_in(eng *e, mem_model *m, int64_t budget, plan **out, sw_err *e
     plan_builder *b = pb_new(g, m, budget, g->max_workspace);
     if (!b)
         return SW_ENOMEM;
-    pb_resident_persistent(b);
-    for (size_t i = 0; i < e->n_events; i++) {
-        const dtr_ev *v = &e->events[i];
-        switch (v->kind) {
-        case EV_RUN:
-            pb_run(b, v->x);
-            break;
-        case EV_RERUN:
-            pb_rerun(b, v->x);
-            break;
-        case EV_DROP:
-        case EV_DEATH_DROP:
-            pb_drop(b, v->x);
-            break;
-        case EV_SWAPIN:
-            pb_swap_in(b, v->x);
-            break;
-        default:
-            break; /* EV_DEATH: the builder frees it after its last use / held_until */
-        }
-    }
-    int rc = pb_finish(b, out, e2);
+    int rc = replay_record(b, e->events, e->n_events, out, e2);
     pb_free(b);
     return rc;
 }

@@ -86,13 +86,7 @@ typedef struct dtr_stats {
 #define DTR_PARAM_ALIGNMENT(def)                                                                \
     {"alignment", PT_SIZE, def, "placement alignment in bytes", NULL, 1, 1e9}
 
-/* Fill cfg from the options of a planner running this runtime (dtr,
-   dtr-megengine): the shared options above, and whichever of the others its
-   table declares; an option it does not declare keeps the value that
-   planner fixes: without "heuristic" the MegEngine score (exp_compute,
-   exp_staleness, exp_memory, recompute_base; else 0, 0, 0, 1), without
-   "budget_on" the arena, without "frag_evict" the heuristic's next pick. */
-void dtr_config_from(const planner_opts *o, dtr_config *cfg);
+/* dtr_config_from: lib/dtr_config.h */
 
 /* Run the runtime on g (finished) within budget bytes (op workspaces are
    reserved out of it) and record the plan. Errors: SW_ENOFIT ("does not fit:

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dtr_engine.h"
+#include "lib/dtr_config.h"
 
 static const param_def meg_params[] = {
     {"exp_compute", PT_FLOAT, "1", "a: exponent of the tensor's compute time", NULL, 0, 100},
@@ -27,26 +27,10 @@ static const param_def meg_params[] = {
     DTR_PARAM_SMALL_FILTER,
     PARAM_END};
 
+/* no heuristic option: the MegEngine score (dtr_config_from) */
 static int plan_meg(const graph_profile *g, const planner_opts *o, plan **out, sw_err *err)
 {
-    dtr_config cfg;
-    dtr_config_from(o, &cfg); /* no heuristic option: the MegEngine score */
-    dtr_stats st;
-    int rc = dtr_run(g, o->memory_budget, &cfg, out, &st, err);
-    if (rc)
-        return rc;
-    sw_buf b;
-    sw_buf_init(&b);
-    sw_buf_puts(&b, "dtr-megengine: ");
-    dtr_stats_note(&st, &cfg, &b);
-    rc = b.oom ? SW_ENOMEM : plan_set_notes(*out, b.data);
-    sw_buf_free(&b);
-    if (rc) {
-        plan_free(*out);
-        *out = NULL;
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    }
-    return 0;
+    return dtr_plan(g, o, "dtr-megengine", out, err);
 }
 
 const planner planner_dtr_megengine = {

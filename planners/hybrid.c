@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "../sim/simulate.h"
+#include "lib/arena.h"
 #include "swap_util.h"
 
 #define HY_NEVER INT32_MAX
@@ -603,16 +604,17 @@ static int iterate(hy *h, plan_builder *b, uint8_t *r, int64_t limit, int32_t *b
 
 /* One plan for schedule order and the options given. */
 static int plan_one(const graph_profile *g, const int32_t *order, int mode, double rw,
-                    double link, mem_fit fit, int64_t align, int64_t budget, plan **out, char *note,
-                    size_t note_n, sw_err *err)
+                    double link, const planner_opts *o, plan **out, char *note, size_t note_n,
+                    sw_err *err)
 {
     *out = NULL;
+    int64_t budget = o->memory_budget;
     int64_t cap = budget - g->max_workspace;
     hy h;
     int rc = hy_init(&h, g, order);
     uint8_t *r = sw_calloc((size_t)g->n_tensors + 1, 1);
     uint8_t *r2 = sw_calloc((size_t)g->n_tensors + 1, 1);
-    plan_builder *b = pb_new_arena(g, budget, g->max_workspace, fit, align);
+    plan_builder *b = arena_builder(g, o, NULL);
     if (rc == SW_EINVAL) {
         rc = sw_fail(err, SW_EINVAL, "the schedule is not a permutation of the ops");
         goto done;
@@ -719,47 +721,33 @@ static int run_other(const planner *pl, const graph_profile *g, const planner_op
                      const char *const *kv, plan **out, sw_err *err)
 {
     planner_opts o2;
-    if (planner_opts_init(&o2, pl))
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    o2.memory_budget = o->memory_budget;
-    o2.seed = o->seed;
+    int rc = planner_opts_derive(&o2, pl, o, o->memory_budget, kv, err);
+    if (rc)
+        return rc;
     o2.threads = o->threads;
     o2.time_budget_s = o->time_budget_s > 0 ? o->time_budget_s
                                             : params_seconds(&o->params, "time_budget");
-    o2.progress = 0;
     o2.stop = o->stop; /* an interrupt ends the GA early with its best plan */
     o2.stop_ud = o->stop_ud;
-    int rc = 0;
-    for (; *kv && !rc; kv++)
-        rc = params_set_kv(&o2.params, *kv, err);
-    if (!rc)
-        rc = pl->plan(g, &o2, out, err);
+    rc = planner_run(pl, g, &o2, out, err);
     planner_opts_free(&o2);
     return rc;
 }
 
 enum { C_OWN, C_SUBLINEAR, C_SWAPADVISOR };
 
-static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out, sw_err *err)
+/* A candidate: hybrid's own runtime (C_OWN) on a schedule (sched: 0 the
+   profile's, 1 the framework's, 2 the GA's) in a mode with its weights, or
+   a planner it runs (C_SUBLINEAR, C_SWAPADVISOR). */
+typedef struct hy_var {
+    int src, sched, mode;
+    double rw, link;
+} hy_var;
+
+/* The candidates o's options ask for, in the order they are tried (ties
+   keep the first), in var (room for 20); returns how many. */
+static int hy_candidates(const param_set *ps, hy_var *var)
 {
-    const param_set *ps = &o->params;
-    *out = NULL;
-    if (o->memory_budget - g->max_workspace <= 0)
-        return sw_fail(err, SW_ENOFIT, "does not fit: the budget does not cover the largest op "
-                       "workspace");
-    mem_fit fit = MEM_BEST_FIT;
-    mem_fit_parse(params_str(ps, "allocator"), &fit);
-    int64_t align = params_size(ps, "alignment");
-    int32_t *fw = swu_framework_order(g);
-    int32_t *gas = sw_malloc(((size_t)g->n_ops + 1) * sizeof *gas);
-    int have_gas = 0; /* gas holds the GA's schedule */
-    if (!fw || !gas) {
-        sw_free(fw);
-        sw_free(gas);
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    }
-    /* the candidates, in the order they are tried (ties keep the first) */
-    struct { int src, sched, mode; double rw, link; } var[20];
     int nv = 0;
     if (params_bool(ps, "search")) {
         const double lw[] = {0.25, 0};
@@ -790,6 +778,51 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
         var[0].link = params_float(ps, "link_weight");
         nv = 1;
     }
+    return nv;
+}
+
+/* The winner's notes: the portfolio member whose plan won ("hybrid: member
+   M;", read by `run --json` as portfolio_member): hybrid's own runtime, or a
+   planner it runs (its comparisons must say which), then the candidate and
+   what its planner noted. */
+static int hy_note(const hy_var *var, int best_v, int nv, int n_fit, const char *best_note,
+                   plan *best)
+{
+    char note[512];
+    const char *member = var[best_v].src == C_SUBLINEAR     ? "sublinear"
+                         : var[best_v].src == C_SWAPADVISOR ? "swapadvisor"
+                         : var[best_v].sched == 2           ? "runtime-on-ga-schedule"
+                                                            : "runtime";
+    if (var[best_v].src == C_OWN)
+        snprintf(note, sizeof note, "hybrid: member %s; candidate %d of %d (%d fit): own (%s "
+                 "schedule, %s, recompute weight %g, link weight %g): %.240s", member,
+                 best_v + 1, nv, n_fit,
+                 var[best_v].sched == 2 ? "the GA's" : var[best_v].sched ? "framework" : "profile",
+                 mode_names[var[best_v].mode],
+                 var[best_v].rw, var[best_v].link, best_note);
+    else
+        snprintf(note, sizeof note, "hybrid: member %s; candidate %d of %d (%d fit): %s; %.240s",
+                 member, best_v + 1, nv, n_fit, member, best->notes ? best->notes : "");
+    return plan_set_notes(best, note);
+}
+
+static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out, sw_err *err)
+{
+    const param_set *ps = &o->params;
+    *out = NULL;
+    if (o->memory_budget - g->max_workspace <= 0)
+        return sw_fail(err, SW_ENOFIT, "does not fit: the budget does not cover the largest op "
+                       "workspace");
+    int32_t *fw = swu_framework_order(g);
+    int32_t *gas = sw_malloc(((size_t)g->n_ops + 1) * sizeof *gas);
+    int have_gas = 0; /* gas holds the GA's schedule */
+    if (!fw || !gas) {
+        sw_free(fw);
+        sw_free(gas);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    hy_var var[20];
+    int nv = hy_candidates(ps, var);
     char gen[64], pop[64];
     snprintf(gen, sizeof gen, "generations=%lld", (long long)params_int(ps, "generations"));
     snprintf(pop, sizeof pop, "population=%lld", (long long)params_int(ps, "population"));
@@ -813,8 +846,7 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
             continue;
         if (var[v].src == C_OWN)
             rc = plan_one(g, var[v].sched == 2 ? gas : var[v].sched ? fw : NULL, var[v].mode,
-                          var[v].rw, var[v].link, fit, align, o->memory_budget, &p, note,
-                          sizeof note, &e);
+                          var[v].rw, var[v].link, o, &p, note, sizeof note, &e);
         else
             rc = run_other(var[v].src == C_SUBLINEAR ? &planner_sublinear : &planner_swapadvisor,
                            g, o, var[v].src == C_SUBLINEAR ? kv_sub : kv_sa, &p, &e);
@@ -865,24 +897,7 @@ static int plan_hybrid(const graph_profile *g, const planner_opts *o, plan **out
             sw_fail(err, SW_ENOFIT, "does not fit: no candidate fits the budget");
         goto done;
     }
-    /* the notes lead with the portfolio member whose plan won ("hybrid:
-       member M;", read by `run --json` as portfolio_member): hybrid's own
-       runtime, or a planner it runs (its comparisons must say which) */
-    const char *member = var[best_v].src == C_SUBLINEAR     ? "sublinear"
-                         : var[best_v].src == C_SWAPADVISOR ? "swapadvisor"
-                         : var[best_v].sched == 2           ? "runtime-on-ga-schedule"
-                                                            : "runtime";
-    if (var[best_v].src == C_OWN)
-        snprintf(note, sizeof note, "hybrid: member %s; candidate %d of %d (%d fit): own (%s "
-                 "schedule, %s, recompute weight %g, link weight %g): %.240s", member,
-                 best_v + 1, nv, n_fit,
-                 var[best_v].sched == 2 ? "the GA's" : var[best_v].sched ? "framework" : "profile",
-                 mode_names[var[best_v].mode],
-                 var[best_v].rw, var[best_v].link, best_note);
-    else
-        snprintf(note, sizeof note, "hybrid: member %s; candidate %d of %d (%d fit): %s; %.240s",
-                 member, best_v + 1, nv, n_fit, member, best->notes ? best->notes : "");
-    if (plan_set_notes(best, note)) {
+    if (hy_note(var, best_v, nv, n_fit, best_note, best)) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
     }

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/arena.h"
 #include "swap_util.h"
 
 static const param_def odswap_params[] = {
@@ -109,9 +110,6 @@ static int plan_odswap(const graph_profile *g, const planner_opts *o, plan **out
     if (cap <= 0)
         return sw_fail(err, SW_ENOFIT, "does not fit: the budget does not cover the largest op "
                        "workspace");
-    mem_fit fit = MEM_BEST_FIT;
-    mem_fit_parse(params_str(ps, "allocator"), &fit);
-    int64_t align = params_size(ps, "alignment");
     int32_t *order = NULL;
     if (!strcmp(params_str(ps, "schedule"), "framework") &&
         !(order = swu_framework_order(g)))
@@ -122,7 +120,7 @@ static int plan_odswap(const graph_profile *g, const planner_opts *o, plan **out
     sw_free(order);
     uint8_t *r = sw_calloc((size_t)g->n_tensors + 1, 1);
     uint8_t *r2 = sw_calloc((size_t)g->n_tensors + 1, 1);
-    plan_builder *b = pb_new_arena(g, o->memory_budget, g->max_workspace, fit, align);
+    plan_builder *b = arena_builder(g, o, NULL);
     if (rc || !r || !r2 || !b) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "segments.h"
+#include "lib/segments.h"
 #include "swap_util.h"
 
 static const param_def offload_activations_params[] = {
@@ -35,8 +35,6 @@ static int plan_offload_activations(const graph_profile *g, const planner_opts *
 {
     const param_set *ps = &o->params;
     int prefetch = params_bool(ps, "prefetch");
-    mem_fit fit = MEM_BEST_FIT;
-    mem_fit_parse(params_str(ps, "allocator"), &fit);
     int32_t nt = g->n_tensors, no = g->n_ops, *lf = NULL, *fb = NULL;
     int32_t *out_at = sw_malloc(((size_t)nt + 1) * sizeof *out_at);
     int32_t *in_at = sw_malloc(((size_t)nt + 1) * sizeof *in_at);
@@ -71,8 +69,7 @@ static int plan_offload_activations(const graph_profile *g, const planner_opts *
         }
     }
     int64_t peak;
-    rc = swu_offload(g, o->memory_budget, fit, params_size(ps, "alignment"), out_at, in_at,
-                     "offload-activations", out, &peak, err);
+    rc = swu_offload(g, o, out_at, in_at, "offload-activations", out, &peak, err);
 done:
     sw_free(lf);
     sw_free(fb);

@@ -1,7 +1,7 @@
 /* optimal_remat.c: the `optimal-remat` planner: Checkmate's integer program
    for rematerialisation at a memory budget (Jain et al., "Checkmate:
    Breaking the Memory Wall with Optimal Tensor Rematerialization", MLSys
-   2020), solved through planners/milp.h; docs/bounds.md ("optimal-remat")
+   2020), solved through milp/milp.h; docs/bounds.md ("optimal-remat")
    gives the formulation and its limits.
 
    Stage t (0 <= t < T, T the ops of the profile's order) runs op t and may
@@ -28,7 +28,8 @@
 #include "../sim/builder.h"
 #include "../sim/simulate.h"
 #include "../sim/bound.h"
-#include "milp.h"
+#include "../milp/milp.h"
+#include "lib/arena.h"
 #include "planner.h"
 
 static const param_def optimal_remat_params[] = {
@@ -1224,17 +1225,9 @@ static int or_round(orc *c, const planner_opts *o, uint8_t *bestR, or_eval *best
 static int or_build(orc *c, const planner_opts *o, const char *fit_name, plan **out, sw_err *err)
 {
     const graph_profile *g = c->g;
-    mem_fit fit = MEM_BEST_FIT;
-    mem_fit_parse(fit_name, &fit);
-    mem_model *m = mem_address_new(o->memory_budget - g->max_workspace, fit,
-                                   params_size(&o->params, "alignment"));
-    if (!m)
+    plan_builder *b = arena_builder(g, o, fit_name);
+    if (!b)
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    plan_builder *b = pb_new(g, m, o->memory_budget, g->max_workspace);
-    if (!b) {
-        mem_destroy(m);
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    }
     for (int32_t s = 0; s < g->n_tensors; s++)
         if (g->tensors[s].storage == s && g->tensors[s].persistent)
             pb_resident(b, s);
@@ -1246,25 +1239,19 @@ static int or_build(orc *c, const planner_opts *o, const char *fit_name, plan **
     else
         rc = pb_finish(b, out, err);
     pb_free(b);
-    mem_destroy(m);
     return rc;
 }
 
 /* A start from planner pl's plan at budget: 0 and *e filled if it reads
    as stages and fits the program's accounting (c->cap). */
 static int start_from(orc *c, const graph_profile *g, const planner_opts *o, int64_t budget,
-                      const planner *pl, const char *const *kv, int nkv, or_eval *e,
-                      plan **keep)
+                      const planner *pl, const char *const *kv, or_eval *e, plan **keep)
 {
     *keep = NULL;
     planner_opts po;
-    if (planner_opts_init(&po, pl))
-        return -1;
-    po.memory_budget = budget;
-    po.seed = o->seed;
     sw_err ignore;
-    for (int i = 0; i + 1 < nkv; i += 2)
-        params_set(&po.params, kv[i], kv[i + 1], &ignore);
+    if (planner_opts_derive(&po, pl, o, budget, kv, &ignore))
+        return -1;
     plan *p = NULL;
     int rc = planner_run(pl, g, &po, &p, &ignore);
     planner_opts_free(&po);
@@ -1446,14 +1433,13 @@ static int or_solve(orc *c, const graph_profile *g, const planner_opts *o, doubl
     /* the start: the cheaper heuristic plan that fits the accounting */
     const char *start_name = NULL;
     if (!strcmp(params_str(ps, "start"), "heuristics")) {
-        static const char *const sub_kv[] = {"mode", "budget"};
+        static const char *const sub_kv[] = {"mode=budget", NULL};
         const planner *cand[2] = {&planner_dtr, &planner_sublinear};
         const char *const *kvs[2] = {NULL, sub_kv};
-        int nkvs[2] = {0, 2};
         int64_t budget = c->cap + c->persist + g->max_workspace;
         for (int i = 0; i < 2; i++) {
             plan *hp = NULL;
-            if (!start_from(c, g, o, budget, cand[i], kvs[i], nkvs[i], &ev, &hp) &&
+            if (!start_from(c, g, o, budget, cand[i], kvs[i], &ev, &hp) &&
                 (!have || ev.recompute_s < so->best.recompute_s)) {
                 so->best = ev;
                 have = 1;

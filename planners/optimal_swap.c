@@ -1,5 +1,5 @@
 /* optimal_swap.c: the `optimal-swap` planner: the best swapping plan for the
-   profile's schedule, as a mixed-integer program (planners/milp.h) over
+   profile's schedule, as a mixed-integer program (milp/milp.h) over
    stages, one stage per op of the schedule (docs/bounds.md, "optimal-swap").
 
    In stage j op j runs while the host-to-device stream copies what later
@@ -27,10 +27,10 @@
 
 #include "../sim/builder.h"
 #include "../sim/simulate.h"
-#include "milp.h"
+#include "../milp/milp.h"
 #include "planner.h"
 #include "swap_util.h"
-#include "swapadvisor.h"
+#include "lib/schedule.h"
 
 static const param_def osw_params[] = {
     {"max_ops", PT_INT, "60", "refuse profiles with more ops than this (the program grows with "

@@ -6,26 +6,10 @@
 
 #include "../sim/simulate.h"
 
-static const planner *const registry[] = {
-    &planner_ideal,
-    &planner_none,
-    &planner_swapadvisor,
-    &planner_dtr,
-    &planner_dtr_megengine,
-    &planner_odswap,
-    &planner_tflms,
-    &planner_vdnn,
-    &planner_sublinear,
-    &planner_hybrid,
-    &planner_optimal_remat,
-    &planner_optimal_swap,
-    &planner_checkpoint_blocks,
-    &planner_offload_activations,
-    &planner_zero_offload,
-    &planner_selective,
-    &planner_sac,
-    &planner_random, /* test and validation only */
-};
+/* planner.h's PLANNER_REGISTRY, in its order */
+#define PLANNER_ENTRY(name) &planner_##name,
+static const planner *const registry[] = {PLANNER_REGISTRY(PLANNER_ENTRY)};
+#undef PLANNER_ENTRY
 
 size_t planner_count(void) { return SW_ARRAY_LEN(registry); }
 const planner *planner_at(size_t i) { return i < planner_count() ? registry[i] : NULL; }
@@ -47,6 +31,22 @@ int planner_opts_init(planner_opts *o, const planner *pl)
 }
 
 void planner_opts_free(planner_opts *o) { params_free(&o->params); }
+
+int planner_opts_derive(planner_opts *o, const planner *pl, const planner_opts *parent,
+                        int64_t memory_budget, const char *const *kv, sw_err *err)
+{
+    if (planner_opts_init(o, pl))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    o->memory_budget = memory_budget;
+    if (parent)
+        o->seed = parent->seed;
+    int rc = 0;
+    for (; kv && *kv && !rc; kv++)
+        rc = params_set_kv(&o->params, *kv, err);
+    if (rc)
+        planner_opts_free(o);
+    return rc;
+}
 
 /* What gets further than a refusal, by planner (NULL: any) and the cause its
    message names; the first match is appended to the message. */
@@ -139,11 +139,11 @@ int planner_run(const planner *pl, const graph_profile *g, const planner_opts *o
 int planner_ideal_peak(const graph_profile *g, int64_t *peak, sw_err *err)
 {
     planner_opts o;
-    if (planner_opts_init(&o, &planner_ideal))
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    o.memory_budget = INT64_MAX / 4;
+    int rc = planner_opts_derive(&o, &planner_ideal, NULL, INT64_MAX / 4, NULL, err);
+    if (rc)
+        return rc;
     plan *p;
-    int rc = planner_run(&planner_ideal, g, &o, &p, err);
+    rc = planner_run(&planner_ideal, g, &o, &p, err);
     planner_opts_free(&o);
     if (rc)
         return rc;

@@ -56,6 +56,17 @@ const planner *planner_find(const char *name);
 int planner_opts_init(planner_opts *o, const planner *pl);
 void planner_opts_free(planner_opts *o);
 
+/* Options for sub-planner pl run on behalf of another run (a composite
+   planner's candidates, a start for an exact solver): pl's defaults, the
+   memory budget given, parent's seed (parent NULL: the default), then the
+   settings kv, "key=value" strings, NULL-terminated (NULL: none). What else
+   the sub-run inherits (threads, time, stop) the caller copies after. The
+   one place sub-planner options are built; run them through planner_run.
+   Returns 0, or SW_ENOMEM, or SW_EINVAL (a setting pl does not take; the
+   message names it), with o freed. */
+int planner_opts_derive(planner_opts *o, const planner *pl, const planner_opts *parent,
+                        int64_t memory_budget, const char *const *kv, sw_err *err);
+
 /* Run pl: checks options, times the run, stamps the plan's metadata
    (planner, seed, options, planning time). */
 int planner_run(const planner *pl, const graph_profile *g, const planner_opts *o, plan **out,
@@ -72,28 +83,36 @@ int planner_ideal_peak(const graph_profile *g, int64_t *peak, sw_err *err);
 int planner_resolve_budget(const graph_profile *g, const char *text, int64_t *budget,
                            sw_err *err);
 
-/* Built-in planners. */
-extern const planner planner_ideal;
-extern const planner planner_none;
-extern const planner planner_swapadvisor;
-extern const planner planner_dtr;
-extern const planner planner_dtr_megengine;
-extern const planner planner_odswap;
-extern const planner planner_tflms;
-extern const planner planner_vdnn;
-extern const planner planner_sublinear;
-extern const planner planner_hybrid;
-/* Checkmate's integer program for rematerialisation (optimal_remat.c). */
-extern const planner planner_optimal_remat;
-/* The optimal swapping plan of a fixed schedule, an integer program (optimal_swap.c). */
-extern const planner planner_optimal_swap;
-/* Today's planners (docs/planners.md): checkpointing per block, save_on_cpu. */
-extern const planner planner_checkpoint_blocks;
-extern const planner planner_offload_activations;
-extern const planner planner_zero_offload;
-extern const planner planner_selective;
-extern const planner planner_sac;
-/* A test and validation planner: random legal swap decisions (random.c). */
-extern const planner planner_random;
+/* The registry: one line per built-in planner, X(NAME) for the method
+   table planner_NAME defined in planners/NAME.c (the file may be named
+   otherwise: dtr_megengine.c), in the order `swapsim planners` lists them.
+   Adding a planner adds its line here (docs/adding-a-planner.md); each
+   line declares planner_NAME below and enters it in planner.c's registry. */
+#define PLANNER_REGISTRY(X)                                                      \
+    X(ideal)                                                                     \
+    X(none)                                                                      \
+    X(swapadvisor)                                                               \
+    X(dtr)                                                                       \
+    X(dtr_megengine)                                                             \
+    X(odswap)                                                                    \
+    X(tflms)                                                                     \
+    X(vdnn)                                                                      \
+    X(sublinear)                                                                 \
+    X(hybrid)                                                                    \
+    X(optimal_remat)       /* Checkmate's integer program for rematerialisation */ \
+    X(optimal_swap)        /* the optimal swapping plan of a fixed schedule, an   \
+                              integer program */                                  \
+    X(checkpoint_blocks)   /* today's planners (docs/planners.md): checkpointing  \
+                              per block, save_on_cpu, ... */                      \
+    X(offload_activations)                                                       \
+    X(zero_offload)                                                              \
+    X(selective)                                                                 \
+    X(sac)                                                                       \
+    X(random)              /* test and validation only: random legal swaps */
+
+/* Built-in planners: extern const planner planner_NAME; for each line above. */
+#define PLANNER_DECLARE(name) extern const planner planner_##name;
+PLANNER_REGISTRY(PLANNER_DECLARE)
+#undef PLANNER_DECLARE
 
 #endif

@@ -19,7 +19,7 @@
    (docs/planners.md). The plan does not adapt to the budget. */
 #include <string.h>
 
-#include "segments.h"
+#include "lib/segments.h"
 
 static const param_def sac_params[] = {
     {"allocator", PT_CHOICE, "best-fit", "address allocator placing the plan",

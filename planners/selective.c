@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "segments.h"
+#include "lib/segments.h"
 
 static const param_def selective_params[] = {
     {"allocator", PT_CHOICE, "best-fit", "address allocator placing the plan",

@@ -36,8 +36,10 @@
 #include <string.h>
 
 #include "../sim/builder.h"
+#include "lib/arena.h"
+#include "lib/replay.h"
+#include "lib/segments.h"
 #include "planner.h"
-#include "segments.h"
 
 #define NEVER INT32_MAX
 
@@ -52,12 +54,10 @@ static const param_def sublinear_params[] = {
     {"alignment", PT_SIZE, "1", "placement alignment in bytes", NULL, 1, 1e9},
     PARAM_END};
 
-enum { EV_RUN, EV_RERUN, EV_DROP, EV_SWAPIN };
-
-typedef struct sl_ev {
-    uint8_t kind; /* EV_* */
-    int32_t x;    /* op (run, rerun) or storage (drop, swap-in) */
-} sl_ev;
+/* the task sequence: lib/replay.h's events (run, rerun, drop, swap-in) */
+enum { EV_RUN = REPLAY_RUN, EV_RERUN = REPLAY_RERUN, EV_DROP = REPLAY_DROP,
+       EV_SWAPIN = REPLAY_SWAPIN };
+typedef replay_ev sl_ev;
 
 typedef struct sl_eval {
     int32_t segments;     /* segments the boundaries make */
@@ -698,31 +698,10 @@ static int sl_evaluate_splits(sl *c, sl_eval *r)
 static int sl_build(const sl *c, const planner_opts *o, plan **out, sw_err *err)
 {
     const graph_profile *g = c->g;
-    mem_fit fit = MEM_BEST_FIT;
-    mem_fit_parse(params_str(&o->params, "allocator"), &fit);
-    plan_builder *b = pb_new_arena(g, o->memory_budget, g->max_workspace, fit,
-                                   params_size(&o->params, "alignment"));
+    plan_builder *b = arena_builder(g, o, NULL);
     if (!b)
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    pb_resident_persistent(b);
-    for (size_t e = 0; e < c->nev; e++) {
-        const sl_ev *v = &c->ev[e];
-        switch (v->kind) {
-        case EV_RUN:
-            pb_run(b, v->x);
-            break;
-        case EV_RERUN:
-            pb_rerun(b, v->x);
-            break;
-        case EV_DROP:
-            pb_drop(b, v->x);
-            break;
-        default:
-            pb_swap_in(b, v->x);
-            break;
-        }
-    }
-    int rc = pb_finish(b, out, err);
+    int rc = replay_record(b, c->ev, c->nev, out, err);
     pb_free(b);
     return rc;
 }

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/arena.h"
+
 static int64_t sz(const swu *u, int32_t s) { return u->g->tensors[s].bytes; }
 
 int swu_init(swu *u, const graph_profile *g, const int32_t *order)
@@ -301,11 +303,11 @@ int swu_phase_uses(const graph_profile *g, int32_t **last_fwd, int32_t **first_b
     return 0;
 }
 
-int swu_offload(const graph_profile *g, int64_t budget, mem_fit fit, int64_t align,
-                const int32_t *out_at, const int32_t *in_at, const char *who, plan **out,
-                int64_t *peak, sw_err *err)
+int swu_offload(const graph_profile *g, const planner_opts *opts, const int32_t *out_at,
+                const int32_t *in_at, const char *who, plan **out, int64_t *peak, sw_err *err)
 {
     *out = NULL;
+    int64_t budget = opts->memory_budget;
     int32_t nt = g->n_tensors, no = g->n_ops;
     int64_t cap = budget - g->max_workspace;
     if (cap <= 0)
@@ -319,7 +321,7 @@ int swu_offload(const graph_profile *g, int64_t budget, mem_fit fit, int64_t ali
     int32_t *o_s = sw_malloc(((size_t)nt + 1) * sizeof *o_s);
     int32_t *i_s = sw_malloc(((size_t)nt + 1) * sizeof *i_s);
     uint8_t *r = sw_calloc((size_t)nt + 1, 1);
-    plan_builder *b = pb_new_arena(g, budget, g->max_workspace, fit, align);
+    plan_builder *b = arena_builder(g, opts, NULL);
     if (rc || !o_off || !i_off || !o_s || !i_s || !r || !b) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;

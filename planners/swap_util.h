@@ -79,11 +79,12 @@ int swu_finish(swu *u, plan **out, sw_err *err);
 /* Static offloading (vDNN, TFLMS): with everything persistent resident,
    run the profile's order; storage s with out_at[s] >= 0 is copied out after
    the op at position out_at[s] and brought back before the op at position
-   in_at[s] (or on demand before its next use). *peak receives the peak of
-   resident bytes. Errors: SW_ENOFIT ("does not fit: ..."), SW_ENOMEM. */
-int swu_offload(const graph_profile *g, int64_t budget, mem_fit fit, int64_t align,
-                const int32_t *out_at, const int32_t *in_at, const char *who, plan **out,
-                int64_t *peak, sw_err *err);
+   in_at[s] (or on demand before its next use), within o->memory_budget,
+   placed as o's "allocator" and "alignment" options say (lib/arena.h).
+   *peak receives the peak of resident bytes. Errors: SW_ENOFIT ("does not
+   fit: ..."), SW_ENOMEM. */
+int swu_offload(const graph_profile *g, const planner_opts *o, const int32_t *out_at,
+                const int32_t *in_at, const char *who, plan **out, int64_t *peak, sw_err *err);
 
 /* Per storage: the last position of a forward-phase access and the first
    position of a backward/update-phase read (-1 if none), in the profile's

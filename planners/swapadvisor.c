@@ -15,402 +15,13 @@
 #include "../ga/islands.h"
 #include "../sim/plan_io.h"
 #include "../sim/verify.h"
+#include "lib/schedule.h"
 #include "planner.h"
 #include "swap_util.h"
 #include "swapplan.h"
 
 /* ------------------------------------------------------------------ */
-/* genetic operators                                                   */
-
-void sa_schedule_crossover(const int32_t *s1, const int32_t *s2, int32_t n, int32_t cr,
-                           int32_t *c1, int32_t *c2, uint8_t *mark)
-{
-    const int32_t *first[2] = {s2, s1}, *rest[2] = {s1, s2};
-    int32_t *out[2] = {c1, c2};
-    for (int k = 0; k < 2; k++) {
-        memset(mark, 0, (size_t)n);
-        int32_t m = 0;
-        for (int32_t i = 0; i < cr; i++) {
-            out[k][m++] = first[k][i];
-            mark[first[k][i]] = 1;
-        }
-        for (int32_t i = 0; i < n; i++)
-            if (!mark[rest[k][i]])
-                out[k][m++] = rest[k][i];
-    }
-}
-
-struct sa_sched_scratch {
-    int32_t n;
-    int32_t *indeg, *pos;   /* in-degree; position in the input schedule */
-    int32_t *heap;          /* ready nodes' positions in the input schedule, a min-heap */
-    int32_t hn;
-    /* the run-following mutations (sa_schedule_mutate_runs) */
-    uint8_t *ready;         /* per op: in the heap */
-    int32_t *user_off, *user; /* per storage: the ops touching it (CSR) */
-    int64_t *score;         /* per op: bytes shared with the last op issued (0 between uses) */
-    int32_t *cand;          /* candidates with a score, n entries */
-};
-
-sa_sched_scratch *sa_sched_scratch_new(const graph_profile *g)
-{
-    sa_sched_scratch *s = sw_calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    size_t n = (size_t)g->n_ops + 1;
-    s->n = g->n_ops;
-    s->indeg = sw_malloc(n * sizeof(int32_t));
-    s->pos = sw_malloc(n * sizeof(int32_t));
-    s->heap = sw_malloc(n * sizeof(int32_t));
-    s->ready = sw_calloc(n, 1);
-    s->score = sw_calloc(n, sizeof(int64_t));
-    s->cand = sw_malloc(n * sizeof(int32_t));
-    s->user_off = sw_calloc((size_t)g->n_tensors + 1, sizeof(int32_t));
-    s->user = sw_malloc(((size_t)g->acc_off[g->n_ops] + 1) * sizeof(int32_t));
-    if (!s->indeg || !s->pos || !s->heap || !s->ready || !s->score || !s->cand || !s->user_off ||
-        !s->user) {
-        sa_sched_scratch_free(s);
-        return NULL;
-    }
-    /* storage -> ops touching it, ops in id order */
-    for (int32_t k = 0; k < g->acc_off[g->n_ops]; k++)
-        s->user_off[g->acc[k] + 1]++;
-    for (int32_t t = 0; t < g->n_tensors; t++)
-        s->user_off[t + 1] += s->user_off[t];
-    for (int32_t o = 0; o < g->n_ops; o++)
-        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
-            s->user[s->user_off[g->acc[k]]++] = o;
-    for (int32_t t = g->n_tensors; t > 0; t--)
-        s->user_off[t] = s->user_off[t - 1];
-    s->user_off[0] = 0;
-    return s;
-}
-
-void sa_sched_scratch_free(sa_sched_scratch *s)
-{
-    if (!s)
-        return;
-    sw_free(s->indeg);
-    sw_free(s->pos);
-    sw_free(s->heap);
-    sw_free(s->ready);
-    sw_free(s->score);
-    sw_free(s->cand);
-    sw_free(s->user_off);
-    sw_free(s->user);
-    sw_free(s);
-}
-
-/* The ready set is a min-heap of positions in the input schedule (unique,
-   so no ties); the node at position q is in[q]. */
-static void hup(sa_sched_scratch *s, int32_t i)
-{
-    int32_t *h = s->heap, x = h[i];
-    while (i > 0) {
-        int32_t p = (i - 1) / 2;
-        if (h[p] <= x)
-            break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = x;
-}
-
-static void hdown(sa_sched_scratch *s, int32_t i)
-{
-    int32_t *h = s->heap, x = h[i];
-    for (;;) {
-        int32_t l = 2 * i + 1, m = i;
-        int32_t hm = x;
-        if (l < s->hn && h[l] < hm) {
-            m = l;
-            hm = h[l];
-        }
-        if (l + 1 < s->hn && h[l + 1] < hm)
-            m = l + 1;
-        if (m == i)
-            break;
-        h[i] = h[m];
-        i = m;
-    }
-    h[i] = x;
-}
-
-static void hpush(sa_sched_scratch *s, int32_t q)
-{
-    s->heap[s->hn] = q;
-    s->hn++;
-    hup(s, s->hn - 1);
-}
-
-/* remove the heap's element i; returns its position */
-static int32_t hremove(sa_sched_scratch *s, int32_t i)
-{
-    int32_t q = s->heap[i];
-    s->hn--;
-    if (i != s->hn) {
-        s->heap[i] = s->heap[s->hn];
-        hdown(s, i);
-        hup(s, i);
-    }
-    return q;
-}
-
-void sa_schedule_mutate(const graph_profile *g, sa_sched_scratch *s, const int32_t *in, double p,
-                        gsl_rng *r, int32_t *out)
-{
-    int32_t n = g->n_ops;
-    for (int32_t i = 0; i < n; i++)
-        s->pos[in[i]] = i;
-    s->hn = 0;
-    for (int32_t o = 0; o < n; o++) {
-        s->indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
-        if (!s->indeg[o])
-            hpush(s, s->pos[o]);
-    }
-    for (int32_t k = 0; k < n; k++) {
-        int32_t pick = 0; /* the ready node earliest in the input schedule */
-        if (p > 0 && s->hn > 1 && gsl_rng_uniform(r) < p)
-            pick = (int32_t)gsl_rng_uniform_int(r, (unsigned long)s->hn);
-        int32_t v = in[hremove(s, pick)];
-        out[k] = v;
-        for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
-            if (--s->indeg[g->succ[e]] == 0)
-                hpush(s, s->pos[g->succ[e]]);
-    }
-}
-
-/* the op to follow `last` with in a run, or -1: SA_RUN_CHAIN, a uniformly
-   drawn ready successor of last; SA_RUN_REUSE, the ready op sharing the most
-   storage bytes with last (ties: the earliest in the input schedule) */
-static int32_t run_next(const graph_profile *g, sa_sched_scratch *s, int32_t last, int mode,
-                        gsl_rng *r)
-{
-    int32_t nc = 0;
-    if (mode == SA_RUN_CHAIN) {
-        for (int32_t e = g->succ_off[last]; e < g->succ_off[last + 1]; e++)
-            if (s->ready[g->succ[e]])
-                s->cand[nc++] = g->succ[e];
-        return nc ? s->cand[nc > 1 ? gsl_rng_uniform_int(r, (unsigned long)nc) : 0] : -1;
-    }
-    for (int32_t k = g->acc_off[last]; k < g->acc_off[last + 1]; k++) {
-        int32_t st = g->acc[k];
-        for (int32_t e = s->user_off[st]; e < s->user_off[st + 1]; e++) {
-            int32_t u = s->user[e];
-            if (!s->ready[u])
-                continue;
-            if (!s->score[u])
-                s->cand[nc++] = u;
-            s->score[u] += g->bytes[st] > 0 ? g->bytes[st] : 1;
-        }
-    }
-    int32_t best = -1;
-    for (int32_t i = 0; i < nc; i++) {
-        int32_t u = s->cand[i];
-        if (best < 0 || s->score[u] > s->score[best] ||
-            (s->score[u] == s->score[best] && s->pos[u] < s->pos[best]))
-            best = u;
-    }
-    for (int32_t i = 0; i < nc; i++)
-        s->score[s->cand[i]] = 0;
-    return best;
-}
-
-int sa_schedule_mutate_runs(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
-                            double p, double mean_run, int mode, gsl_rng *r, int32_t *out)
-{
-    int32_t n = g->n_ops, last = -1, moved = 0;
-    long run = 0;
-    for (int32_t i = 0; i < n; i++)
-        s->pos[in[i]] = i;
-    s->hn = 0;
-    for (int32_t o = 0; o < n; o++) {
-        s->indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
-        s->ready[o] = 0;
-        if (!s->indeg[o]) {
-            hpush(s, s->pos[o]);
-            s->ready[o] = 1;
-        }
-    }
-    for (int32_t k = 0; k < n; k++) {
-        int32_t v = -1, hi = 0;
-        if (run > 0 && s->hn > 1) {
-            v = run_next(g, s, last, mode, r);
-            run = v < 0 ? 0 : run - 1;
-        }
-        if (v >= 0) {
-            while (s->heap[hi] != s->pos[v])
-                hi++;
-        } else if (p > 0 && s->hn > 1 && gsl_rng_uniform(r) < p) {
-            hi = (int32_t)gsl_rng_uniform_int(r, (unsigned long)s->hn);
-            run = mean_run > 1 ? (long)gsl_ran_geometric(r, 1.0 / mean_run) : 1;
-        }
-        v = in[hremove(s, hi)];
-        s->ready[v] = 0;
-        moved += v != in[k];
-        out[k] = v;
-        last = v;
-        for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
-            if (--s->indeg[g->succ[e]] == 0) {
-                hpush(s, s->pos[g->succ[e]]);
-                s->ready[g->succ[e]] = 1;
-            }
-    }
-    return moved;
-}
-
-int32_t sa_schedule_cone(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
-                         int32_t v, int sink, int32_t *out)
-{
-    int32_t n = g->n_ops, nq = 0, m = 0, k = 0;
-    const int32_t *off = sink ? g->succ_off : g->pred_off, *adj = sink ? g->succ : g->pred;
-    uint8_t *mark = s->ready;
-    memset(mark, 0, (size_t)n);
-    mark[v] = 1;
-    s->cand[nq++] = v;
-    while (k < nq) { /* breadth-first over predecessors (successors) */
-        int32_t u = s->cand[k++];
-        for (int32_t e = off[u]; e < off[u + 1]; e++)
-            if (!mark[adj[e]]) {
-                mark[adj[e]] = 1;
-                s->cand[nq++] = adj[e];
-            }
-    }
-    /* hoist: the cone first, then the rest; sink: the rest, then the cone;
-       each part in the input's order */
-    for (int pass = 0; pass < 2; pass++) {
-        uint8_t want = (uint8_t)(pass == sink ? 1 : 0);
-        for (int32_t i = 0; i < n; i++)
-            if (mark[in[i]] == want)
-                out[m++] = in[i];
-    }
-    return nq;
-}
-
-int sa_schedule_move_one(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
-                         gsl_rng *r, int32_t *out)
-{
-    int32_t n = g->n_ops, nm = 0;
-    memcpy(out, in, (size_t)n * sizeof *out);
-    for (int32_t i = 0; i < n; i++)
-        s->pos[in[i]] = i;
-    /* legal positions of v: after its last predecessor, before its first
-       successor (positions in `in`, v itself still there) */
-    for (int32_t v = 0; v < n; v++) {
-        int32_t lo = 0, hi = n - 1;
-        for (int32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
-            lo = SW_MAX(lo, s->pos[g->pred[e]] + 1);
-        for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
-            hi = SW_MIN(hi, s->pos[g->succ[e]] - 1);
-        if (hi > lo)
-            s->heap[nm++] = v; /* movable: another legal position exists */
-    }
-    if (!nm)
-        return 0;
-    int32_t v = s->heap[gsl_rng_uniform_int(r, (unsigned long)nm)], i = s->pos[v];
-    int32_t lo = 0, hi = n - 1;
-    for (int32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
-        lo = SW_MAX(lo, s->pos[g->pred[e]] + 1);
-    for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
-        hi = SW_MIN(hi, s->pos[g->succ[e]] - 1);
-    int32_t j = lo + (int32_t)gsl_rng_uniform_int(r, (unsigned long)(hi - lo));
-    if (j >= i)
-        j++; /* uniform over [lo, hi] without i */
-    if (j > i)
-        memmove(out + i, out + i + 1, (size_t)(j - i) * sizeof *out);
-    else
-        memmove(out + j + 1, out + j, (size_t)(i - j) * sizeof *out);
-    out[j] = v;
-    return 1;
-}
-
-int32_t *sa_dfs_order(const graph_profile *g)
-{
-    int32_t n = g->n_ops, m = 0, sp = 0;
-    int32_t *out = sw_malloc(((size_t)n + 1) * sizeof *out);
-    int32_t *st = sw_malloc(((size_t)n + 1) * sizeof *st), *it = sw_malloc(((size_t)n + 1) * sizeof *it);
-    uint8_t *seen = sw_calloc((size_t)n + 1, 1);
-    if (!out || !st || !it || !seen) {
-        sw_free(out);
-        out = NULL;
-        goto done;
-    }
-    for (int32_t root = 0; root < n; root++) {
-        if (g->succ_off[root + 1] > g->succ_off[root] || seen[root])
-            continue; /* not an output, or already issued */
-        seen[root] = 1;
-        st[sp] = root;
-        it[sp++] = g->pred_off[root];
-        while (sp) {
-            int32_t v = st[sp - 1];
-            if (it[sp - 1] < g->pred_off[v + 1]) {
-                int32_t u = g->pred[it[sp - 1]++];
-                if (!seen[u]) {
-                    seen[u] = 1;
-                    st[sp] = u;
-                    it[sp++] = g->pred_off[u];
-                }
-            } else {
-                out[m++] = v; /* after all its inputs */
-                sp--;
-            }
-        }
-    }
-    /* every op reaches an output in a DAG, so m == n */
-done:
-    sw_free(st);
-    sw_free(it);
-    sw_free(seen);
-    return out;
-}
-
-void sa_schedule_mutate_k(const graph_profile *g, sa_sched_scratch *s, const int32_t *in,
-                          long k, gsl_rng *r, int32_t *out)
-{
-    int32_t n = g->n_ops;
-    long left = k < n ? k : n;
-    for (int32_t i = 0; i < n; i++)
-        s->pos[in[i]] = i;
-    s->hn = 0;
-    for (int32_t o = 0; o < n; o++) {
-        s->indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
-        if (!s->indeg[o])
-            hpush(s, s->pos[o]);
-    }
-    for (int32_t i = 0; i < n; i++) {
-        int32_t pick = 0;
-        /* selection sampling: this step is one of the k with probability left / (n - i) */
-        if (left > 0 && gsl_rng_uniform(r) * (double)(n - i) < (double)left) {
-            left--;
-            if (s->hn > 1)
-                pick = (int32_t)gsl_rng_uniform_int(r, (unsigned long)s->hn);
-        }
-        int32_t v = in[hremove(s, pick)];
-        out[i] = v;
-        for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
-            if (--s->indeg[g->succ[e]] == 0)
-                hpush(s, s->pos[g->succ[e]]);
-    }
-}
-
-void sa_schedule_shuffle(const graph_profile *g, int32_t *order, long steps, gsl_rng *r)
-{
-    int32_t n = g->n_ops;
-    if (n < 2)
-        return;
-    for (long t = 0; t < steps; t++) {
-        int32_t i = (int32_t)gsl_rng_uniform_int(r, (unsigned long)(n - 1));
-        if (gsl_rng_uniform_int(r, 2))
-            continue; /* the lazy half: the chain is aperiodic */
-        int32_t a = order[i], b = order[i + 1], edge = 0;
-        for (int32_t e = g->succ_off[a]; e < g->succ_off[a + 1] && !edge; e++)
-            edge = g->succ[e] == b;
-        if (!edge) {
-            order[i] = b;
-            order[i + 1] = a;
-        }
-    }
-}
+/* the size-class operators (the schedule operators: lib/schedule.c)    */
 
 int32_t sa_cls_repair(int32_t *cls, int32_t n, int monotone)
 {
@@ -1148,56 +759,67 @@ static int dump_population(sa_ctx *c, const ga_ctx *ga, const planner_opts *o, s
     return rc;
 }
 
-static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan **out, sw_err *err)
+/* The context's settings from o's options (the search, its operators, the
+   first generation); SW_EINVAL for a combination that does not go. */
+static int sa_read_opts(sa_ctx *c, const graph_profile *g, const planner_opts *o, sw_err *err)
 {
     const param_set *ps = &o->params;
-    sa_ctx c;
-    memset(&c, 0, sizeof c);
-    c.g = g;
-    c.budget = o->memory_budget;
-    c.pool = o->memory_budget - g->max_workspace;
-    c.no = g->n_ops;
+    memset(c, 0, sizeof *c);
+    c->g = g;
+    c->budget = o->memory_budget;
+    c->pool = o->memory_budget - g->max_workspace;
+    c->no = g->n_ops;
     const char *search = params_str(ps, "search");
-    c.search = !strcmp(search, "schedule") ? SEARCH_SCHEDULE
-               : !strcmp(search, "allocation") ? SEARCH_ALLOCATION : SEARCH_BOTH;
-    c.monotone = !strcmp(params_str(ps, "cls"), "monotone");
-    c.fitting = !strcmp(params_str(ps, "first_allocation"), "fitting");
-    if (c.fitting && !c.monotone)
+    c->search = !strcmp(search, "schedule") ? SEARCH_SCHEDULE
+                : !strcmp(search, "allocation") ? SEARCH_ALLOCATION : SEARCH_BOTH;
+    c->monotone = !strcmp(params_str(ps, "cls"), "monotone");
+    c->fitting = !strcmp(params_str(ps, "first_allocation"), "fitting");
+    if (c->fitting && !c->monotone)
         return sw_fail(err, SW_EINVAL, "first_allocation=fitting takes cls=monotone");
-    c.threshold = params_float(ps, "threshold");
-    c.seed_default = params_bool(ps, "seed_default");
+    c->threshold = params_float(ps, "threshold");
+    c->seed_default = params_bool(ps, "seed_default");
     const char *smut = params_str(ps, "schedule_mutation"), *fgen = params_str(ps,
-                                                                          "first_generation");
-    c.move_one = !strcmp(smut, "move_one");
-    c.cone = !strcmp(smut, "cone") ? 1 : !strcmp(smut, "mixed") ? 2 : 0;
-    c.run_mode = !strcmp(smut, "chain") ? SA_RUN_CHAIN : !strcmp(smut, "reuse") ? SA_RUN_REUSE : 0;
-    c.init_mode = !strcmp(fgen, "chain") ? SA_RUN_CHAIN : !strcmp(fgen, "reuse") ? SA_RUN_REUSE : 0;
-    c.run_length = params_float(ps, "run_length");
-    c.init_from = !strcmp(fgen, "framework") || !strcmp(fgen, "dfs") ? INIT_BASE
-                  : !strcmp(fgen, "shuffled") ? INIT_SHUFFLED : INIT_RANDOM;
-    c.init_p = params_float(ps, "mutation");
-    c.mut_nodes = (long)params_int(ps, "mutation_nodes");
+                                                                           "first_generation");
+    c->move_one = !strcmp(smut, "move_one");
+    c->cone = !strcmp(smut, "cone") ? 1 : !strcmp(smut, "mixed") ? 2 : 0;
+    c->run_mode = !strcmp(smut, "chain") ? SA_RUN_CHAIN : !strcmp(smut, "reuse") ? SA_RUN_REUSE : 0;
+    c->init_mode = !strcmp(fgen, "chain") ? SA_RUN_CHAIN : !strcmp(fgen, "reuse") ? SA_RUN_REUSE : 0;
+    c->run_length = params_float(ps, "run_length");
+    c->init_from = !strcmp(fgen, "framework") || !strcmp(fgen, "dfs") ? INIT_BASE
+                   : !strcmp(fgen, "shuffled") ? INIT_SHUFFLED : INIT_RANDOM;
+    c->init_p = params_float(ps, "mutation");
+    c->mut_nodes = (long)params_int(ps, "mutation_nodes");
     const char *uns = params_str(ps, "unsearched");
-    c.unsearched = !strcmp(uns, "default") ? UNSEARCHED_DEFAULT
-                   : !strcmp(uns, "framework") ? UNSEARCHED_FRAMEWORK
-                   : !strcmp(uns, "dfs") ? UNSEARCHED_DFS : UNSEARCHED_INITIAL;
-    if (c.pool <= 0)
+    c->unsearched = !strcmp(uns, "default") ? UNSEARCHED_DEFAULT
+                    : !strcmp(uns, "framework") ? UNSEARCHED_FRAMEWORK
+                    : !strcmp(uns, "dfs") ? UNSEARCHED_DFS : UNSEARCHED_INITIAL;
+    return 0;
+}
+
+/* The sizes (c->sp0, c->size_members) and the refusals before any search:
+   an op whose tensors alone exceed the pool, a pool below the smallest
+   size-class pool (*min_pool: that pool with monotone classes, else -1).
+   On an error nothing is left allocated. */
+static int sa_setup(sa_ctx *c, int64_t *min_pool, sw_err *err)
+{
+    const graph_profile *g = c->g;
+    if (c->pool <= 0)
         return sw_fail(err, SW_ENOFIT, "does not fit: the budget is smaller than the largest "
                        "workspace (%lld bytes)", (long long)g->max_workspace);
-    c.sp0 = swapplan_new(g, o->memory_budget);
-    if (!c.sp0)
+    c->sp0 = swapplan_new(g, c->budget);
+    if (!c->sp0)
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    c.ns = swapplan_sizes(c.sp0)->n;
-    c.sizes = swapplan_sizes(c.sp0)->size;
-    c.ints = 1 + (size_t)c.no + 2 * (size_t)c.ns;
-    c.size_members = sw_calloc((size_t)c.ns + 1, sizeof(int32_t));
-    if (!c.size_members) {
-        swapplan_free(c.sp0);
+    c->ns = swapplan_sizes(c->sp0)->n;
+    c->sizes = swapplan_sizes(c->sp0)->size;
+    c->ints = 1 + (size_t)c->no + 2 * (size_t)c->ns;
+    c->size_members = sw_calloc((size_t)c->ns + 1, sizeof(int32_t));
+    if (!c->size_members) {
+        swapplan_free(c->sp0);
         return sw_fail(err, SW_ENOMEM, "out of memory");
     }
     for (int32_t t = 0; t < g->n_tensors; t++)
-        if (swapplan_sizes(c.sp0)->of[t] >= 0)
-            c.size_members[swapplan_sizes(c.sp0)->of[t]]++;
+        if (swapplan_sizes(c->sp0)->of[t] >= 0)
+            c->size_members[swapplan_sizes(c->sp0)->of[t]]++;
     /* no pool can run an op whose tensors alone exceed it */
     int64_t worst = 0;
     int32_t worst_op = 0;
@@ -1210,81 +832,152 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
             worst_op = op;
         }
     }
-    if (worst > c.pool) {
+    if (worst > c->pool) {
         char h1[32], h2[32];
-        swapplan_free(c.sp0);
-        sw_free(c.size_members);
+        swapplan_free(c->sp0);
+        sw_free(c->size_members);
         return sw_fail(err, SW_ENOFIT, "does not fit: op %d '%s' alone needs %s for its inputs "
                        "and outputs, and %s is left after the workspace reserve", worst_op,
                        g->ops[worst_op].name, sw_fmt_bytes(worst, h1, sizeof h1),
-                       sw_fmt_bytes(c.pool, h2, sizeof h2));
+                       sw_fmt_bytes(c->pool, h2, sizeof h2));
     }
     /* with the paper's monotone classes an allocation that fits exists
        exactly when the smallest pool does (swapplan_min_pool) */
-    int64_t min_pool = c.monotone ? swapplan_min_pool(c.sp0, NULL) : -1;
-    if (c.monotone && min_pool < 0) {
-        swapplan_free(c.sp0);
-        sw_free(c.size_members);
+    *min_pool = c->monotone ? swapplan_min_pool(c->sp0, NULL) : -1;
+    if (c->monotone && *min_pool < 0) {
+        swapplan_free(c->sp0);
+        sw_free(c->size_members);
         return sw_fail(err, SW_ENOMEM, "out of memory");
     }
-    if (min_pool > c.pool) {
+    if (*min_pool > c->pool) {
         char h1[32], h2[32];
-        swapplan_free(c.sp0);
-        sw_free(c.size_members);
+        swapplan_free(c->sp0);
+        sw_free(c->size_members);
         return sw_fail(err, SW_ENOFIT, "does not fit: the smallest size-class pool (over every "
                        "mapping of the %d tensor sizes to classes of contiguous sizes, each class "
                        "holding the most of its tensors one op uses) needs %s, and %s is left "
-                       "after the workspace reserve", c.ns, sw_fmt_bytes(min_pool, h1, sizeof h1),
-                       sw_fmt_bytes(c.pool, h2, sizeof h2));
+                       "after the workspace reserve", c->ns, sw_fmt_bytes(*min_pool, h1, sizeof h1),
+                       sw_fmt_bytes(c->pool, h2, sizeof h2));
     }
-    int rc = make_defaults(&c, err);
+    return 0;
+}
+
+/* The schedules the search starts from or keeps (unsearched=, the first
+   generation's base order). */
+static int sa_orders(sa_ctx *c, const planner_opts *o, sw_err *err)
+{
+    const graph_profile *g = c->g;
+    if (c->search == SEARCH_ALLOCATION && c->unsearched != UNSEARCHED_INITIAL) {
+        c->fix_sched = c->unsearched == UNSEARCHED_FRAMEWORK ? swu_framework_order(g)
+                       : c->unsearched == UNSEARCHED_DFS ? sa_dfs_order(g)
+                                                         : sw_malloc(((size_t)c->no + 1) * sizeof(int32_t));
+        if (!c->fix_sched)
+            return sw_fail(err, SW_ENOMEM, "out of memory");
+        if (c->unsearched == UNSEARCHED_DEFAULT)
+            memcpy(c->fix_sched, c->def_sched, (size_t)c->no * sizeof(int32_t));
+    }
+    if (c->init_from == INIT_BASE) {
+        c->init_base = !strcmp(params_str(&o->params, "first_generation"), "dfs")
+                           ? sa_dfs_order(g) : swu_framework_order(g);
+        if (!c->init_base)
+            return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* The GA's parameters and the islands' from o. */
+static void sa_ga_params(const planner_opts *o, ga_params *gp, ga_island_params *ip)
+{
+    const param_set *ps = &o->params;
+    ga_params_default(gp);
+    gp->population = (int)params_int(ps, "population");
+    gp->generations = (long)params_int(ps, "generations");
+    gp->mutation = params_float(ps, "mutation");
+    gp->selection = !strcmp(params_str(ps, "selection"), "tournament") ? GA_TOURNAMENT : GA_SOFTMAX;
+    if (!strcmp(params_str(ps, "selection"), "uniform"))
+        gp->selection = GA_UNIFORM;
+    gp->survivors = !strcmp(params_str(ps, "survivors"), "children") ? GA_SURVIVE_CHILDREN
+                    : !strcmp(params_str(ps, "survivors"), "family") ? GA_SURVIVE_FAMILY
+                                                                     : GA_SURVIVE_ALL;
+    gp->temperature = params_float(ps, "temperature");
+    gp->tournament = (int)params_int(ps, "tournament");
+    gp->elite = (int)params_int(ps, "elite");
+    gp->time_budget_s = o->time_budget_s > 0 ? o->time_budget_s : params_seconds(ps, "time_budget");
+    if (gp->generations > 0 && o->time_budget_s <= 0)
+        gp->time_budget_s = 0; /* a generation count alone is the stopping rule */
+    gp->threads = o->threads;
+    gp->seed = o->seed;
+    gp->pin = params_bool(ps, "pin");
+    gp->stop = o->stop;
+    gp->stop_ud = o->stop_ud;
+    ip->islands = (int)params_int(ps, "islands");
+    ip->interval = (int)params_int(ps, "migration_interval");
+    ip->migrants = (int)params_int(ps, "migrants");
+}
+
+/* The refusal when no individual fits: what was tried, and what might fit. */
+static int sa_refusal(const sa_ctx *c, const planner_opts *o, int islands, int64_t min_pool,
+                      const ga_stats *st, sw_err *err)
+{
+    char why[256] = "", h1[32];
+    if (c->drawn > 0 && !islands) /* islands over ranks: each counts its own */
+        snprintf(why, sizeof why, " (%ld of the first generation's %ld random allocations "
+                 "cannot fit at all)", c->unfit, c->drawn);
+    if (min_pool >= 0)
+        snprintf(why + strlen(why), sizeof why - strlen(why), "; a pool of classes of "
+                 "contiguous sizes would fit (the smallest needs %s): %s",
+                 sw_fmt_bytes(min_pool, h1, sizeof h1),
+                 c->drawn > 0 || islands ? "try a longer search or first_allocation=fitting"
+                                         : "search the allocation too (search=both)");
+    return sw_fail(err, SW_ENOFIT, "does not fit: none of the %ld schedules and size-class "
+                   "pools the search tried can run within %lld bytes%s", st->evaluations,
+                   (long long)o->memory_budget, why);
+}
+
+/* The plan's notes: the search's figures (no wall-clock ones: the same
+   seed must give the same plan bytes). */
+static int sa_note(const sa_ctx *c, const ga_island_params *ip, int islands, int64_t min_pool,
+                   const ga_stats *st, plan *p)
+{
+    char note[512], isl[128] = "", mp[192] = "", h1[32], h2[32];
+    if (islands)
+        snprintf(isl, sizeof isl, "%d islands (migration every %d generations, %d migrants), ",
+                 ip->islands, ip->interval, ip->migrants);
+    /* the allocations drawn (none when the allocation is not searched) */
+    int count = c->drawn > 0 && !islands; /* islands over ranks: each counts its own */
+    if (count)
+        snprintf(mp, sizeof mp, "; %ld of the first generation's %ld random allocations "
+                 "cannot fit", c->unfit, c->drawn);
+    if (min_pool >= 0)
+        snprintf(mp + strlen(mp), sizeof mp - strlen(mp),
+                 count ? " (the smallest pool: %s of %s)" : "; the smallest pool: %s of %s",
+                 sw_fmt_bytes(min_pool, h1, sizeof h1), sw_fmt_bytes(c->pool, h2, sizeof h2));
+    snprintf(note, sizeof note, "GA: %s%ld generations, %ld evaluations%s; best of the "
+             "first generation %.9g s, best found %.9g s%s", isl, st->generations,
+             st->evaluations, st->stopped ? " (stopped early)" : "", st->initial_best, st->best,
+             mp);
+    return plan_set_notes(p, note);
+}
+
+static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan **out, sw_err *err)
+{
+    const param_set *ps = &o->params;
+    sa_ctx c;
+    int64_t min_pool = -1;
+    int rc = sa_read_opts(&c, g, o, err);
+    if (!rc)
+        rc = sa_setup(&c, &min_pool, err);
+    if (rc)
+        return rc;
+    rc = make_defaults(&c, err);
     ga_ctx *ga = NULL;
     ga_islands *gi = NULL;
     FILE *log = NULL;
-    if (rc)
+    if (rc || (rc = sa_orders(&c, o, err)))
         goto done;
-    if (c.search == SEARCH_ALLOCATION && c.unsearched != UNSEARCHED_INITIAL) {
-        c.fix_sched = c.unsearched == UNSEARCHED_FRAMEWORK ? swu_framework_order(g)
-                      : c.unsearched == UNSEARCHED_DFS ? sa_dfs_order(g)
-                                                       : sw_malloc(((size_t)c.no + 1) * sizeof(int32_t));
-        if (!c.fix_sched) {
-            rc = sw_fail(err, SW_ENOMEM, "out of memory");
-            goto done;
-        }
-        if (c.unsearched == UNSEARCHED_DEFAULT)
-            memcpy(c.fix_sched, c.def_sched, (size_t)c.no * sizeof(int32_t));
-    }
-    if (c.init_from == INIT_BASE) {
-        c.init_base = !strcmp(fgen, "dfs") ? sa_dfs_order(g) : swu_framework_order(g);
-        if (!c.init_base) {
-            rc = sw_fail(err, SW_ENOMEM, "out of memory");
-            goto done;
-        }
-    }
     ga_params gp;
-    ga_params_default(&gp);
-    gp.population = (int)params_int(ps, "population");
-    gp.generations = (long)params_int(ps, "generations");
-    gp.mutation = params_float(ps, "mutation");
-    gp.selection = !strcmp(params_str(ps, "selection"), "tournament") ? GA_TOURNAMENT : GA_SOFTMAX;
-    if (!strcmp(params_str(ps, "selection"), "uniform"))
-        gp.selection = GA_UNIFORM;
-    gp.survivors = !strcmp(params_str(ps, "survivors"), "children") ? GA_SURVIVE_CHILDREN
-                   : !strcmp(params_str(ps, "survivors"), "family") ? GA_SURVIVE_FAMILY
-                                                                    : GA_SURVIVE_ALL;
-    gp.temperature = params_float(ps, "temperature");
-    gp.tournament = (int)params_int(ps, "tournament");
-    gp.elite = (int)params_int(ps, "elite");
-    gp.time_budget_s = o->time_budget_s > 0 ? o->time_budget_s : params_seconds(ps, "time_budget");
-    if (gp.generations > 0 && o->time_budget_s <= 0)
-        gp.time_budget_s = 0; /* a generation count alone is the stopping rule */
-    gp.threads = o->threads;
-    gp.seed = o->seed;
-    gp.pin = params_bool(ps, "pin");
-    gp.stop = o->stop;
-    gp.stop_ud = o->stop_ud;
-    ga_island_params ip = {(int)params_int(ps, "islands"), (int)params_int(ps, "migration_interval"),
-                           (int)params_int(ps, "migrants")};
+    ga_island_params ip;
+    sa_ga_params(o, &gp, &ip);
     int spread = o->comm && o->comm->size > 1;
     if (spread)
         gp.pin = 0; /* ranks on one machine would pin their threads to the same cores */
@@ -1326,51 +1019,18 @@ static int plan_swapadvisor(const graph_profile *g, const planner_opts *o, plan 
     else
         ga_get_stats(ga, &st);
     if (rc) {
-        if (rc == SW_ENOFIT) {
-            char why[256] = "", h1[32];
-            if (c.drawn > 0 && !gi) /* islands over ranks: each counts its own */
-                snprintf(why, sizeof why, " (%ld of the first generation's %ld random allocations "
-                         "cannot fit at all)", c.unfit, c.drawn);
-            if (min_pool >= 0)
-                snprintf(why + strlen(why), sizeof why - strlen(why), "; a pool of classes of "
-                         "contiguous sizes would fit (the smallest needs %s): %s",
-                         sw_fmt_bytes(min_pool, h1, sizeof h1),
-                         c.drawn > 0 || gi ? "try a longer search or first_allocation=fitting"
-                                     : "search the allocation too (search=both)");
-            rc = sw_fail(err, SW_ENOFIT, "does not fit: none of the %ld schedules and size-class "
-                         "pools the search tried can run within %lld bytes%s", st.evaluations,
-                         (long long)o->memory_budget, why);
-        }
+        if (rc == SW_ENOFIT)
+            rc = sa_refusal(&c, o, gi != NULL, min_pool, &st, err);
         goto done;
     }
     double best;
     const int32_t *x = gi ? ga_islands_best(gi, &best) : ga_best(ga, &best);
     sp_alloc al = {G_CLS(&c, x), G_CNT(&c, x), G_NC(x)};
     rc = swapplan_make(c.sp0, G_SCHED(&c, x), &al, c.threshold, out, NULL, err);
-    if (!rc) {
-        char note[512], isl[128] = "", mp[192] = "", h1[32], h2[32];
-        if (gi)
-            snprintf(isl, sizeof isl, "%d islands (migration every %d generations, %d migrants), ",
-                     ip.islands, ip.interval, ip.migrants);
-        /* no wall-clock figures here: the same seed must give the same plan bytes */
-        /* the allocations drawn (none when the allocation is not searched) */
-        int count = c.drawn > 0 && !gi; /* islands over ranks: each counts its own */
-        if (count)
-            snprintf(mp, sizeof mp, "; %ld of the first generation's %ld random allocations "
-                     "cannot fit", c.unfit, c.drawn);
-        if (min_pool >= 0)
-            snprintf(mp + strlen(mp), sizeof mp - strlen(mp),
-                     count ? " (the smallest pool: %s of %s)" : "; the smallest pool: %s of %s",
-                     sw_fmt_bytes(min_pool, h1, sizeof h1), sw_fmt_bytes(c.pool, h2, sizeof h2));
-        snprintf(note, sizeof note, "GA: %s%ld generations, %ld evaluations%s; best of the "
-                 "first generation %.9g s, best found %.9g s%s", isl, st.generations,
-                 st.evaluations, st.stopped ? " (stopped early)" : "", st.initial_best, st.best,
-                 mp);
-        if (plan_set_notes(*out, note)) {
-            plan_free(*out);
-            *out = NULL;
-            rc = sw_fail(err, SW_ENOMEM, "out of memory");
-        }
+    if (!rc && sa_note(&c, &ip, gi != NULL, min_pool, &st, *out)) {
+        plan_free(*out);
+        *out = NULL;
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
     }
     if (!rc && params_str(ps, "dump_population")[0] && (rc = dump_population(&c, ga, o, err))) {
         plan_free(*out);

@@ -30,8 +30,6 @@ static int plan_tflms(const graph_profile *g, const planner_opts *o, plan **out,
     const param_set *ps = &o->params;
     int64_t n_max = params_int(ps, "n_tensors");
     int32_t lb = (int32_t)params_int(ps, "lb");
-    mem_fit fit = MEM_BEST_FIT;
-    mem_fit_parse(params_str(ps, "allocator"), &fit);
     int32_t nt = g->n_tensors, *lf, *fb;
     if (swu_phase_uses(g, &lf, &fb))
         return sw_fail(err, SW_ENOMEM, "out of memory");
@@ -65,8 +63,7 @@ static int plan_tflms(const graph_profile *g, const planner_opts *o, plan **out,
         }
     }
     int64_t peak = 0;
-    rc = swu_offload(g, o->memory_budget, fit, params_size(ps, "alignment"), out_at, in_at,
-                     "tflms", out, &peak, err);
+    rc = swu_offload(g, o, out_at, in_at, "tflms", out, &peak, err);
     if (rc == SW_ENOFIT && peak > cap) {
         char h1[32], h2[32], h3[32];
         rc = sw_fail(err, SW_ENOFIT, "does not fit: TFLMS never swaps parameters: they (%s) stay "

@@ -32,8 +32,6 @@ static int plan_vdnn(const graph_profile *g, const planner_opts *o, plan **out, 
     const param_set *ps = &o->params;
     int conv = !strcmp(params_str(ps, "policy"), "conv");
     int32_t ahead = (int32_t)params_int(ps, "prefetch_layers");
-    mem_fit fit = MEM_BEST_FIT;
-    mem_fit_parse(params_str(ps, "allocator"), &fit);
     int32_t nt = g->n_tensors, *lf, *fb;
     if (swu_phase_uses(g, &lf, &fb))
         return sw_fail(err, SW_ENOMEM, "out of memory");
@@ -65,8 +63,7 @@ static int plan_vdnn(const graph_profile *g, const planner_opts *o, plan **out, 
         }
     }
     int64_t peak;
-    int rc = swu_offload(g, o->memory_budget, fit, params_size(ps, "alignment"), out_at, in_at,
-                         "vdnn", out, &peak, err);
+    int rc = swu_offload(g, o, out_at, in_at, "vdnn", out, &peak, err);
     sw_free(lf);
     sw_free(fb);
     sw_free(out_at);

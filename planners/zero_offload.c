@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/arena.h"
 #include "swap_util.h"
 
 /* adam_s_per_param's default: DeepSpeed PR #735 (R. Yazdani Aminabadi,
@@ -141,8 +142,6 @@ static int plan_zero_offload(const graph_profile *g, const planner_opts *o, plan
                              sw_err *err)
 {
     const param_set *ps = &o->params;
-    mem_fit fit = MEM_BEST_FIT;
-    mem_fit_parse(params_str(ps, "allocator"), &fit);
     int64_t cap = o->memory_budget - g->max_workspace;
     if (cap <= 0)
         return sw_fail(err, SW_ENOFIT, "does not fit: the budget does not cover the largest op "
@@ -154,8 +153,7 @@ static int plan_zero_offload(const graph_profile *g, const planner_opts *o, plan
     int32_t nt = h->n_tensors, no = h->n_ops;
     int32_t *last_bwd = sw_malloc(((size_t)nt + 1) * sizeof *last_bwd);
     uint8_t *res = sw_calloc((size_t)nt + 1, 1);
-    plan_builder *b = pb_new_arena(h, o->memory_budget, h->max_workspace, fit,
-                                   params_size(ps, "alignment"));
+    plan_builder *b = arena_builder(h, o, NULL);
     swu u;
     memset(&u, 0, sizeof u);
     if (!last_bwd || !res || !b || swu_init(&u, h, NULL)) {

@@ -1,4 +1,4 @@
-/* test_milp.c: the integer-program interface (planners/milp.h) on programs
+/* test_milp.c: the integer-program interface (milp/milp.h) on programs
    solved by hand: a knapsack, an infeasible system, an LP, a relaxation by
    each of the LP methods, a node-limited solve's bound, the LP writer,
    malformed rows; each with both backends (CBC/CLP and GLPK), and the two
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../planners/milp.h"
+#include "../milp/milp.h"
 #include "tap.h"
 
 /* max 10a + 13b + 7c  s.t. 4a + 6b + 3c <= 9, binary: by hand the best sets

@@ -8,6 +8,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "../ga/ga.h"
+#include "../planners/lib/schedule.h"
 #include "../planners/swapadvisor.h"
 #include "../sim/plan_io.h"
 #include "../sim/verify.h"

@@ -5,6 +5,7 @@
    generation. Every plan is verified. One named test each (tap_run). */
 #include <gsl/gsl_rng.h>
 
+#include "../planners/lib/schedule.h"
 #include "../planners/swapadvisor.h"
 #include "../planners/swap_util.h"
 #include "../planners/swapplan.h"

@@ -8,6 +8,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "../planners/planner.h"
+#include "../planners/lib/schedule.h"
 #include "../planners/swapadvisor.h"
 #include "../planners/swapplan.h"
 #include "../sim/simulate.h"

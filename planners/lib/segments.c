@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../profiles/opattr.h"
-#include "../sim/builder.h"
+#include "../../profiles/opattr.h"
+#include "../../sim/builder.h"
 
 typedef struct seg_rerun {
     int32_t at; /* position before which the op is re-run */

@@ -1,13 +1,14 @@
-/* milp_glpk.c: the GLPK backend of milp.h (glpk.h; the only file that
-   includes it). The integer program: GLPK's dual simplex on the relaxation,
-   then its branch and cut (glp_intopt) from that basis, with a callback
+/* glpk.c: the GLPK backend of milp.h (glpk.h; the only file that
+   includes it), reached through the dispatcher's table (solve.c). The
+   integer program: GLPK's dual simplex on the relaxation, then its branch
+   and cut (glp_intopt) from that basis, with a callback
    that offers the start as a heuristic solution, follows the proven bound
    (the best active node's) and enforces the node limit. The relaxation
    alone: GLPK's simplex with its LP presolver, or its interior point.
    GLPK aborts the process on invalid input, so the model is checked and
    normalised first (no NaN, duplicate entries of a row summed, zeros left
    out, a variable or row with crossed bounds reported infeasible). */
-#include "milp_impl.h"
+#include "backend.h"
 
 #include <glpk.h>
 #include <limits.h>
@@ -210,7 +211,7 @@ static int glpk_begin(milp *m, const milp_opts *o, milp_result *r, glp_prob **P,
     return rc;
 }
 
-int milp_glpk_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
+static int glpk_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
 {
     int n = m->nvar;
     glp_prob *P = NULL;
@@ -318,8 +319,8 @@ done:
     return rc;
 }
 
-int milp_glpk_solve_lp(milp *m, const milp_opts *o, milp_lp_method method, milp_result *r,
-                       sw_err *err)
+static int glpk_solve_lp(milp *m, const milp_opts *o, milp_lp_method method, milp_result *r,
+                         sw_err *err)
 {
     int n = m->nvar;
     glp_prob *P = NULL;
@@ -380,3 +381,9 @@ done:
     glp_free_env();
     return rc;
 }
+
+const milp_backend_ops milp_backend_glpk = {
+    .name = "glpk",
+    .solve = glpk_solve,
+    .solve_lp = glpk_solve_lp,
+};

@@ -2,8 +2,8 @@
    build a model (bounded variables, ranged rows), solve it under a time
    limit, read the incumbent and the proven bound. Solver-neutral: the model
    is held here and handed to a backend at solve time, chosen per solve
-   (milp_opts.backend): COIN-OR CBC and CLP (milp.c, the default) or GLPK
-   (milp_glpk.c). */
+   (milp_opts.backend): COIN-OR CBC and CLP (cbc.c, the default) or GLPK
+   (glpk.c), through the dispatcher's table (solve.c). */
 #ifndef MILP_H
 #define MILP_H
 

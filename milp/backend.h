@@ -1,7 +1,8 @@
-/* milp_impl.h: the model behind milp.h, shared by its backends (milp.c:
-   COIN-OR CBC and CLP; milp_glpk.c: GLPK). Not for the planners. */
-#ifndef MILP_IMPL_H
-#define MILP_IMPL_H
+/* backend.h: the model behind milp.h and the method table of a backend,
+   private to milp/ (model.c holds the model; cbc.c: COIN-OR CBC and CLP,
+   glpk.c: GLPK; solve.c picks one). Not for the planners. */
+#ifndef MILP_BACKEND_H
+#define MILP_BACKEND_H
 
 #include "milp.h"
 
@@ -29,10 +30,19 @@ int milp_start_feasible(const milp *m);
    SW_EINVAL (a row names an unknown variable, or a value is NaN). */
 int milp_check(const milp *m, sw_err *err);
 
-/* The GLPK backend (milp_glpk.c): milp_solve and milp_solve_lp for
-   o->backend == MILP_GLPK. */
-int milp_glpk_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err);
-int milp_glpk_solve_lp(milp *m, const milp_opts *o, milp_lp_method method, milp_result *r,
-                       sw_err *err);
+/* A solver backend (SQLite VFS style: one static const table per backend,
+   reached only through the dispatcher, solve.c). Each method has milp.h's
+   milp_solve / milp_solve_lp contract; o may be NULL (the defaults). */
+typedef struct milp_backend_ops {
+    const char *name; /* what milp_backend_find takes: "cbc", "glpk" */
+    int (*solve)(milp *m, const milp_opts *o, milp_result *r, sw_err *err);
+    int (*solve_lp)(milp *m, const milp_opts *o, milp_lp_method method, milp_result *r,
+                    sw_err *err);
+} milp_backend_ops;
+
+/* The backends (cbc.c, glpk.c), listed in solve.c's table in milp_backend
+   order. */
+extern const milp_backend_ops milp_backend_cbc;
+extern const milp_backend_ops milp_backend_glpk;
 
 #endif

@@ -4,7 +4,7 @@
 #ifndef SEGMENTS_H
 #define SEGMENTS_H
 
-#include "planner.h"
+#include "../planner.h"
 
 /* Plan g with the forward ops (in the profile's order) cut into segments
    after every forward op o with cut_after[o] set (n_ops entries): each
