@@ -8,6 +8,7 @@
    intact. The CPU backend implements the same semantics, so one executor
    serves both. */
 #include "events.h"
+#include "../common/heap.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -22,36 +23,6 @@ void val_events_free(val_events *E)
     sw_free(E->ev_ring);
     sw_free(E->order);
     memset(E, 0, sizeof *E);
-}
-
-/* a binary min-heap of task ids, for the enqueue order */
-static void heap_push(int32_t *h, int32_t *n, int32_t v)
-{
-    int32_t i = (*n)++;
-    while (i > 0 && h[(i - 1) / 2] > v) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = v;
-}
-
-static int32_t heap_pop(int32_t *h, int32_t *n)
-{
-    int32_t top = h[0], v = h[--(*n)], i = 0;
-    for (;;) {
-        int32_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && h[c + 1] < h[c])
-            c++;
-        if (h[c] >= v)
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n > 0)
-        h[i] = v;
-    return top;
 }
 
 int val_events_build(const plan *p, int lead, val_events *E, sw_err *err)
@@ -226,17 +197,7 @@ int val_events_build(const plan *p, int lead, val_events *E, sw_err *err)
         sw_free(tmp);
     }
     /* Kahn, lowest task id first, over one iteration's deps and stream order */
-    int32_t nh = 0, done = 0;
-    for (int32_t t = 0; t < n; t++)
-        if (indeg[t] == 0)
-            heap_push(heap, &nh, t);
-    while (nh > 0) {
-        int32_t t = heap_pop(heap, &nh);
-        E->order[done++] = t;
-        for (int32_t i = succ_off[t]; i < succ_off[t + 1]; i++)
-            if (--indeg[succ[i]] == 0)
-                heap_push(heap, &nh, succ[i]);
-    }
+    int32_t done = sw_topo_order(n, succ_off, succ, indeg, heap, E->order);
     if (done < n) {
         /* walk back through unfinished predecessors until a task repeats: it is on a cycle */
         int32_t t = 0;
