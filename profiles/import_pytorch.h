@@ -19,6 +19,8 @@ typedef struct hmap {
 
 #define HM_EMPTY INT64_MIN
 
+/* ---- execution trace: its nodes, sorted by id ---- */
+
 typedef struct etn {
     int64_t id, parent_id, rf_id, tid;
     int64_t seq_id;                         /* autograd sequence number, -1: none */
@@ -41,6 +43,8 @@ typedef struct et {
     int32_t count;
 } et;
 
+/* ---- tensors: a tensor tuple of a node's inputs or outputs ---- */
+
 typedef struct tref {
     int64_t tensor, storage, offset, numel, itemsize;
     int64_t span; /* elements of the storage it reaches from offset: numel, or less for a
@@ -48,6 +52,8 @@ typedef struct tref {
     int gpu;
     int arg; /* argument position (the tensors of a list share it) */
 } tref;
+
+/* ---- kineto: CPU events, runtime launches, kernels, allocator events ---- */
 
 typedef struct kev {
     const char *name;
@@ -78,6 +84,9 @@ typedef struct kineto {
     const char *device;
 } kineto;
 
+/* ---- the importer's state ---- */
+
+/* a storage of the execution trace bound to a profile tensor */
 typedef struct binding {
     int32_t tensor;  /* profile tensor */
     int32_t creator; /* profile op that allocated it, -1: exists before the iteration */
@@ -110,32 +119,51 @@ typedef struct ctx {
 } ctx;
 
 /* ---- execution trace and tensors (import_pytorch_et.c) ---- */
+/* The hash map: free, look up (-1: absent), insert or replace (0 or SW_ENOMEM). */
 void pt_hm_free(hmap *m);
 int32_t pt_hm_get(const hmap *m, int64_t k);
 int pt_hm_put(hmap *m, int64_t k, int32_t v);
+/* Does s start with p? */
 int pt_starts(const char *s, const char *p);
+/* The execution trace's nodes ($.nodes) into t, sorted by id, parents linked;
+   bad input is reported through r. */
 int pt_et_load(const json_value *root, jr *r, et *t);
+/* Is v a tensor tuple [id, storage, offset, numel, itemsize, device]? */
 int pt_is_tensor(const json_value *v);
+/* The tensor tuple v as t (t->gpu: on the model's device dev). */
 int pt_get_tref(jr *r, const json_value *v, const char *dev, tref *t);
+/* t's span from the 1.1.x shapes and strides (geo, value i, list element j). */
 void pt_set_span(tref *t, const json_value *geo, uint32_t i, int j);
+/* Is node i an annotation or a module record without tensors of its own? */
 int pt_is_container(const et *t, int32_t i);
+/* Does any node of [lo, hi) have a tensor on a CUDA device? */
 int pt_any_cuda(const et *t, int32_t lo, int32_t hi);
+/* The qualified name of the innermost module record above node i, or NULL. */
 const char *pt_module_of(const et *t, int32_t i);
 
 /* ---- Kineto trace and GPU times (import_pytorch_kineto.c) ---- */
+/* The Kineto trace's events into k; bad input is reported through r. */
 int pt_kineto_load(const json_value *root, jr *r, kineto *k);
 void pt_kineto_free(kineto *k);
+/* Link Kineto CPU events to the execution trace's nodes of [lo, hi). */
 int pt_link(ctx *c, int32_t lo, int32_t hi, int64_t which, const char *etf, const char *kf,
             sw_err *err);
+/* Charge every kernel of the linked iteration to an operator; the GPU's busy
+   time and span over them. */
 int pt_charge_kernels(ctx *c, const char *kf, sw_err *err);
 
 /* ---- tensor accesses and unnamed memory (import_pytorch_mem.c) ---- */
+/* The accesses of one node, charged to profile op c->cur_op. */
 int pt_node_accesses(ctx *c, const etn *e, int phase);
+/* Workspaces from the allocator's events; *peak (-1: no events), *n_ws. */
 void pt_unnamed_memory(ctx *c, int64_t *peak, int32_t *n_ws);
 
 /* ---- cost-model attributes and times (import_pytorch_shapes.c) ---- */
+/* The cost model's attributes of op (top-level node top; fop: its forward op
+   for a backward one, -1). 0 or SW_ENOMEM. */
 int pt_shape_attrs(ctx *c, const int32_t *first, const int32_t *next, int32_t top,
                    int32_t op, int32_t fop);
+/* Where each op's time came from; with by_model, the cost model's times. */
 int pt_op_times(graph_profile *g, int by_model, int32_t *untimed);
 
 #endif

@@ -12,7 +12,6 @@
 
 /* ---- int64 -> int32 hash map ---- */
 
-
 void pt_hm_free(hmap *m)
 {
     sw_free(m->keys);
@@ -75,7 +74,6 @@ int pt_hm_put(hmap *m, int64_t k, int32_t v)
 }
 
 /* ---- execution trace ---- */
-
 
 static int cmp_etn(const void *a, const void *b)
 {
@@ -229,7 +227,6 @@ int pt_et_load(const json_value *root, jr *r, et *t)
 
 /* ---- tensors ---- */
 
-
 /* Is v a tensor tuple [id, storage, offset, numel, itemsize, device]? */
 int pt_is_tensor(const json_value *v)
 {
@@ -311,7 +308,6 @@ void pt_set_span(tref *t, const json_value *geo, uint32_t i, int j)
     if (sp >= 0 && sp < t->span)
         t->span = sp;
 }
-
 
 int pt_is_container(const et *t, int32_t i)
 {

@@ -13,7 +13,6 @@
 
 /* ---- kineto ---- */
 
-
 static int cmp_kev_ts(const void *a, const void *b)
 {
     const kev *x = a, *y = b;
