@@ -64,6 +64,68 @@ static void remove_anywhere(void)
     OK(all, "every value came out once");
 }
 
+/* The layout reference: planners/swapadvisor.c's ready set picks a heap slot
+   at random, so a shared heap must leave the array exactly as its own code
+   does (push: sift up; remove slot i: the last value into i, down, then up). */
+static void ref_up(int32_t *h, int32_t i)
+{
+    int32_t x = h[i];
+    while (i > 0 && h[(i - 1) / 2] > x) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = x;
+}
+
+static void ref_down(int32_t *h, int32_t n, int32_t i)
+{
+    int32_t x = h[i];
+    for (;;) {
+        int32_t l = 2 * i + 1, m = i, hm = x;
+        if (l < n && h[l] < hm) {
+            m = l;
+            hm = h[l];
+        }
+        if (l + 1 < n && h[l + 1] < hm)
+            m = l + 1;
+        if (m == i)
+            break;
+        h[i] = h[m];
+        i = m;
+    }
+    h[i] = x;
+}
+
+static void same_layout(void)
+{
+    int32_t a[256], b[256], nb = 0;
+    sw_heap h = {a, 0};
+    uint32_t x = 777;
+    int same = 1, next = 0;
+    for (int step = 0; step < 2000; step++) {
+        x = x * 1103515245u + 12345u;
+        if (h.n == 0 || (h.n < 200 && (x >> 16) % 3 != 0)) {
+            int32_t v = (int32_t)((next++ * 7919) % 100003); /* unique values */
+            sw_heap_push(&h, v);
+            b[nb++] = v;
+            ref_up(b, nb - 1);
+        } else {
+            int32_t i = (int32_t)((x >> 8) % (uint32_t)h.n);
+            int32_t got = sw_heap_remove_at(&h, i), want = b[i];
+            if (i != --nb) {
+                b[i] = b[nb];
+                ref_down(b, nb, i);
+                ref_up(b, i);
+            }
+            same &= got == want;
+        }
+        same &= h.n == nb;
+        for (int32_t k = 0; k < nb && same; k++)
+            same &= a[k] == b[k];
+    }
+    OK(same, "pushes and removals leave the array as swapadvisor's heap code does (2000 steps)");
+}
+
 /* 0 -> 3, 1 -> 3, 2 -> 0, 3 -> 4: ready {1, 2} first; 1 before 2 (lowest id) */
 static void topo_ties(void)
 {
@@ -93,6 +155,7 @@ static void topo_cycle(void)
 static const tap_test tests[] = {
     {"pops_sorted", pops_sorted},
     {"remove_anywhere", remove_anywhere},
+    {"same_layout", same_layout},
     {"topo_ties", topo_ties},
     {"topo_cycle", topo_cycle},
 };
