@@ -163,15 +163,123 @@ static int run_cell(const graph_profile *g, int64_t budget, const char *h, const
     return 0;
 }
 
-int parity_run(const parity_opts *o, sw_buf *csv, sw_buf *md, parity_summary *sum, sw_err *err)
+/* The comparison of one cell's two runs (budget on bytes: c, on the arena: c2)
+   with simrd's figure sref. */
+typedef struct cell_cmp {
+    const char *sv, *ov, *av; /* verdicts: simrd's, ours on bytes, ours on the arena */
+    double diff, diff2;       /* relative overhead differences from simrd */
+    int match, match2;        /* same verdict, overhead within 3% */
+} cell_cmp;
+
+static void compare_cell(double sref, const cell *c, const cell *c2, int64_t budget,
+                         cell_cmp *k, parity_summary *sum)
 {
-    memset(sum, 0, sizeof *sum);
-    double t0 = sw_now();
-    const importer *im = importer_find("dtr");
-    if (!im)
-        return sw_fail(err, SW_EINVAL, "the dtr importer is not registered");
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/dtr-logs", o->data);
+    memset(k, 0, sizeof *k);
+    k->sv = verdict_of(sref);
+    k->ov = verdict_of(c->ours);
+    k->av = verdict_of(c2->ours);
+    if (sref != R_NONE) {
+        sum->cells++;
+        if (!strcmp(k->sv, k->ov)) {
+            sum->verdicts_ok++;
+            if (!strcmp(k->sv, "ok")) {
+                k->diff = (c->ours - sref) / sref;
+                if (fabs(k->diff) > sum->max_diff)
+                    sum->max_diff = fabs(k->diff);
+                k->match = fabs(k->diff) <= 0.03;
+            } else {
+                k->match = 1;
+            }
+        }
+        sum->matches += k->match;
+        if (!strcmp(k->sv, k->av)) {
+            sum->arena_verdicts_ok++;
+            if (!strcmp(k->sv, "ok"))
+                k->diff2 = (c2->ours - sref) / sref;
+            k->match2 = fabs(k->diff2) <= 0.03;
+        }
+        sum->arena_matches += k->match2;
+    }
+    if (c->ours > 0 && budget > 0) {
+        double over = (double)c->arena / (double)budget - 1;
+        if (over > sum->max_arena_over)
+            sum->max_arena_over = over;
+    }
+}
+
+/* One cell's row of the Markdown table and line of the CSV. */
+static void write_cell(const parity_log *L, int hi, double ratio, int64_t budget, double sref,
+                       const cell *c, const cell *c2, const cell_cmp *k, sw_buf *csv, sw_buf *md)
+{
+    char a[32], b[32], d[32], ar[32], b2[64];
+    fmt_cell(sref, a, sizeof a);
+    fmt_cell(c->ours, b, sizeof b);
+    fmt_cell(c2->ours, b2, sizeof b2);
+    if (sref > 0 && c2->ours > 0)
+        snprintf(b2 + strlen(b2), sizeof b2 - strlen(b2), " (%+.1f%%)", 100 * k->diff2);
+    if (sref > 0 && c->ours > 0)
+        snprintf(d, sizeof d, "%+.1f%%", 100 * k->diff);
+    else
+        snprintf(d, sizeof d, "-");
+    if (c->ours > 0)
+        snprintf(ar, sizeof ar, "%+.1f%%", 100 * ((double)c->arena / (double)budget - 1));
+    else
+        snprintf(ar, sizeof ar, "-");
+    char fe[32] = "-";
+    if (c2->ours > 0)
+        snprintf(fe, sizeof fe, "%lld", (long long)c2->frag);
+    sw_buf_printf(md, "| %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s |\n", L->label, ratio,
+                  heur_label[hi], a, b, d,
+                  sref == R_NONE ? "(no reference)" : k->match ? "yes" : "**no**", ar, b2, fe);
+    sw_buf_printf(csv, "%s,%.1f,%s,%lld,%s,", L->prefix, ratio, heur[hi], (long long)budget,
+                  k->sv);
+    if (sref > 0)
+        sw_buf_printf(csv, "%.4f", sref);
+    sw_buf_printf(csv, ",%s,", k->ov);
+    if (c->ours > 0)
+        sw_buf_printf(csv, "%.6f", c->ours);
+    sw_buf_putc(csv, ',');
+    if (c->ours > 0)
+        sw_buf_printf(csv, "%.6f", c->engine);
+    sw_buf_printf(csv, ",%.3f,%s,%lld,%lld,%lld,%.4f,%s,", 100 * k->diff,
+                  sref == R_NONE ? "" : k->match ? "yes" : "no", (long long)c->remats,
+                  (long long)c->evictions, (long long)(c->ours > 0 ? c->arena : 0), c->seconds,
+                  k->av);
+    if (c2->ours > 0)
+        sw_buf_printf(csv, "%.6f", c2->ours);
+    sw_buf_printf(csv, ",%.3f,%s,%lld,%.4f\n", 100 * k->diff2,
+                  sref == R_NONE ? "" : k->match2 ? "yes" : "no", (long long)c2->frag,
+                  c2->seconds);
+}
+
+/* Every cell of log L (its profile g, ideal peak peak): each heuristic at
+   each budget ratio, run twice (budget on bytes, on the arena). */
+static int parity_log_cells(const parity_log *L, graph_profile *g, int64_t peak,
+                            const parity_opts *o, sw_buf *csv, sw_buf *md, parity_summary *sum,
+                            sw_err *err)
+{
+    for (int hi = 0; hi < 3; hi++)
+        for (int ri = 0; ri < L->n; ri++) {
+            double ratio = L->ratio[ri];
+            const double *ref = hi == 0 ? L->dtr : hi == 1 ? L->eq : L->lru;
+            double sref = ref[ri];
+            int64_t budget = (int64_t)floor(ratio * (double)peak);
+            cell c, c2;
+            int rc = run_cell(g, budget, heur[hi], "bytes", o, &c, err);
+            if (!rc)
+                rc = run_cell(g, budget, heur[hi], "arena", o, &c2, err);
+            if (rc)
+                return rc;
+            cell_cmp k;
+            compare_cell(sref, &c, &c2, budget, &k, sum);
+            write_cell(L, hi, ratio, budget, sref, &c, &c2, &k, csv, md);
+        }
+    return 0;
+}
+
+/* The CSV header and the Markdown document's introduction and table head. */
+static void parity_heads(sw_buf *csv, sw_buf *md)
+{
     sw_buf_puts(csv, "log,ratio,heuristic,budget_bytes,simrd_verdict,simrd_overhead,"
                      "swapsim_verdict,swapsim_overhead,engine_overhead,diff_pct,match,"
                      "reruns,drops,arena_bytes,seconds,"
@@ -190,6 +298,45 @@ int parity_run(const parity_opts *o, sw_buf *csv, sw_buf *md, parity_summary *su
     sw_buf_puts(md, "| log | ratio | heuristic | simrd | swapsim | diff | match | arena needed | "
                     "swapsim, arena = budget | frag. evictions |\n"
                     "|---|---|---|---|---|---|---|---|---|---|\n");
+}
+
+/* Log L (its file at path, owned and freed here): imported, its statistics
+   noted, its cells run. */
+static int parity_log_run(const importer *im, const parity_log *L, char *path,
+                          const parity_opts *o, sw_buf *csv, sw_buf *md, sw_buf *notes,
+                          parity_summary *sum, sw_err *err)
+{
+    param_set ps;
+    graph_profile *g = NULL;
+    int rc = params_init(&ps, im->params);
+    if (!rc)
+        rc = im->import((const char *const *)&path, 1, &ps, dev_find("titanv"), &g, err);
+    params_free(&ps);
+    sw_free(path);
+    if (rc)
+        return rc;
+    graph_stats gs;
+    if ((rc = graph_compute_stats(g, &gs)) != 0) {
+        graph_free(g);
+        return sw_fail(err, rc, "out of memory");
+    }
+    sw_buf_printf(notes, "- %s: ideal peak %lld bytes, compute %.3f ms, %d ops\n", L->label,
+                  (long long)gs.peak_memory_bytes, g->total_compute_s * 1e3, g->n_ops);
+    rc = parity_log_cells(L, g, gs.peak_memory_bytes, o, csv, md, sum, err);
+    graph_free(g);
+    return rc;
+}
+
+int parity_run(const parity_opts *o, sw_buf *csv, sw_buf *md, parity_summary *sum, sw_err *err)
+{
+    memset(sum, 0, sizeof *sum);
+    double t0 = sw_now();
+    const importer *im = importer_find("dtr");
+    if (!im)
+        return sw_fail(err, SW_EINVAL, "the dtr importer is not registered");
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/dtr-logs", o->data);
+    parity_heads(csv, md);
     int found = 0;
     sw_buf notes;
     sw_buf_init(&notes);
@@ -207,114 +354,11 @@ int parity_run(const parity_opts *o, sw_buf *csv, sw_buf *md, parity_summary *su
             continue;
         }
         found++;
-        param_set ps;
-        graph_profile *g = NULL;
-        int rc = params_init(&ps, im->params);
-        if (!rc)
-            rc = im->import((const char *const *)&path, 1, &ps, dev_find("titanv"), &g, err);
-        params_free(&ps);
-        sw_free(path);
+        int rc = parity_log_run(im, L, path, o, csv, md, &notes, sum, err);
         if (rc) {
             sw_buf_free(&notes);
             return rc;
         }
-        graph_stats gs;
-        if ((rc = graph_compute_stats(g, &gs)) != 0) {
-            graph_free(g);
-            sw_buf_free(&notes);
-            return sw_fail(err, rc, "out of memory");
-        }
-        sw_buf_printf(&notes, "- %s: ideal peak %lld bytes, compute %.3f ms, %d ops\n", L->label,
-                      (long long)gs.peak_memory_bytes, g->total_compute_s * 1e3, g->n_ops);
-        for (int hi = 0; hi < 3; hi++)
-            for (int ri = 0; ri < L->n; ri++) {
-                double ratio = L->ratio[ri];
-                const double *ref = hi == 0 ? L->dtr : hi == 1 ? L->eq : L->lru;
-                double sref = ref[ri];
-                int64_t budget = (int64_t)floor(ratio * (double)gs.peak_memory_bytes);
-                cell c, c2;
-                rc = run_cell(g, budget, heur[hi], "bytes", o, &c, err);
-                if (!rc)
-                    rc = run_cell(g, budget, heur[hi], "arena", o, &c2, err);
-                if (rc) {
-                    graph_free(g);
-                    sw_buf_free(&notes);
-                    return rc;
-                }
-                const char *sv = verdict_of(sref), *ov = verdict_of(c.ours),
-                           *av = verdict_of(c2.ours);
-                double diff = 0, diff2 = 0;
-                int match = 0, match2 = 0;
-                if (sref != R_NONE) {
-                    sum->cells++;
-                    if (!strcmp(sv, ov)) {
-                        sum->verdicts_ok++;
-                        if (!strcmp(sv, "ok")) {
-                            diff = (c.ours - sref) / sref;
-                            if (fabs(diff) > sum->max_diff)
-                                sum->max_diff = fabs(diff);
-                            match = fabs(diff) <= 0.03;
-                        } else {
-                            match = 1;
-                        }
-                    }
-                    sum->matches += match;
-                    if (!strcmp(sv, av)) {
-                        sum->arena_verdicts_ok++;
-                        if (!strcmp(sv, "ok"))
-                            diff2 = (c2.ours - sref) / sref;
-                        match2 = fabs(diff2) <= 0.03;
-                    }
-                    sum->arena_matches += match2;
-                }
-                if (c.ours > 0 && budget > 0) {
-                    double over = (double)c.arena / (double)budget - 1;
-                    if (over > sum->max_arena_over)
-                        sum->max_arena_over = over;
-                }
-                char a[32], b[32], d[32], ar[32], b2[64];
-                fmt_cell(sref, a, sizeof a);
-                fmt_cell(c.ours, b, sizeof b);
-                fmt_cell(c2.ours, b2, sizeof b2);
-                if (sref > 0 && c2.ours > 0)
-                    snprintf(b2 + strlen(b2), sizeof b2 - strlen(b2), " (%+.1f%%)", 100 * diff2);
-                if (sref > 0 && c.ours > 0)
-                    snprintf(d, sizeof d, "%+.1f%%", 100 * diff);
-                else
-                    snprintf(d, sizeof d, "-");
-                if (c.ours > 0)
-                    snprintf(ar, sizeof ar, "%+.1f%%",
-                             100 * ((double)c.arena / (double)budget - 1));
-                else
-                    snprintf(ar, sizeof ar, "-");
-                char fe[32] = "-";
-                if (c2.ours > 0)
-                    snprintf(fe, sizeof fe, "%lld", (long long)c2.frag);
-                sw_buf_printf(md, "| %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                              L->label, ratio, heur_label[hi], a, b, d,
-                              sref == R_NONE ? "(no reference)" : match ? "yes" : "**no**", ar,
-                              b2, fe);
-                sw_buf_printf(csv, "%s,%.1f,%s,%lld,%s,", L->prefix, ratio, heur[hi],
-                              (long long)budget, sv);
-                if (sref > 0)
-                    sw_buf_printf(csv, "%.4f", sref);
-                sw_buf_printf(csv, ",%s,", ov);
-                if (c.ours > 0)
-                    sw_buf_printf(csv, "%.6f", c.ours);
-                sw_buf_putc(csv, ',');
-                if (c.ours > 0)
-                    sw_buf_printf(csv, "%.6f", c.engine);
-                sw_buf_printf(csv, ",%.3f,%s,%lld,%lld,%lld,%.4f,%s,", 100 * diff,
-                              sref == R_NONE ? "" : match ? "yes" : "no", (long long)c.remats,
-                              (long long)c.evictions, (long long)(c.ours > 0 ? c.arena : 0),
-                              c.seconds, av);
-                if (c2.ours > 0)
-                    sw_buf_printf(csv, "%.6f", c2.ours);
-                sw_buf_printf(csv, ",%.3f,%s,%lld,%.4f\n", 100 * diff2,
-                              sref == R_NONE ? "" : match2 ? "yes" : "no", (long long)c2.frag,
-                              c2.seconds);
-            }
-        graph_free(g);
     }
     sum->seconds = sw_now() - t0;
     sw_buf_printf(md, "\nBudget on bytes (as simrd and the DTR prototype count it): %d of %d "

@@ -1,5 +1,6 @@
 /* graph.c: building, validating and deriving the profile's dataflow graph. */
 #include "graph.h"
+#include "../common/heap.h"
 #include "../common/limits.h"
 
 #include <stdio.h>
@@ -232,44 +233,6 @@ static int fail_op(sw_err *err, int32_t *bad_op, int32_t op, const graph_profile
     char m[512];
     snprintf(m, sizeof m, fmt, detail);
     return sw_fail(err, SW_EINVAL, "op %d '%s': %s", op, g->ops[op].name, m);
-}
-
-/* binary min-heap of op ids keyed by id (file position) */
-typedef struct heap {
-    int32_t *a; /* the heap array, capacity n_ops (owned by the caller) */
-    int32_t n;  /* ops in the heap */
-} heap;
-
-static void heap_push(heap *h, int32_t v)
-{
-    int32_t i = h->n++;
-    while (i > 0) {
-        int32_t p = (i - 1) / 2;
-        if (h->a[p] <= v)
-            break;
-        h->a[i] = h->a[p];
-        i = p;
-    }
-    h->a[i] = v;
-}
-
-static int32_t heap_pop(heap *h)
-{
-    int32_t top = h->a[0], v = h->a[--h->n], i = 0;
-    for (;;) {
-        int32_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && h->a[c + 1] < h->a[c])
-            c++;
-        if (v <= h->a[c])
-            break;
-        h->a[i] = h->a[c];
-        i = c;
-    }
-    if (h->n > 0)
-        h->a[i] = v;
-    return top;
 }
 
 /* Describe a cycle among ops left with nonzero in-degree after Kahn. */
@@ -739,24 +702,14 @@ static int default_order(graph_profile *g, sw_err *err, int32_t *bad_op)
     int32_t *indeg = sw_malloc(((size_t)no + 1) * sizeof(int32_t)); /* per op: preds not yet
                                                                        ordered */
     g->order = sw_malloc(((size_t)no + 1) * sizeof(int32_t));
-    heap h = {sw_malloc(((size_t)no + 1) * sizeof(int32_t)), 0};
-    if (!indeg || !g->order || !h.a) {
+    int32_t *heap = sw_malloc(((size_t)no + 1) * sizeof(int32_t));
+    if (!indeg || !g->order || !heap) {
         rc = fail_oom(err);
         goto done;
     }
-    for (int32_t o = 0; o < no; o++) {
+    for (int32_t o = 0; o < no; o++)
         indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
-        if (!indeg[o])
-            heap_push(&h, o);
-    }
-    int32_t n_ordered = 0;
-    while (h.n) {
-        int32_t o = heap_pop(&h);
-        g->order[n_ordered++] = o;
-        for (int32_t k = g->succ_off[o]; k < g->succ_off[o + 1]; k++)
-            if (--indeg[g->succ[k]] == 0)
-                heap_push(&h, g->succ[k]);
-    }
+    int32_t n_ordered = sw_topo_order(no, g->succ_off, g->succ, indeg, heap, g->order);
     if (n_ordered < no) {
         char cyc[400];
         int32_t first;
@@ -766,7 +719,7 @@ static int default_order(graph_profile *g, sw_err *err, int32_t *bad_op)
         rc = sw_fail(err, SW_EINVAL, "cyclic graph: %s", cyc);
     }
 done:
-    sw_free(h.a);
+    sw_free(heap);
     sw_free(indeg);
     return rc;
 }

@@ -394,6 +394,99 @@ static int is_activation(const char *type)
            !strcmp(type, "Softmax") || !strcmp(type, "LogSoftmax");
 }
 
+/* A topological order of p's nodes (Kahn, FIFO from file order) into order
+   (p->n values); a cycle is an error naming one of its nodes. */
+static int pd_order(pd_graph *p, int32_t *order, int *no_out, sw_err *err)
+{
+    const char *file = p->file;
+    int32_t *soff = sw_calloc((size_t)p->n + 2, sizeof *soff), *succ = NULL;
+    if (!soff)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    for (int i = 0; i < p->n; i++)
+        for (int k = 0; k < p->nodes[i].n_pred; k++) {
+            p->nodes[i].indeg++;
+            p->nodes[p->nodes[i].pred[k]].n_succ++;
+            soff[p->nodes[i].pred[k] + 1]++;
+        }
+    for (int i = 0; i < p->n; i++)
+        soff[i + 1] += soff[i];
+    succ = sw_malloc(((size_t)soff[p->n] + 1) * sizeof *succ);
+    if (!succ) {
+        sw_free(soff);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < p->n; i++)
+        for (int k = 0; k < p->nodes[i].n_pred; k++)
+            succ[soff[p->nodes[i].pred[k]]++] = i;
+    for (int i = p->n; i > 0; i--)
+        soff[i] = soff[i - 1];
+    soff[0] = 0;
+    int no = 0, head = 0;
+    for (int i = 0; i < p->n; i++)
+        if (p->nodes[i].indeg == 0)
+            order[no++] = i;
+    while (head < no) {
+        int i = order[head++];
+        for (int32_t k = soff[i]; k < soff[i + 1]; k++)
+            if (--p->nodes[succ[k]].indeg == 0)
+                order[no++] = succ[k];
+    }
+    sw_free(soff);
+    sw_free(succ);
+    *no_out = no;
+    if (no < p->n)
+        for (int i = 0; i < p->n; i++)
+            if (p->nodes[i].indeg > 0)
+                return sw_fail(err, SW_EINVAL, "%s:%d: node %s is on a cycle of edges", file,
+                               p->nodes[i].line, p->nodes[i].id);
+    return 0;
+}
+
+/* Node nd (its predecessors recorded) as an input or a forward op of a; a
+   node nothing reads is added to sinks (64 at most). SW_EINVAL (reported) or
+   SW_ENOMEM (not reported). */
+static int pd_add_node(ag_graph *a, const pd_graph *p, pd_node *nd, int64_t batch,
+                       int32_t *sinks, int *nsinks, sw_err *err)
+{
+    const char *file = p->file;
+    if (nd->n_pred == 0 && strncmp(nd->type, "Input", 5) && strcmp(nd->type, "hidden"))
+        return sw_fail(err, SW_EINVAL, "%s:%d: node %s (%s) has no input edge (truncated "
+                       "edge list?)", file, nd->line, nd->id, nd->type);
+    if (nd->n_pred == 0) { /* a source: the data batch (Input, Input0, ...) */
+        nd->tensor = ag_input(a, nd->id, nd->act);
+        return nd->tensor < 0 ? SW_ENOMEM : 0;
+    }
+    int32_t in[64];
+    int nin = 0;
+    for (int k = 0; k < nd->n_pred && nin < 63; k++)
+        in[nin++] = p->nodes[nd->pred[k]].tensor;
+    if (nd->n_pred > 63)
+        return sw_fail(err, SW_EINVAL, "%s:%d: node %s has more than 63 inputs", file,
+                       nd->line, nd->id);
+    if (nd->par > 0) {
+        char pn[96];
+        snprintf(pn, sizeof pn, "%s.param", nd->id);
+        in[nin] = ag_param(a, pn, nd->par);
+        if (in[nin++] < 0)
+            return SW_ENOMEM;
+    }
+    uint32_t save = AG_SAVE_ALL_IN | (is_activation(nd->type) ? AG_SAVE_OUT : 0);
+    char opn[160];
+    snprintf(opn, sizeof opn, "%s:%s", nd->id, nd->type);
+    nd->op = ag_op(a, opn, nd->type, nd->fwd_ms * 1e-3, nd->bwd_ms * 1e-3, in, nin, &nd->act,
+                   1, &nd->tensor, save, 0);
+    if (nd->op < 0)
+        return SW_ENOMEM;
+    if (shape_attrs(a->g, p, nd, batch) || graph_op_attr(a->g, nd->op, OA_LINE, nd->line))
+        return SW_ENOMEM;
+    if (nd->n_succ == 0) {
+        if (*nsinks >= 64)
+            return sw_fail(err, SW_EINVAL, "%s: more than 64 output nodes", file);
+        sinks[(*nsinks)++] = nd->tensor;
+    }
+    return 0;
+}
+
 static int import_pipedream(const char *const *files, int nfiles, const param_set *ps,
                             const dev_spec *dev, graph_profile **out, sw_err *err)
 {
@@ -410,55 +503,14 @@ static int import_pipedream(const char *const *files, int nfiles, const param_se
     int32_t *order = NULL;
     if ((rc = parse_file(&p, text, len, err)) != 0)
         goto done;
-    /* topological order (Kahn, FIFO from file order), cycle check */
     order = sw_malloc(((size_t)p.n + 1) * sizeof *order);
-    int32_t *soff = sw_calloc((size_t)p.n + 2, sizeof *soff), *succ = NULL;
-    if (!order || !soff) {
-        sw_free(soff);
+    if (!order) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
     }
-    for (int i = 0; i < p.n; i++)
-        for (int k = 0; k < p.nodes[i].n_pred; k++) {
-            p.nodes[i].indeg++;
-            p.nodes[p.nodes[i].pred[k]].n_succ++;
-            soff[p.nodes[i].pred[k] + 1]++;
-        }
-    for (int i = 0; i < p.n; i++)
-        soff[i + 1] += soff[i];
-    succ = sw_malloc(((size_t)soff[p.n] + 1) * sizeof *succ);
-    if (!succ) {
-        sw_free(soff);
-        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+    int no = 0;
+    if ((rc = pd_order(&p, order, &no, err)) != 0 || no < p.n)
         goto done;
-    }
-    for (int i = 0; i < p.n; i++)
-        for (int k = 0; k < p.nodes[i].n_pred; k++)
-            succ[soff[p.nodes[i].pred[k]]++] = i;
-    for (int i = p.n; i > 0; i--)
-        soff[i] = soff[i - 1];
-    soff[0] = 0;
-    int no = 0, head = 0;
-    for (int i = 0; i < p.n; i++)
-        if (p.nodes[i].indeg == 0)
-            order[no++] = i;
-    while (head < no) {
-        int i = order[head++];
-        for (int32_t k = soff[i]; k < soff[i + 1]; k++)
-            if (--p.nodes[succ[k]].indeg == 0)
-                order[no++] = succ[k];
-    }
-    sw_free(soff);
-    sw_free(succ);
-    if (no < p.n) {
-        for (int i = 0; i < p.n; i++)
-            if (p.nodes[i].indeg > 0) {
-                rc = sw_fail(err, SW_EINVAL, "%s:%d: node %s is on a cycle of edges", file,
-                             p.nodes[i].line, p.nodes[i].id);
-                break;
-            }
-        goto done;
-    }
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;
     char name[128];
@@ -473,52 +525,12 @@ static int import_pipedream(const char *const *files, int nfiles, const param_se
     a.g->batch = batch;
     int32_t sinks[64];
     int nsinks = 0;
-    for (int oi = 0; oi < no; oi++) {
-        pd_node *nd = &p.nodes[order[oi]];
-        if (nd->n_pred == 0 && strncmp(nd->type, "Input", 5) && strcmp(nd->type, "hidden")) {
-            rc = sw_fail(err, SW_EINVAL, "%s:%d: node %s (%s) has no input edge (truncated "
-                         "edge list?)", file, nd->line, nd->id, nd->type);
+    for (int oi = 0; oi < no; oi++)
+        if ((rc = pd_add_node(&a, &p, &p.nodes[order[oi]], batch, sinks, &nsinks, err)) != 0) {
+            if (rc == SW_ENOMEM)
+                goto oom;
             goto done;
         }
-        if (nd->n_pred == 0) { /* a source: the data batch (Input, Input0, ...) */
-            nd->tensor = ag_input(&a, nd->id, nd->act);
-            if (nd->tensor < 0)
-                goto oom;
-            continue;
-        }
-        int32_t in[64];
-        int nin = 0;
-        for (int k = 0; k < nd->n_pred && nin < 63; k++)
-            in[nin++] = p.nodes[nd->pred[k]].tensor;
-        if (nd->n_pred > 63) {
-            rc = sw_fail(err, SW_EINVAL, "%s:%d: node %s has more than 63 inputs", file,
-                         nd->line, nd->id);
-            goto done;
-        }
-        if (nd->par > 0) {
-            char pn[96];
-            snprintf(pn, sizeof pn, "%s.param", nd->id);
-            in[nin] = ag_param(&a, pn, nd->par);
-            if (in[nin++] < 0)
-                goto oom;
-        }
-        uint32_t save = AG_SAVE_ALL_IN | (is_activation(nd->type) ? AG_SAVE_OUT : 0);
-        char opn[160];
-        snprintf(opn, sizeof opn, "%s:%s", nd->id, nd->type);
-        nd->op = ag_op(&a, opn, nd->type, nd->fwd_ms * 1e-3, nd->bwd_ms * 1e-3, in, nin, &nd->act,
-                       1, &nd->tensor, save, 0);
-        if (nd->op < 0)
-            goto oom;
-        if (shape_attrs(a.g, &p, nd, batch) || graph_op_attr(a.g, nd->op, OA_LINE, nd->line))
-            goto oom;
-        if (nd->n_succ == 0) {
-            if (nsinks >= 64) {
-                rc = sw_fail(err, SW_EINVAL, "%s: more than 64 output nodes", file);
-                goto done;
-            }
-            sinks[nsinks++] = nd->tensor;
-        }
-    }
     if (nsinks == 0) {
         rc = sw_fail(err, SW_EINVAL, "%s: no operator node (only inputs)", file);
         goto done;

@@ -770,111 +770,161 @@ static int emit(fin *f)
     return 0;
 }
 
-static int finish_once(plan_builder *b, plan **out, sw_err *err, int32_t **reloc, size_t *n_reloc)
+/* The per-event and per-tensor arrays of f; 0 or SW_ENOMEM. */
+static int fin_alloc(fin *f)
 {
-    *out = NULL;
-    const graph_profile *g = b->g;
-    fin f;
-    memset(&f, 0, sizeof f);
-    f.b = b;
-    f.g = g;
-    f.E = (int32_t)b->n_ev;
-    f.err = err;
-    imap_init(&f.im);
-    int32_t nt = g->n_tensors, E = f.E;
-    int rc = SW_ENOMEM;
-    f.p = plan_new((graph_profile *)(uintptr_t)g, 0);
-    f.place_off = sw_malloc(((size_t)E + 1) * sizeof(int32_t));
-    f.free_off = sw_malloc(((size_t)E + 1) * sizeof(int32_t));
-    f.final_res = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
-    f.cur_res = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
-    f.rix = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
-    f.run_ev = sw_malloc(((size_t)g->n_ops + 1) * sizeof(int32_t));
-    f.place_ref = sw_malloc(((size_t)nt + 1) * sizeof(int64_t));
-    f.user_ref = sw_malloc(((size_t)nt + 1) * sizeof(int64_t));
-    f.copyout_ref = sw_malloc(((size_t)nt + 1) * sizeof(int64_t));
-    f.stream_idx = sw_malloc(((size_t)E + 1) * sizeof(int32_t));
-    f.vc = sw_malloc(((size_t)E * 6 + 1) * sizeof(int32_t));
-    f.dep = sw_malloc(((size_t)E * 2 + 1) * sizeof(int32_t));
-    f.pdep = sw_malloc(((size_t)E * 2 + 1) * sizeof(int32_t));
-    if (!f.p || !f.place_off || !f.free_off || !f.final_res || !f.cur_res || !f.rix || !f.run_ev || !f.place_ref ||
-        !f.user_ref || !f.copyout_ref || !f.stream_idx || !f.vc || !f.dep || !f.pdep)
-        goto oom;
+    const graph_profile *g = f->g;
+    int32_t nt = g->n_tensors, E = f->E;
+    f->p = plan_new((graph_profile *)(uintptr_t)g, 0);
+    f->place_off = sw_malloc(((size_t)E + 1) * sizeof(int32_t));
+    f->free_off = sw_malloc(((size_t)E + 1) * sizeof(int32_t));
+    f->final_res = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
+    f->cur_res = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
+    f->rix = sw_malloc(((size_t)nt + 1) * sizeof(int32_t));
+    f->run_ev = sw_malloc(((size_t)g->n_ops + 1) * sizeof(int32_t));
+    f->place_ref = sw_malloc(((size_t)nt + 1) * sizeof(int64_t));
+    f->user_ref = sw_malloc(((size_t)nt + 1) * sizeof(int64_t));
+    f->copyout_ref = sw_malloc(((size_t)nt + 1) * sizeof(int64_t));
+    f->stream_idx = sw_malloc(((size_t)E + 1) * sizeof(int32_t));
+    f->vc = sw_malloc(((size_t)E * 6 + 1) * sizeof(int32_t));
+    f->dep = sw_malloc(((size_t)E * 2 + 1) * sizeof(int32_t));
+    f->pdep = sw_malloc(((size_t)E * 2 + 1) * sizeof(int32_t));
+    if (!f->p || !f->place_off || !f->free_off || !f->final_res || !f->cur_res || !f->rix ||
+        !f->run_ev || !f->place_ref || !f->user_ref || !f->copyout_ref || !f->stream_idx ||
+        !f->vc || !f->dep || !f->pdep)
+        return SW_ENOMEM;
     for (int32_t e = 0; e < E; e++) {
-        int s = plan_task_stream(b->ev[e].kind);
-        f.stream_idx[e] = f.n_s[s]++;
-        f.dep[2 * e] = f.dep[2 * e + 1] = f.pdep[2 * e] = f.pdep[2 * e + 1] = -1;
+        int s = plan_task_stream(f->b->ev[e].kind);
+        f->stream_idx[e] = f->n_s[s]++;
+        f->dep[2 * e] = f->dep[2 * e + 1] = f->pdep[2 * e] = f->pdep[2 * e + 1] = -1;
     }
-    rc = build_residencies(&f);
-    if (rc) {
-        if (rc == SW_ENOMEM)
-            goto oom;
-        goto fail;
-    }
-    /* memory model description and tags */
+    return 0;
+}
+
+static void fin_free(fin *f)
+{
+    plan_free(f->p);
+    sw_free(f->res);
+    sw_free(f->place_off);
+    sw_free(f->place_res);
+    sw_free(f->free_off);
+    sw_free(f->free_s);
+    sw_free(f->final_res);
+    sw_free(f->cur_res);
+    sw_free(f->rix);
+    sw_free(f->run_ev);
+    sw_free(f->place_ref);
+    sw_free(f->user_ref);
+    sw_free(f->copyout_ref);
+    sw_free(f->stream_idx);
+    sw_free(f->vc);
+    sw_free(f->dep);
+    sw_free(f->pdep);
+    sw_free(f->obj_tag);
+    sw_free(f->obj_base);
+    sw_free(f->reloc);
+    imap_free(&f->im);
+}
+
+/* The memory model's description in the plan, its budget and reserve, and (a
+   pool) the objects' tags; SW_ENOMEM, or SW_ENOFIT when the model and the
+   reserve exceed the budget. */
+static int describe_memory(fin *f)
+{
+    plan_builder *b = f->b;
     mem_reset(b->mem);
-    if (mem_describe(b->mem, f.p))
-        goto oom;
-    f.p->budget = b->budget;
-    f.p->workspace_reserve = b->reserve;
-    if (f.p->capacity + b->reserve > b->budget) {
+    if (mem_describe(b->mem, f->p))
+        return SW_ENOMEM;
+    f->p->budget = b->budget;
+    f->p->workspace_reserve = b->reserve;
+    if (f->p->capacity + b->reserve > b->budget) {
         char h1[32], h2[32], h3[32];
-        rc = sw_fail(err, SW_ENOFIT, "does not fit: memory model capacity %s plus workspace "
-                     "reserve %s exceeds the budget %s",
-                     sw_fmt_bytes(f.p->capacity, h1, sizeof h1), sw_fmt_bytes(b->reserve, h2, sizeof h2),
-                     sw_fmt_bytes(b->budget, h3, sizeof h3));
-        goto fail;
+        return sw_fail(f->err, SW_ENOFIT, "does not fit: memory model capacity %s plus workspace "
+                       "reserve %s exceeds the budget %s",
+                       sw_fmt_bytes(f->p->capacity, h1, sizeof h1),
+                       sw_fmt_bytes(b->reserve, h2, sizeof h2),
+                       sw_fmt_bytes(b->budget, h3, sizeof h3));
     }
-    if (f.p->mem_kind == MEM_POOL) {
+    if (f->p->mem_kind == MEM_POOL) {
         int32_t total = 0;
-        f.obj_base = sw_malloc(((size_t)f.p->n_classes + 1) * sizeof(int32_t));
-        if (!f.obj_base)
-            goto oom;
-        for (int32_t c = 0; c < f.p->n_classes; c++) {
-            f.obj_base[c] = total;
-            total += f.p->classes[c].count;
+        f->obj_base = sw_malloc(((size_t)f->p->n_classes + 1) * sizeof(int32_t));
+        if (!f->obj_base)
+            return SW_ENOMEM;
+        for (int32_t c = 0; c < f->p->n_classes; c++) {
+            f->obj_base[c] = total;
+            total += f->p->classes[c].count;
         }
-        f.obj_tag = sw_malloc(((size_t)total + 1) * sizeof(int64_t));
-        if (!f.obj_tag)
-            goto oom;
+        f->obj_tag = sw_malloc(((size_t)total + 1) * sizeof(int64_t));
+        if (!f->obj_tag)
+            return SW_ENOMEM;
         for (int32_t i = 0; i < total; i++)
-            f.obj_tag[i] = REF_NONE;
+            f->obj_tag[i] = REF_NONE;
     }
-    /* initial residents */
-    for (int32_t s = 0; s < nt; s++) {
-        f.cur_res[s] = f.rix[s] = -1;
-        f.place_ref[s] = f.user_ref[s] = f.copyout_ref[s] = REF_NONE;
+    return 0;
+}
+
+/* The initial residents, placed (at their homes where given) and tagged live;
+   SW_ENOMEM, or SW_ENOFIT when one cannot be placed. */
+static int place_residents(fin *f)
+{
+    plan_builder *b = f->b;
+    const graph_profile *g = f->g;
+    int rc;
+    for (int32_t s = 0; s < g->n_tensors; s++) {
+        f->cur_res[s] = f->rix[s] = -1;
+        f->place_ref[s] = f->user_ref[s] = f->copyout_ref[s] = REF_NONE;
     }
     for (int32_t i = 0; i < b->n_r; i++) {
         int32_t s = b->rset[i];
-        f.rix[s] = i;
-        pb_res *r = &f.res[i];
+        f->rix[s] = i;
+        pb_res *r = &f->res[i];
         int64_t bytes = g->bytes[s];
         if (b->rexplicit[i]) {
             r->place = b->rhome[i];
-            plan_place_resolve(f.p, &r->place);
+            plan_place_resolve(f->p, &r->place);
             rc = mem_alloc_at(b->mem, s, bytes, &r->place);
         } else {
             rc = mem_alloc(b->mem, s, bytes, &r->place);
-            plan_place_resolve(f.p, &r->place);
+            plan_place_resolve(f->p, &r->place);
         }
         if (rc) {
             char h1[32];
-            rc = sw_fail(err, SW_ENOFIT, "does not fit: persistent tensor %d '%s' (%s) cannot be "
-                         "placed in the resident set", s, tname(&f, s),
-                         sw_fmt_bytes(bytes, h1, sizeof h1));
-            goto fail;
+            return sw_fail(f->err, SW_ENOFIT, "does not fit: persistent tensor %d '%s' (%s) "
+                           "cannot be placed in the resident set", s, tname(f, s),
+                           sw_fmt_bytes(bytes, h1, sizeof h1));
         }
         r->place.tensor = s;
-        f.cur_res[s] = i;
+        f->cur_res[s] = i;
         if (bytes <= 0)
             continue;
-        if (f.p->mem_kind == MEM_POOL)
-            f.obj_tag[f.obj_base[r->place.cls] + r->place.obj] = REF_LIVE;
-        else if (bytes > 0 && imap_assign(&f.im, r->place.offset, r->place.offset + bytes, REF_LIVE))
-            goto oom;
+        if (f->p->mem_kind == MEM_POOL)
+            f->obj_tag[f->obj_base[r->place.cls] + r->place.obj] = REF_LIVE;
+        else if (bytes > 0 &&
+                 imap_assign(&f->im, r->place.offset, r->place.offset + bytes, REF_LIVE))
+            return SW_ENOMEM;
     }
-    rc = process_pass(&f, 0);
+    return 0;
+}
+
+static int finish_once(plan_builder *b, plan **out, sw_err *err, int32_t **reloc, size_t *n_reloc)
+{
+    *out = NULL;
+    fin f;
+    memset(&f, 0, sizeof f);
+    f.b = b;
+    f.g = b->g;
+    f.E = (int32_t)b->n_ev;
+    f.err = err;
+    imap_init(&f.im);
+    int rc = fin_alloc(&f);
+    if (!rc)
+        rc = build_residencies(&f);
+    if (!rc)
+        rc = describe_memory(&f);
+    if (!rc)
+        rc = place_residents(&f);
+    if (!rc)
+        rc = process_pass(&f, 0);
     if (!rc && f.n_reloc) {
         *reloc = f.reloc;
         *n_reloc = f.n_reloc;
@@ -884,43 +934,16 @@ static int finish_once(plan_builder *b, plan **out, sw_err *err, int32_t **reloc
     }
     if (!rc)
         rc = process_pass(&f, 1);
-    if (rc) {
-        if (rc == SW_ENOMEM) /* err may be NULL (the GA's evaluations) */
-            goto oom;
-        goto fail;
+    if (!rc && emit(&f))
+        rc = SW_ENOMEM;
+    if (rc == SW_ENOMEM) /* err may be NULL (the GA's evaluations) */
+        rc = sw_fail(err, SW_ENOMEM, "out of memory while building the plan");
+    if (!rc) {
+        *out = f.p;
+        f.p = NULL;
     }
-    rc = emit(&f);
-    if (rc)
-        goto oom;
-    *out = f.p;
-    f.p = NULL;
-    rc = 0;
-    goto done;
-oom:
-    rc = sw_fail(err, SW_ENOMEM, "out of memory while building the plan");
-fail:
 done:
-    plan_free(f.p);
-    sw_free(f.res);
-    sw_free(f.place_off);
-    sw_free(f.place_res);
-    sw_free(f.free_off);
-    sw_free(f.free_s);
-    sw_free(f.final_res);
-    sw_free(f.cur_res);
-    sw_free(f.rix);
-    sw_free(f.run_ev);
-    sw_free(f.place_ref);
-    sw_free(f.user_ref);
-    sw_free(f.copyout_ref);
-    sw_free(f.stream_idx);
-    sw_free(f.vc);
-    sw_free(f.dep);
-    sw_free(f.pdep);
-    sw_free(f.obj_tag);
-    sw_free(f.obj_base);
-    sw_free(f.reloc);
-    imap_free(&f.im);
+    fin_free(&f);
     return rc;
 }
 

@@ -237,6 +237,218 @@ static void options_text(const json_value *v, sw_buf *b)
     }
 }
 
+/* The "planner" object (metadata: name, seed, planning time, options, notes,
+   the solver's status) into p. */
+static int read_planner_meta(jr *r, const json_value *plv, plan *p)
+{
+    const char *pname = "unknown";
+    int64_t seed = 0;
+    double pt = 0;
+    const json_value *opts = NULL;
+    const char *notes = NULL, *sstatus = NULL;
+    double sobj = 0, sbound = 0, sgap = 0;
+    int rc;
+    if (plv) {
+        size_t s = jr_push_key(r, "planner");
+        if ((rc = jr_str(r, plv, "name", 0, "unknown", &pname)) ||
+            (rc = jr_i64(r, plv, "seed", 0, 0, 0, INT64_MAX, &seed)) ||
+            (rc = jr_f64(r, plv, "planning_time_s", 0, 0, 0, &pt)) ||
+            (rc = jr_field(r, plv, "options", JSON_OBJECT, 0, &opts)) ||
+            (rc = jr_str(r, plv, "notes", 0, NULL, &notes)))
+            return rc;
+        const json_value *sv = NULL;
+        if ((rc = jr_field(r, plv, "solver", JSON_OBJECT, 0, &sv)))
+            return rc;
+        if (sv) {
+            size_t s2 = jr_push_key(r, "solver");
+            if ((rc = jr_str(r, sv, "status", 1, NULL, &sstatus)) ||
+                (rc = jr_f64(r, sv, "objective_s", 1, 0, 0, &sobj)) ||
+                (rc = jr_f64(r, sv, "bound_s", 1, 0, 0, &sbound)) ||
+                (rc = jr_f64_range(r, sv, "gap", 1, 0, 0, 1, &sgap)))
+                return rc;
+            jr_pop(r, s2);
+        }
+        jr_pop(r, s);
+    }
+    sw_buf ob;
+    sw_buf_init(&ob);
+    if (opts)
+        options_text(opts, &ob);
+    rc = ob.oom ? SW_ENOMEM : plan_set_meta(p, pname, (uint64_t)seed, opts ? ob.data : "{}");
+    sw_buf_free(&ob);
+    if (rc || plan_set_notes(p, notes) || plan_set_solver(p, sstatus, sobj, sbound, sgap))
+        return sw_fail(r->err, SW_ENOMEM, "%s: out of memory", r->file);
+    p->planning_time_s = pt;
+    return 0;
+}
+
+/* The size classes of a pool memory ("classes": [{size, count}...]) into p. */
+static int read_pool_classes(jr *r, const json_value *mv, plan *p)
+{
+    const json_value *cv;
+    int rc;
+    if ((rc = jr_field(r, mv, "classes", JSON_ARRAY, 1, &cv)))
+        return rc;
+    int64_t *sizes = sw_malloc((cv->n + 1) * sizeof *sizes);
+    int32_t *counts = sw_malloc((cv->n + 1) * sizeof *counts);
+    if (!sizes || !counts) {
+        sw_free(sizes);
+        sw_free(counts);
+        return sw_fail(r->err, SW_ENOMEM, "%s: out of memory", r->file);
+    }
+    size_t s1 = jr_push_key(r, "classes");
+    int64_t pool_bytes = 0;
+    for (uint32_t i = 0; i < cv->n && !rc; i++) {
+        size_t s2 = jr_push_idx(r, i);
+        int64_t c = 0;
+        rc = jr_i64(r, &cv->u.items[i], "size", 1, 0, 1, SW_MAX_TENSOR_BYTES, &sizes[i]);
+        if (!rc)
+            rc = jr_i64(r, &cv->u.items[i], "count", 1, 0, 0, INT32_MAX, &c);
+        /* sizes[i] <= 2^50 and the sum so far <= 2^62: compare by division */
+        if (!rc && c > (SW_MAX_TOTAL_BYTES - pool_bytes) / sizes[i])
+            rc = jr_error(r, &cv->u.items[i], NULL, "the classes declare over 2^62 bytes "
+                          "in all (the limit of a plan's memory)");
+        if (!rc)
+            pool_bytes += c * sizes[i];
+        counts[i] = (int32_t)c;
+        jr_pop(r, s2);
+    }
+    jr_pop(r, s1);
+    if (!rc && plan_set_pool(p, sizes, counts, (int)cv->n))
+        rc = sw_fail(r->err, SW_ENOMEM, "%s: out of memory", r->file);
+    sw_free(sizes);
+    sw_free(counts);
+    return rc;
+}
+
+/* The "memory" object: budget, reserve and the model (pool or address). */
+static int read_memory(jr *r, const json_value *mv, plan *p)
+{
+    size_t s = jr_push_key(r, "memory");
+    const char *model;
+    int rc;
+    if ((rc = jr_str(r, mv, "model", 1, NULL, &model)) ||
+        (rc = jr_i64(r, mv, "budget_bytes", 1, 0, 0, SW_MAX_TOTAL_BYTES, &p->budget)) ||
+        (rc = jr_i64(r, mv, "workspace_reserve_bytes", 0, 0, 0, SW_MAX_TENSOR_BYTES, &p->workspace_reserve)))
+        return rc;
+    if (!strcmp(model, "pool")) {
+        if ((rc = read_pool_classes(r, mv, p)))
+            return rc;
+    } else if (!strcmp(model, "address")) {
+        const char *policy;
+        p->mem_kind = MEM_ADDRESS;
+        if ((rc = jr_i64(r, mv, "capacity_bytes", 1, 0, 0, SW_MAX_TOTAL_BYTES, &p->capacity)) ||
+            (rc = jr_str(r, mv, "policy", 0, "first-fit", &policy)))
+            return rc;
+        snprintf(p->policy, sizeof p->policy, "%s", policy);
+    } else {
+        return jr_error(r, json_get(mv, "model"), NULL, "unknown memory model '%s' (expected "
+                        "pool or address)", model);
+    }
+    jr_pop(r, s);
+    return 0;
+}
+
+/* The resident set ("resident_at_start", may be NULL) into p. */
+static int read_resident(jr *r, const json_value *rv, plan *p)
+{
+    if (!rv || !rv->n)
+        return 0;
+    p->resident = sw_malloc(rv->n * sizeof *p->resident);
+    if (!p->resident)
+        return sw_fail(r->err, SW_ENOMEM, "%s: out of memory", r->file);
+    size_t s = jr_push_key(r, "resident_at_start");
+    for (uint32_t i = 0; i < rv->n; i++) {
+        size_t s2 = jr_push_idx(r, i);
+        int rc = read_place(r, &rv->u.items[i], p, &p->resident[i]);
+        jr_pop(r, s2);
+        if (rc)
+            return rc;
+        p->n_resident++;
+    }
+    jr_pop(r, s);
+    return 0;
+}
+
+/* A task's kind (checked against its stream, if given) and its op or tensor. */
+static int read_task_head(jr *r, const json_value *t, uint32_t i, const plan *p, int *kind,
+                          int64_t *op, int64_t *tensor)
+{
+    const char *kind_s, *stream_s;
+    int64_t id;
+    int rc;
+    if ((rc = jr_i64(r, t, "id", 0, i, 0, INT32_MAX, &id)))
+        return rc;
+    if (id != (int64_t)i)
+        return jr_error(r, json_get(t, "id"), NULL, "expected id %u (ids are positions in the "
+                        "tasks array), got %lld", i, (long long)id);
+    if ((rc = jr_str(r, t, "kind", 1, NULL, &kind_s)))
+        return rc;
+    *kind = plan_task_kind_parse(kind_s);
+    if (*kind < 0)
+        return jr_error(r, json_get(t, "kind"), NULL, "unknown task kind '%s' (expected run, "
+                        "rerun, swap_in, swap_out or drop)", kind_s);
+    if ((rc = jr_str(r, t, "stream", 0, NULL, &stream_s)))
+        return rc;
+    if (stream_s && strcmp(stream_s, plan_stream_name(plan_task_stream(*kind))) != 0)
+        return jr_error(r, json_get(t, "stream"), NULL, "a %s task runs on the %s stream, not "
+                        "'%s'", kind_s, plan_stream_name(plan_task_stream(*kind)), stream_s);
+    if (*kind <= TASK_RERUN)
+        return jr_i64(r, t, "op", 1, -1, 0, p->prof->n_ops - 1, op);
+    return jr_i64(r, t, "tensor", 1, -1, 0, p->prof->n_tensors - 1, tensor);
+}
+
+/* Task i of the "tasks" array tv, appended to p. */
+static int read_task(jr *r, const json_value *tv, uint32_t i, plan *p)
+{
+    const json_value *t = &tv->u.items[i];
+    int kind = 0;
+    int64_t op = -1, tensor = -1;
+    int rc;
+    if ((rc = read_task_head(r, t, i, p, &kind, &op, &tensor)))
+        return rc;
+    const json_value *plist;
+    if ((rc = jr_field(r, t, "place", JSON_ARRAY, 0, &plist)))
+        return rc;
+    plan_place *pls = NULL;
+    int npl = plist ? (int)plist->n : 0;
+    if (npl) {
+        pls = sw_malloc((size_t)npl * sizeof *pls);
+        if (!pls)
+            return sw_fail(r->err, SW_ENOMEM, "%s: out of memory", r->file);
+        size_t s3 = jr_push_key(r, "place");
+        for (int k = 0; k < npl && !rc; k++) {
+            size_t s4 = jr_push_idx(r, (size_t)k);
+            rc = read_place(r, &plist->u.items[k], p, &pls[k]);
+            jr_pop(r, s4);
+        }
+        jr_pop(r, s3);
+        if (rc) {
+            sw_free(pls);
+            return rc;
+        }
+    }
+    int32_t *fr = NULL, *dp = NULL, *pdp = NULL;
+    int nfr = 0, ndp = 0, npdp = 0;
+    if ((rc = read_id_list(r, t, "free", p->prof->n_tensors - 1, &fr, &nfr, "tensor")) ||
+        (rc = read_id_list(r, t, "deps", (int64_t)tv->n - 1, &dp, &ndp, "task")) ||
+        (rc = read_id_list(r, t, "prev_deps", (int64_t)tv->n - 1, &pdp, &npdp, "task"))) {
+        sw_free(pls);
+        sw_free(fr);
+        sw_free(dp);
+        return rc;
+    }
+    int32_t got = plan_add_task(p, kind, (int32_t)op, (int32_t)tensor, pls, npl, fr, nfr, dp,
+                                ndp, pdp, npdp);
+    sw_free(pls);
+    sw_free(fr);
+    sw_free(dp);
+    sw_free(pdp);
+    if (got < 0)
+        return sw_fail(r->err, SW_ENOMEM, "%s: out of memory", r->file);
+    return 0;
+}
+
 static int read_plan(jr *r, const json_value *root, plan **out)
 {
     *out = NULL;
@@ -270,198 +482,14 @@ static int read_plan(jr *r, const json_value *root, plan **out)
         graph_free(g);
         return sw_fail(r->err, SW_ENOMEM, "%s: out of memory", r->file);
     }
-    /* planner metadata */
-    const char *pname = "unknown";
-    int64_t seed = 0;
-    double pt = 0;
-    const json_value *opts = NULL;
-    const char *notes = NULL, *sstatus = NULL;
-    double sobj = 0, sbound = 0, sgap = 0;
-    if (plv) {
-        s = jr_push_key(r, "planner");
-        if ((rc = jr_str(r, plv, "name", 0, "unknown", &pname)) ||
-            (rc = jr_i64(r, plv, "seed", 0, 0, 0, INT64_MAX, &seed)) ||
-            (rc = jr_f64(r, plv, "planning_time_s", 0, 0, 0, &pt)) ||
-            (rc = jr_field(r, plv, "options", JSON_OBJECT, 0, &opts)) ||
-            (rc = jr_str(r, plv, "notes", 0, NULL, &notes)))
-            goto fail;
-        const json_value *sv = NULL;
-        if ((rc = jr_field(r, plv, "solver", JSON_OBJECT, 0, &sv)))
-            goto fail;
-        if (sv) {
-            size_t s2 = jr_push_key(r, "solver");
-            if ((rc = jr_str(r, sv, "status", 1, NULL, &sstatus)) ||
-                (rc = jr_f64(r, sv, "objective_s", 1, 0, 0, &sobj)) ||
-                (rc = jr_f64(r, sv, "bound_s", 1, 0, 0, &sbound)) ||
-                (rc = jr_f64_range(r, sv, "gap", 1, 0, 0, 1, &sgap)))
-                goto fail;
-            jr_pop(r, s2);
-        }
-        jr_pop(r, s);
-    }
-    sw_buf ob;
-    sw_buf_init(&ob);
-    if (opts)
-        options_text(opts, &ob);
-    rc = ob.oom ? SW_ENOMEM : plan_set_meta(p, pname, (uint64_t)seed, opts ? ob.data : "{}");
-    sw_buf_free(&ob);
-    if (rc || plan_set_notes(p, notes) || plan_set_solver(p, sstatus, sobj, sbound, sgap)) {
-        rc = sw_fail(r->err, SW_ENOMEM, "%s: out of memory", r->file);
+    if ((rc = read_planner_meta(r, plv, p)) || (rc = read_memory(r, mv, p)) ||
+        (rc = read_resident(r, rv, p)))
         goto fail;
-    }
-    p->planning_time_s = pt;
-    /* memory */
-    s = jr_push_key(r, "memory");
-    const char *model;
-    if ((rc = jr_str(r, mv, "model", 1, NULL, &model)) ||
-        (rc = jr_i64(r, mv, "budget_bytes", 1, 0, 0, SW_MAX_TOTAL_BYTES, &p->budget)) ||
-        (rc = jr_i64(r, mv, "workspace_reserve_bytes", 0, 0, 0, SW_MAX_TENSOR_BYTES, &p->workspace_reserve)))
-        goto fail;
-    if (!strcmp(model, "pool")) {
-        const json_value *cv;
-        if ((rc = jr_field(r, mv, "classes", JSON_ARRAY, 1, &cv)))
-            goto fail;
-        int64_t *sizes = sw_malloc((cv->n + 1) * sizeof *sizes);
-        int32_t *counts = sw_malloc((cv->n + 1) * sizeof *counts);
-        if (!sizes || !counts) {
-            sw_free(sizes);
-            sw_free(counts);
-            rc = sw_fail(r->err, SW_ENOMEM, "%s: out of memory", r->file);
-            goto fail;
-        }
-        size_t s1 = jr_push_key(r, "classes");
-        int64_t pool_bytes = 0;
-        for (uint32_t i = 0; i < cv->n && !rc; i++) {
-            size_t s2 = jr_push_idx(r, i);
-            int64_t c = 0;
-            rc = jr_i64(r, &cv->u.items[i], "size", 1, 0, 1, SW_MAX_TENSOR_BYTES, &sizes[i]);
-            if (!rc)
-                rc = jr_i64(r, &cv->u.items[i], "count", 1, 0, 0, INT32_MAX, &c);
-            /* sizes[i] <= 2^50 and the sum so far <= 2^62: compare by division */
-            if (!rc && c > (SW_MAX_TOTAL_BYTES - pool_bytes) / sizes[i])
-                rc = jr_error(r, &cv->u.items[i], NULL, "the classes declare over 2^62 bytes "
-                              "in all (the limit of a plan's memory)");
-            if (!rc)
-                pool_bytes += c * sizes[i];
-            counts[i] = (int32_t)c;
-            jr_pop(r, s2);
-        }
-        jr_pop(r, s1);
-        if (!rc && plan_set_pool(p, sizes, counts, (int)cv->n))
-            rc = sw_fail(r->err, SW_ENOMEM, "%s: out of memory", r->file);
-        sw_free(sizes);
-        sw_free(counts);
-        if (rc)
-            goto fail;
-    } else if (!strcmp(model, "address")) {
-        const char *policy;
-        p->mem_kind = MEM_ADDRESS;
-        if ((rc = jr_i64(r, mv, "capacity_bytes", 1, 0, 0, SW_MAX_TOTAL_BYTES, &p->capacity)) ||
-            (rc = jr_str(r, mv, "policy", 0, "first-fit", &policy)))
-            goto fail;
-        snprintf(p->policy, sizeof p->policy, "%s", policy);
-    } else {
-        rc = jr_error(r, json_get(mv, "model"), NULL, "unknown memory model '%s' (expected pool "
-                      "or address)", model);
-        goto fail;
-    }
-    jr_pop(r, s);
-    /* resident set */
-    if (rv && rv->n) {
-        p->resident = sw_malloc(rv->n * sizeof *p->resident);
-        if (!p->resident) {
-            rc = sw_fail(r->err, SW_ENOMEM, "%s: out of memory", r->file);
-            goto fail;
-        }
-        s = jr_push_key(r, "resident_at_start");
-        for (uint32_t i = 0; i < rv->n; i++) {
-            size_t s2 = jr_push_idx(r, i);
-            rc = read_place(r, &rv->u.items[i], p, &p->resident[i]);
-            jr_pop(r, s2);
-            if (rc)
-                goto fail;
-            p->n_resident++;
-        }
-        jr_pop(r, s);
-    }
-    /* tasks */
     s = jr_push_key(r, "tasks");
     for (uint32_t i = 0; i < tv->n; i++) {
-        const json_value *t = &tv->u.items[i];
         size_t s2 = jr_push_idx(r, i);
-        const char *kind_s, *stream_s;
-        int64_t id, op = -1, tensor = -1;
-        if ((rc = jr_i64(r, t, "id", 0, i, 0, INT32_MAX, &id)))
+        if ((rc = read_task(r, tv, i, p)))
             goto fail;
-        if (id != (int64_t)i) {
-            rc = jr_error(r, json_get(t, "id"), NULL, "expected id %u (ids are positions in the "
-                          "tasks array), got %lld", i, (long long)id);
-            goto fail;
-        }
-        if ((rc = jr_str(r, t, "kind", 1, NULL, &kind_s)))
-            goto fail;
-        int kind = plan_task_kind_parse(kind_s);
-        if (kind < 0) {
-            rc = jr_error(r, json_get(t, "kind"), NULL, "unknown task kind '%s' (expected run, "
-                          "rerun, swap_in, swap_out or drop)", kind_s);
-            goto fail;
-        }
-        if ((rc = jr_str(r, t, "stream", 0, NULL, &stream_s)))
-            goto fail;
-        if (stream_s && strcmp(stream_s, plan_stream_name(plan_task_stream(kind))) != 0) {
-            rc = jr_error(r, json_get(t, "stream"), NULL, "a %s task runs on the %s stream, not "
-                          "'%s'", kind_s, plan_stream_name(plan_task_stream(kind)), stream_s);
-            goto fail;
-        }
-        if (kind <= TASK_RERUN)
-            rc = jr_i64(r, t, "op", 1, -1, 0, p->prof->n_ops - 1, &op);
-        else
-            rc = jr_i64(r, t, "tensor", 1, -1, 0, p->prof->n_tensors - 1, &tensor);
-        if (rc)
-            goto fail;
-        const json_value *plist;
-        if ((rc = jr_field(r, t, "place", JSON_ARRAY, 0, &plist)))
-            goto fail;
-        plan_place *pls = NULL;
-        int npl = plist ? (int)plist->n : 0;
-        if (npl) {
-            pls = sw_malloc((size_t)npl * sizeof *pls);
-            if (!pls) {
-                rc = sw_fail(r->err, SW_ENOMEM, "%s: out of memory", r->file);
-                goto fail;
-            }
-            size_t s3 = jr_push_key(r, "place");
-            for (int k = 0; k < npl && !rc; k++) {
-                size_t s4 = jr_push_idx(r, (size_t)k);
-                rc = read_place(r, &plist->u.items[k], p, &pls[k]);
-                jr_pop(r, s4);
-            }
-            jr_pop(r, s3);
-            if (rc) {
-                sw_free(pls);
-                goto fail;
-            }
-        }
-        int32_t *fr = NULL, *dp = NULL, *pdp = NULL;
-        int nfr = 0, ndp = 0, npdp = 0;
-        if ((rc = read_id_list(r, t, "free", p->prof->n_tensors - 1, &fr, &nfr, "tensor")) ||
-            (rc = read_id_list(r, t, "deps", (int64_t)tv->n - 1, &dp, &ndp, "task")) ||
-            (rc = read_id_list(r, t, "prev_deps", (int64_t)tv->n - 1, &pdp, &npdp, "task"))) {
-            sw_free(pls);
-            sw_free(fr);
-            sw_free(dp);
-            goto fail;
-        }
-        int32_t got = plan_add_task(p, kind, (int32_t)op, (int32_t)tensor, pls, npl, fr, nfr, dp,
-                                    ndp, pdp, npdp);
-        sw_free(pls);
-        sw_free(fr);
-        sw_free(dp);
-        sw_free(pdp);
-        if (got < 0) {
-            rc = sw_fail(r->err, SW_ENOMEM, "%s: out of memory", r->file);
-            goto fail;
-        }
         jr_pop(r, s2);
     }
     jr_pop(r, s);

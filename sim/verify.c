@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/heap.h"
 #include "imap.h"
 
 static const char *class_names[] = {
@@ -264,40 +265,6 @@ static int check_structure(vstate *v)
 
 /* ---------------- order and happens-before ---------------- */
 
-typedef struct heap {
-    int32_t *a;
-    int32_t n;
-} heap;
-
-static void hpush(heap *h, int32_t x)
-{
-    int32_t i = h->n++;
-    while (i > 0 && h->a[(i - 1) / 2] > x) {
-        h->a[i] = h->a[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->a[i] = x;
-}
-
-static int32_t hpop(heap *h)
-{
-    int32_t top = h->a[0], x = h->a[--h->n], i = 0;
-    for (;;) {
-        int32_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && h->a[c + 1] < h->a[c])
-            c++;
-        if (x <= h->a[c])
-            break;
-        h->a[i] = h->a[c];
-        i = c;
-    }
-    if (h->n)
-        h->a[i] = x;
-    return top;
-}
-
 static int build_order(vstate *v)
 {
     const plan *p = v->p;
@@ -307,9 +274,9 @@ static int build_order(vstate *v)
     int32_t *indeg = sw_calloc((size_t)N + 1, sizeof *indeg);
     int32_t *succ_off = sw_calloc((size_t)N + 2, sizeof *succ_off);
     int32_t *succ = NULL, *fill = NULL;
-    heap h = {sw_malloc(((size_t)N + 1) * sizeof(int32_t)), 0};
+    int32_t *heap = sw_malloc(((size_t)N + 1) * sizeof(int32_t));
     int rc = SW_ENOMEM;
-    if (!prev_s || !indeg || !succ_off || !h.a)
+    if (!prev_s || !indeg || !succ_off || !heap)
         goto out;
     int32_t last[STREAM__COUNT] = {-1, -1, -1}, firstt[STREAM__COUNT] = {-1, -1, -1};
     for (int32_t t = 0; t < n; t++) {
@@ -365,17 +332,7 @@ static int build_order(vstate *v)
     memcpy(fill, succ_off, (size_t)N * sizeof *fill);
     for (int32_t x = 0; x < N; x++)
         FOR_PREDS(x, { succ[fill[u_]++] = x; });
-    for (int32_t x = 0; x < N; x++)
-        if (!indeg[x])
-            hpush(&h, x);
-    int32_t done = 0;
-    while (h.n) {
-        int32_t x = hpop(&h);
-        v->order[done++] = x;
-        for (int32_t k = succ_off[x]; k < succ_off[x + 1]; k++)
-            if (--indeg[succ[k]] == 0)
-                hpush(&h, succ[k]);
-    }
+    int32_t done = sw_topo_order(N, succ_off, succ, indeg, heap, v->order);
     if (done < N) {
         /* name a cycle: walk blocked predecessors */
         int32_t start = -1;
@@ -442,7 +399,7 @@ out:
     sw_free(succ_off);
     sw_free(succ);
     sw_free(fill);
-    sw_free(h.a);
+    sw_free(heap);
     return rc;
 }
 

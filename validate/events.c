@@ -8,6 +8,7 @@
    intact. The CPU backend implements the same semantics, so one executor
    serves both. */
 #include "events.h"
+#include "../common/heap.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,34 +25,190 @@ void val_events_free(val_events *E)
     memset(E, 0, sizeof *E);
 }
 
-/* a binary min-heap of task ids, for the enqueue order */
-static void heap_push(int32_t *h, int32_t *n, int32_t v)
+/* The builder's state: per task its position in its stream and the previous
+   task of its stream, the one-iteration graph (in-degrees, successors) and
+   the kept edges counted (pass 0) or filled (pass 1). */
+typedef struct ebuild {
+    const plan *p;
+    val_events *E;
+    int lead;
+    int32_t n;
+    int32_t *stream_pos, *prev, *indeg, *heap, *succ_off, *succ;
+    int32_t first[STREAM__COUNT], lastt[STREAM__COUNT];
+    size_t ne, ns; /* kept edges, one-iteration edges so far */
+    sw_err *err;
+} ebuild;
+
+/* Edge u -> t at iteration distance dist (list: 0 deps, 1 prev_deps, 2 the
+   run-ahead bound); start: t's first kept edge. */
+static int add_edge(ebuild *b, int32_t t, int32_t u, int dist, int list, int fill, size_t start)
 {
-    int32_t i = (*n)++;
-    while (i > 0 && h[(i - 1) / 2] > v) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
+    const plan *p = b->p;
+    val_events *E = b->E;
+    int st = plan_task_stream(p->tasks[t].kind);
+    if (u < 0 || u >= b->n)
+        return sw_fail(b->err, SW_EINVAL, "task %d depends on task %d%s, which does not exist",
+                       t, u, dist == 1 ? " of the previous iteration" : "");
+    int su = plan_task_stream(p->tasks[u].kind);
+    if (dist == 0) {
+        if (fill)
+            b->succ[b->ns] = t;
+        b->ns++;
+        if (fill)
+            b->indeg[t]++;
     }
-    h[i] = v;
+    /* implied by stream order: an earlier task of the same stream, or any
+       task of the same stream in an earlier iteration */
+    if (su == st && (dist > 0 || b->stream_pos[u] < b->stream_pos[t])) {
+        E->n_implied += fill && list < 2;
+        return 0;
+    }
+    if (su == st)
+        return 0; /* a wait on a later task of the same stream: the cycle check reports it */
+    if (fill)
+        for (size_t i = start; i < b->ne; i++)
+            if (E->in[i].task == u && E->in[i].dist == dist)
+                return 0;
+    if (fill) {
+        E->in[b->ne].task = u;
+        E->in[b->ne].dist = dist;
+        if (dist + 1 > E->ev_ring[u])
+            E->ev_ring[u] = dist + 1;
+    }
+    b->ne++;
+    return 0;
 }
 
-static int32_t heap_pop(int32_t *h, int32_t *n)
+/* Task t's edges: its deps, its prev_deps, the run-ahead bound and its stream
+   predecessor. */
+static int task_edges(ebuild *b, int32_t t, int fill)
 {
-    int32_t top = h[0], v = h[--(*n)], i = 0;
-    for (;;) {
-        int32_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && h[c + 1] < h[c])
-            c++;
-        if (h[c] >= v)
-            break;
-        h[i] = h[c];
-        i = c;
+    const plan *p = b->p;
+    const plan_task *x = &p->tasks[t];
+    int st = plan_task_stream(x->kind);
+    size_t start = b->ne;
+    int rc;
+    if (fill)
+        b->E->in_off[t] = (int32_t)b->ne;
+    for (int list = 0; list < 3; list++) {
+        const int32_t *d;
+        uint32_t nd;
+        int dist;
+        int32_t lead_src[STREAM__COUNT];
+        if (list == 0) {
+            d = plan_task_deps(p, x);
+            nd = x->n_dep;
+            dist = 0;
+        } else if (list == 1) {
+            d = plan_task_pdeps(p, x);
+            nd = x->n_pdep;
+            dist = 1;
+        } else {
+            /* run-ahead bound: a stream's first task of iteration k waits for every
+               other stream's last task of iteration k - lead - 1 */
+            nd = 0;
+            if (b->lead >= 0 && b->first[st] == t)
+                for (int o = 0; o < STREAM__COUNT; o++)
+                    if (o != st && b->lastt[o] >= 0)
+                        lead_src[nd++] = b->lastt[o];
+            d = lead_src;
+            dist = b->lead + 1;
+        }
+        for (uint32_t k = 0; k < nd; k++)
+            if ((rc = add_edge(b, t, d[k], dist, list, fill, start)))
+                return rc;
     }
-    if (*n > 0)
-        h[i] = v;
-    return top;
+    if (b->prev[t] >= 0) {
+        if (fill) {
+            b->succ[b->ns] = t;
+            b->indeg[t]++;
+        }
+        b->ns++;
+    }
+    return 0;
+}
+
+/* succ was filled grouped by target; regroup it by source (CSR succ_off) */
+static int regroup_succ(ebuild *b)
+{
+    const plan *p = b->p;
+    int32_t n = b->n;
+    size_t ns = b->ns;
+    int32_t *src = sw_malloc((ns + 1) * sizeof *src);
+    int32_t *tmp = sw_malloc((ns + 1) * sizeof *tmp);
+    int32_t *fillp = sw_malloc(((size_t)n + 1) * sizeof *fillp);
+    if (!src || !tmp || !fillp) {
+        sw_free(src);
+        sw_free(tmp);
+        sw_free(fillp);
+        return sw_fail(b->err, SW_ENOMEM, "out of memory");
+    }
+    size_t k = 0;
+    for (int32_t t = 0; t < n; t++) {
+        const plan_task *x = &p->tasks[t];
+        const int32_t *d = plan_task_deps(p, x);
+        for (uint32_t i = 0; i < x->n_dep; i++)
+            src[k++] = d[i];
+        if (b->prev[t] >= 0)
+            src[k++] = b->prev[t];
+    }
+    for (size_t i = 0; i < ns; i++)
+        b->succ_off[src[i] + 1]++;
+    for (int32_t t = 0; t < n; t++)
+        b->succ_off[t + 1] += b->succ_off[t];
+    memcpy(fillp, b->succ_off, (size_t)n * sizeof *fillp);
+    for (size_t i = 0; i < ns; i++)
+        tmp[fillp[src[i]]++] = b->succ[i];
+    memcpy(b->succ, tmp, ns * sizeof *b->succ);
+    sw_free(fillp);
+    sw_free(src);
+    sw_free(tmp);
+    return 0;
+}
+
+/* The deadlock left after Kahn: walk back through unfinished predecessors
+   until a task repeats: it is on a cycle. */
+static int report_cycle(const ebuild *b)
+{
+    const plan *p = b->p;
+    char lb[160];
+    int32_t t = 0;
+    while (b->indeg[t] == 0)
+        t++;
+    for (int32_t step = 0; step < b->n; step++) {
+        const plan_task *x = &p->tasks[t];
+        const int32_t *d = plan_task_deps(p, x);
+        int32_t nxt = -1;
+        for (uint32_t i = 0; i < x->n_dep && nxt < 0; i++)
+            if (b->indeg[d[i]] > 0)
+                nxt = d[i];
+        if (nxt < 0)
+            nxt = b->prev[t];
+        t = nxt;
+    }
+    return sw_fail(b->err, SW_EDEADLOCK, "the plan deadlocks: its edges and stream order form a "
+                   "cycle through %s", plan_task_label(p, t, lb, sizeof lb));
+}
+
+/* Streams: each task's position and predecessor in its stream, each stream's
+   first and last task, the last compute task (none is an error). */
+static int stream_order(ebuild *b)
+{
+    int32_t cnt[STREAM__COUNT] = {0, 0, 0};
+    b->E->last_compute = -1;
+    for (int32_t t = 0; t < b->n; t++) {
+        int st = plan_task_stream(b->p->tasks[t].kind);
+        b->stream_pos[t] = cnt[st]++;
+        b->prev[t] = b->lastt[st];
+        if (b->first[st] < 0)
+            b->first[st] = t;
+        b->lastt[st] = t;
+        if (st == STREAM_COMPUTE)
+            b->E->last_compute = t;
+    }
+    if (b->E->last_compute < 0)
+        return sw_fail(b->err, SW_EINVAL, "the plan has no compute task");
+    return 0;
 }
 
 int val_events_build(const plan *p, int lead, val_events *E, sw_err *err)
@@ -60,201 +217,47 @@ int val_events_build(const plan *p, int lead, val_events *E, sw_err *err)
     int32_t n = p->n_tasks;
     E->n_tasks = n;
     size_t nn = (size_t)n + 1;
-    int32_t *stream_pos = sw_malloc(nn * sizeof *stream_pos);
-    int32_t *prev = sw_malloc(nn * sizeof *prev);
-    int32_t *indeg = sw_calloc(nn, sizeof *indeg);
-    int32_t *heap = sw_malloc(nn * sizeof *heap);
-    int32_t *succ_off = sw_calloc(nn + 1, sizeof *succ_off);
-    int32_t *succ = NULL;
-    int32_t first[STREAM__COUNT] = {-1, -1, -1}, lastt[STREAM__COUNT] = {-1, -1, -1};
-    int32_t cnt[STREAM__COUNT] = {0, 0, 0};
+    ebuild b = {p, E, lead, n, NULL, NULL, NULL, NULL, NULL, NULL, {-1, -1, -1}, {-1, -1, -1},
+                0, 0, err};
+    b.stream_pos = sw_malloc(nn * sizeof *b.stream_pos);
+    b.prev = sw_malloc(nn * sizeof *b.prev);
+    b.indeg = sw_calloc(nn, sizeof *b.indeg);
+    b.heap = sw_malloc(nn * sizeof *b.heap);
+    b.succ_off = sw_calloc(nn + 1, sizeof *b.succ_off);
     E->in_off = sw_calloc(nn + 1, sizeof *E->in_off);
     E->ev_base = sw_malloc(nn * sizeof *E->ev_base);
     E->ev_ring = sw_calloc(nn, sizeof *E->ev_ring);
     E->order = sw_malloc(nn * sizeof *E->order);
-    char lb[160];
     int rc = 0;
-    if (!stream_pos || !prev || !indeg || !heap || !succ_off || !E->in_off || !E->ev_base ||
-        !E->ev_ring || !E->order) {
+    if (!b.stream_pos || !b.prev || !b.indeg || !b.heap || !b.succ_off || !E->in_off ||
+        !E->ev_base || !E->ev_ring || !E->order) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto out;
     }
-    E->last_compute = -1;
-    for (int32_t t = 0; t < n; t++) {
-        int st = plan_task_stream(p->tasks[t].kind);
-        stream_pos[t] = cnt[st]++;
-        prev[t] = lastt[st];
-        if (first[st] < 0)
-            first[st] = t;
-        lastt[st] = t;
-        if (st == STREAM_COMPUTE)
-            E->last_compute = t;
-    }
-    if (E->last_compute < 0) {
-        rc = sw_fail(err, SW_EINVAL, "the plan has no compute task");
+    if ((rc = stream_order(&b)))
         goto out;
-    }
     /* pass 0 counts, pass 1 fills: kept edges (CSR in) and the one-iteration graph (CSR succ) */
-    size_t ne = 0, ns = 0;
     for (int fill = 0; fill < 2; fill++) {
-        ne = ns = 0;
-        for (int32_t t = 0; t < n; t++) {
-            const plan_task *x = &p->tasks[t];
-            int st = plan_task_stream(x->kind);
-            size_t start = ne;
-            if (fill)
-                E->in_off[t] = (int32_t)ne;
-            for (int list = 0; list < 3; list++) {
-                const int32_t *d;
-                uint32_t nd;
-                int dist;
-                int32_t lead_src[STREAM__COUNT];
-                if (list == 0) {
-                    d = plan_task_deps(p, x);
-                    nd = x->n_dep;
-                    dist = 0;
-                } else if (list == 1) {
-                    d = plan_task_pdeps(p, x);
-                    nd = x->n_pdep;
-                    dist = 1;
-                } else {
-                    /* run-ahead bound: a stream's first task of iteration k waits for every
-                       other stream's last task of iteration k - lead - 1 */
-                    nd = 0;
-                    if (lead >= 0 && first[st] == t)
-                        for (int o = 0; o < STREAM__COUNT; o++)
-                            if (o != st && lastt[o] >= 0)
-                                lead_src[nd++] = lastt[o];
-                    d = lead_src;
-                    dist = lead + 1;
-                }
-                for (uint32_t k = 0; k < nd; k++) {
-                    int32_t u = d[k];
-                    if (u < 0 || u >= n) {
-                        rc = sw_fail(err, SW_EINVAL, "task %d depends on task %d%s, which does "
-                                     "not exist", t, u, dist == 1 ? " of the previous iteration" : "");
-                        goto out;
-                    }
-                    int su = plan_task_stream(p->tasks[u].kind);
-                    if (dist == 0) {
-                        if (fill)
-                            succ[ns] = t;
-                        ns++;
-                        if (fill)
-                            indeg[t]++;
-                    }
-                    /* implied by stream order: an earlier task of the same stream, or any
-                       task of the same stream in an earlier iteration */
-                    if (su == st && (dist > 0 || stream_pos[u] < stream_pos[t])) {
-                        E->n_implied += fill && list < 2;
-                        continue;
-                    }
-                    if (su == st)
-                        continue; /* a wait on a later task of the same stream: the cycle
-                                     check below reports it */
-                    int dup = 0;
-                    if (fill)
-                        for (size_t i = start; i < ne; i++)
-                            if (E->in[i].task == u && E->in[i].dist == dist)
-                                dup = 1;
-                    if (dup)
-                        continue;
-                    if (fill) {
-                        E->in[ne].task = u;
-                        E->in[ne].dist = dist;
-                        if (dist + 1 > E->ev_ring[u])
-                            E->ev_ring[u] = dist + 1;
-                    }
-                    ne++;
-                }
-            }
-            if (prev[t] >= 0) {
-                if (fill) {
-                    succ[ns] = t;
-                    indeg[t]++;
-                }
-                ns++;
-            }
-        }
+        b.ne = b.ns = 0;
+        for (int32_t t = 0; t < n; t++)
+            if ((rc = task_edges(&b, t, fill)))
+                goto out;
         if (!fill) {
-            E->in = sw_malloc((ne + 1) * sizeof *E->in);
-            succ = sw_malloc((ns + 1) * sizeof *succ);
-            if (!E->in || !succ) {
+            E->in = sw_malloc((b.ne + 1) * sizeof *E->in);
+            b.succ = sw_malloc((b.ns + 1) * sizeof *b.succ);
+            if (!E->in || !b.succ) {
                 rc = sw_fail(err, SW_ENOMEM, "out of memory");
                 goto out;
             }
         }
     }
-    E->in_off[n] = (int32_t)ne;
-    E->n_edges = (int32_t)ne;
-    /* succ was filled grouped by target; regroup by source for Kahn */
-    {
-        int32_t *src = sw_malloc((ns + 1) * sizeof *src);
-        int32_t *tmp = sw_malloc((ns + 1) * sizeof *tmp);
-        if (!src || !tmp) {
-            sw_free(src);
-            sw_free(tmp);
-            rc = sw_fail(err, SW_ENOMEM, "out of memory");
-            goto out;
-        }
-        size_t k = 0;
-        for (int32_t t = 0; t < n; t++) {
-            const plan_task *x = &p->tasks[t];
-            const int32_t *d = plan_task_deps(p, x);
-            for (uint32_t i = 0; i < x->n_dep; i++)
-                src[k++] = d[i];
-            if (prev[t] >= 0)
-                src[k++] = prev[t];
-        }
-        for (size_t i = 0; i < ns; i++)
-            succ_off[src[i] + 1]++;
-        for (int32_t t = 0; t < n; t++)
-            succ_off[t + 1] += succ_off[t];
-        int32_t *fillp = sw_malloc(nn * sizeof *fillp);
-        if (!fillp) {
-            sw_free(src);
-            sw_free(tmp);
-            rc = sw_fail(err, SW_ENOMEM, "out of memory");
-            goto out;
-        }
-        memcpy(fillp, succ_off, (size_t)n * sizeof *fillp);
-        for (size_t i = 0; i < ns; i++)
-            tmp[fillp[src[i]]++] = succ[i];
-        memcpy(succ, tmp, ns * sizeof *succ);
-        sw_free(fillp);
-        sw_free(src);
-        sw_free(tmp);
-    }
+    E->in_off[n] = (int32_t)b.ne;
+    E->n_edges = (int32_t)b.ne;
+    if ((rc = regroup_succ(&b)))
+        goto out;
     /* Kahn, lowest task id first, over one iteration's deps and stream order */
-    int32_t nh = 0, done = 0;
-    for (int32_t t = 0; t < n; t++)
-        if (indeg[t] == 0)
-            heap_push(heap, &nh, t);
-    while (nh > 0) {
-        int32_t t = heap_pop(heap, &nh);
-        E->order[done++] = t;
-        for (int32_t i = succ_off[t]; i < succ_off[t + 1]; i++)
-            if (--indeg[succ[i]] == 0)
-                heap_push(heap, &nh, succ[i]);
-    }
-    if (done < n) {
-        /* walk back through unfinished predecessors until a task repeats: it is on a cycle */
-        int32_t t = 0;
-        while (indeg[t] == 0)
-            t++;
-        for (int32_t step = 0; step < n; step++) {
-            const plan_task *x = &p->tasks[t];
-            const int32_t *d = plan_task_deps(p, x);
-            int32_t nxt = -1;
-            for (uint32_t i = 0; i < x->n_dep && nxt < 0; i++)
-                if (indeg[d[i]] > 0)
-                    nxt = d[i];
-            if (nxt < 0)
-                nxt = prev[t];
-            t = nxt;
-        }
-        rc = sw_fail(err, SW_EDEADLOCK, "the plan deadlocks: its edges and stream order form a "
-                     "cycle through %s", plan_task_label(p, t, lb, sizeof lb));
+    if (sw_topo_order(n, b.succ_off, b.succ, b.indeg, b.heap, E->order) < n) {
+        rc = report_cycle(&b);
         goto out;
     }
     int32_t nev = 0;
@@ -264,12 +267,12 @@ int val_events_build(const plan *p, int lead, val_events *E, sw_err *err)
     }
     E->n_events = nev;
 out:
-    sw_free(stream_pos);
-    sw_free(prev);
-    sw_free(indeg);
-    sw_free(heap);
-    sw_free(succ_off);
-    sw_free(succ);
+    sw_free(b.stream_pos);
+    sw_free(b.prev);
+    sw_free(b.indeg);
+    sw_free(b.heap);
+    sw_free(b.succ_off);
+    sw_free(b.succ);
     if (rc)
         val_events_free(E);
     return rc;
