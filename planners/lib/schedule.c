@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../common/sw.h"
+#include "../../common/heap.h"
 
 void sa_schedule_crossover(const int32_t *s1, const int32_t *s2, int32_t n, int32_t cr,
                            int32_t *c1, int32_t *c2, uint8_t *mark)
@@ -90,57 +91,20 @@ void sa_sched_scratch_free(sa_sched_scratch *s)
 }
 
 /* The ready set is a min-heap of positions in the input schedule (unique,
-   so no ties); the node at position q is in[q]. */
-static void hup(sa_sched_scratch *s, int32_t i)
-{
-    int32_t *h = s->heap, x = h[i];
-    while (i > 0) {
-        int32_t p = (i - 1) / 2;
-        if (h[p] <= x)
-            break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = x;
-}
-
-static void hdown(sa_sched_scratch *s, int32_t i)
-{
-    int32_t *h = s->heap, x = h[i];
-    for (;;) {
-        int32_t l = 2 * i + 1, m = i;
-        int32_t hm = x;
-        if (l < s->hn && h[l] < hm) {
-            m = l;
-            hm = h[l];
-        }
-        if (l + 1 < s->hn && h[l + 1] < hm)
-            m = l + 1;
-        if (m == i)
-            break;
-        h[i] = h[m];
-        i = m;
-    }
-    h[i] = x;
-}
-
+   so no ties; common/heap.h); the node at position q is in[q]. */
 static void hpush(sa_sched_scratch *s, int32_t q)
 {
-    s->heap[s->hn] = q;
-    s->hn++;
-    hup(s, s->hn - 1);
+    sw_heap h = {s->heap, s->hn};
+    sw_heap_push(&h, q);
+    s->hn = h.n;
 }
 
 /* remove the heap's element i; returns its position */
 static int32_t hremove(sa_sched_scratch *s, int32_t i)
 {
-    int32_t q = s->heap[i];
-    s->hn--;
-    if (i != s->hn) {
-        s->heap[i] = s->heap[s->hn];
-        hdown(s, i);
-        hup(s, i);
-    }
+    sw_heap h = {s->heap, s->hn};
+    int32_t q = sw_heap_remove_at(&h, i);
+    s->hn = h.n;
     return q;
 }
 
