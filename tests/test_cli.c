@@ -549,6 +549,25 @@ static void experiment_derive(void)
     IS_INT(sh(args, &o, NULL), 0, "dry run of a value naming {data}");
     IS_STR_HAS(o, "stats /some/where/x.json --json", "{data} in a variable's value expands");
     sw_free(o);
+    /* another variable inside a variable's value: a search's budget in one
+       planner's options only (experiments' "--set generations={generations}") */
+    put_text("nv.json", "{\"name\": \"nv\", \"command\": [\"run\", \"p\", \"{opts}\"], "
+                        "\"vars\": {\"planner\": [{\"planner\": \"ga\", \"opts\": "
+                        "\"--set generations={generations} --set x={nope}\"}, {\"planner\": "
+                        "\"other\", \"opts\": \"\"}], \"generations\": {\"quick\": [7], "
+                        "\"full\": [900]}}}\n");
+    snprintf(args, sizeof args, "experiment %s/nv.json --out %s/nv --dry-run", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "dry run of a value naming another variable");
+    IS_STR_HAS(o, "run p --set generations=7 --set x={nope}\n",
+               "a variable in a variable's value expands (quick); an unknown name stays");
+    IS_STR_HAS(o, "run p\n", "the other planner's empty options");
+    sw_free(o);
+    snprintf(args, sizeof args, "experiment %s/nv.json --out %s/nv --dry-run --full", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "dry run --full");
+    IS_STR_HAS(o, "--set generations=900 ", "the full mode's value");
+    sw_free(o);
 }
 
 /* an exact planner's solve in `run --json` (solver_status, objective, bound,
