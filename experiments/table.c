@@ -3,6 +3,7 @@
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_statistics_double.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -807,8 +808,12 @@ static int directive_parse(char *args, const char *data_dir, directive *d, sw_er
             d->cell = 1;
         else if (!strncmp(w, "tol=", 4))
             d->tol = strtod(w + 4, NULL);
-        else if (!strncmp(w, "claim=", 6))
+        else if (!strncmp(w, "claim=", 6)) {
             snprintf(d->claim, sizeof d->claim, "%s", w + 6);
+            for (char *c = d->claim; *c; c++)
+                if (*c == '~') /* the space between a row's columns */
+                    *c = ' ';
+        }
         else if (table_spec_set(&d->t, w, err))
             return SW_EINVAL;
     }
@@ -943,8 +948,8 @@ static const char *expand_computed(rstate *s, const char *open, int kind)
     if (!rc && (kind == 2 || kind == 3) && (!d.t.file || !d.a != !d.b || (d.a && !d.t.cols)))
         rc = sw_fail(s->err, SW_EINVAL, "{{%s}} needs a CSV file (and cols= with a= and b=)",
                      what[kind]);
-    if (!rc && kind == 4 && (!d.t.file || !d.a || !d.b || !d.t.cols))
-        rc = sw_fail(s->err, SW_EINVAL, "{{within}} needs a CSV file, cols=, a= and b=");
+    if (!rc && kind == 4 && (!d.t.file || !d.a || !d.b))
+        rc = sw_fail(s->err, SW_EINVAL, "{{within}} needs a CSV file, a= and b=");
     if (rc) {
         sw_err_prefix(s->err, "%s:%d: ", s->tp, s->lineno);
         return NULL;
@@ -1057,5 +1062,192 @@ int report_expand(const char *template_path, const char *data_dir, sw_buf *out, 
     rstate s = {template_path, data_dir, out, 1, 0, 0, 0, NULL, err};
     rc = expand_text(&s, text);
     sw_free(text);
+    return rc;
+}
+
+/* ---- report_check: figures typed into a template's prose ---- */
+
+/* 1 when word (the prose's last word before a number, lower case) names
+   what the number counts rather than a figure: Figure 6, section 4,
+   batch 16, seed 3, issue 34 */
+static int naming_word(const char *w)
+{
+    static const char *const words[] = {
+        "table", "tables", "figure", "figures", "fig.", "section", "sections", "§", "issue",
+        "issues", "item", "items", "step", "steps", "batch", "batches", "seed", "seeds",
+        "rank", "ranks", "version", "line", "lines", "chapter", "appendix", "equation",
+        "eq.", "#", "reading", "readings", NULL};
+    for (int i = 0; words[i]; i++)
+        if (!strcmp(w, words[i]))
+            return 1;
+    return 0;
+}
+
+/* the template's prose with what is not prose blanked: directives, code
+   spans and blocks, link targets, HTML comments and the paper's own figures
+   in the fixed form "(paper: ...)"; newlines kept */
+static void prose_only(char *t)
+{
+    int fence = 0;
+    for (char *p = t; *p;) {
+        int bol = p == t || p[-1] == '\n';
+        if (bol && !strncmp(p, "```", 3))
+            fence = !fence;
+        const char *close = NULL;
+        if (fence)
+            close = strchr(p, '\n');
+        else if (!strncmp(p, "{{", 2))
+            close = strstr(p, "}}"), close = close ? close + 2 : NULL;
+        else if (*p == '`')
+            close = strchr(p + 1, '`'), close = close ? close + 1 : NULL;
+        else if (!strncmp(p, "](", 2))
+            close = strchr(p, ')'), close = close ? close + 1 : NULL;
+        else if (!strncmp(p, "<!--", 4))
+            close = strstr(p, "-->"), close = close ? close + 3 : NULL;
+        else if (!strncmp(p, "(paper: ", 8) || !strncmp(p, "(paper's: ", 10))
+            close = strchr(p, ')'), close = close ? close + 1 : NULL;
+        else if (bol && !strncmp(p, "|-", 2))
+            close = strchr(p, '\n');
+        if (!close || close <= p) {
+            p++;
+            continue;
+        }
+        for (; p < close && *p; p++)
+            if (*p != '\n')
+                *p = ' ';
+    }
+}
+
+/* The bare numbers of a template's prose (outside directives, code, link
+   targets and "(paper: ...)"), one line each "FILE:LINE: CONTEXT", where
+   CONTEXT is the number with up to 30 characters of prose either side
+   (spaces collapsed) and what an allow list names. A digit run is not a
+   bare number when it is part of a name (a letter or a joined word before
+   it, or a letter after it other than an x ratio: ResNet-50, V100,
+   RNN-8-8K, 8K), a year (1900-2099), a list marker ("(2)", "1." starting a
+   line) or named by the word before it (Figure 6, section 4, batch 16; see
+   naming_word). */
+static void bare_numbers(const char *path, const char *text, sw_buf *out, int *n)
+{
+    char *t = sw_strdup(text);
+    if (!t)
+        return;
+    prose_only(t);
+    int line = 1, named_run = 0;
+    for (char *p = t; *p; p++) {
+        if (*p == '\n') {
+            line++;
+            continue;
+        }
+        if (!isdigit((unsigned char)*p))
+            continue;
+        char *s = p, *e = p;
+        while (isdigit((unsigned char)*e) || ((*e == '.' || *e == ',') && isdigit((unsigned char)e[1])))
+            e++;
+        p = e - 1;
+        char before = s > t ? s[-1] : ' ', after = *e;
+        int name = isalpha((unsigned char)before) || before == '_' ||
+                   ((before == '-' || before == '/') && s - 1 > t && isalnum((unsigned char)s[-2])) ||
+                   (isalpha((unsigned char)after) && !(after == 'x' && !isalpha((unsigned char)e[1])));
+        size_t len = (size_t)(e - s);
+        long v = strtol(s, NULL, 10);
+        int year = len == 4 && v >= 1900 && v <= 2099;
+        int marker = (before == '(' && after == ')' && len <= 2) ||
+                     ((s == t || s[-1] == '\n') && after == '.');
+        char word[32] = "";
+        const char *w = s;
+        while (w > t && isspace((unsigned char)w[-1]))
+            w--;
+        const char *we = w;
+        while (w > t && !isspace((unsigned char)w[-1]))
+            w--;
+        while (w < we && strchr("(\"'*_[", *w))
+            w++;
+        snprintf(word, sizeof word, "%.*s", (int)(we - w), w);
+        for (char *c = word; *c; c++)
+            *c = (char)tolower((unsigned char)*c);
+        /* a list after a naming word: Figures 6, 9 and 10 */
+        int listed = named_run && (!strcmp(word, "and") || !strcmp(word, "or") ||
+                                   (isdigit((unsigned char)word[0]) && we[-1] == ','));
+        named_run = naming_word(word) || listed;
+        if (name || year || marker || named_run)
+            continue;
+        char ctx[128];
+        int k = 0, sp = 0;
+        const char *from = s - 30 > t ? s - 30 : t;
+        for (const char *c = from; c < e + 30 && *c && k < (int)sizeof ctx - 1; c++) {
+            if (*c == '\n' && c >= e)
+                break;
+            if (*c == '\n') {
+                k = 0;
+                sp = 0;
+                continue;
+            }
+            int space = isspace((unsigned char)*c);
+            if (space && (sp || !k))
+                continue;
+            ctx[k++] = space ? ' ' : *c;
+            sp = space;
+        }
+        while (k && ctx[k - 1] == ' ')
+            k--;
+        ctx[k] = 0;
+        sw_buf_printf(out, "%s:%d: %s\n", path, line, ctx);
+        (*n)++;
+    }
+    sw_free(t);
+}
+
+int report_check(const char *template_path, const char *data_dir, const char *allow_path,
+                 int list, sw_buf *out, sw_err *err)
+{
+    char *text = NULL, *allow = NULL;
+    size_t len, alen;
+    int rc = sw_read_file(template_path, &text, &len, err);
+    if (!rc && allow_path && (rc = sw_read_file(allow_path, &allow, &alen, err)))
+        sw_free(text);
+    if (rc)
+        return rc;
+    sw_buf found, notes, scratch;
+    sw_buf_init(&found);
+    sw_buf_init(&notes);
+    sw_buf_init(&scratch);
+    int n = 0, listed = 0, unlisted = 0;
+    bare_numbers(template_path, text, &found, &n);
+    rstate s = {template_path, data_dir, &scratch, 1, 0, 0, 0, &notes, err};
+    rc = expand_text(&s, text);
+    char *save = NULL;
+    for (char *l = found.data ? strtok_r(found.data, "\n", &save) : NULL; l && !rc;
+         l = strtok_r(NULL, "\n", &save)) {
+        const char *ctx = strstr(l, ": "); /* after FILE:LINE: */
+        ctx = ctx ? ctx + 2 : l;
+        int in = 0;
+        for (const char *a = allow ? strstr(allow, ctx) : NULL; a && !in; a = strstr(a + 1, ctx))
+            in = (a == allow || a[-1] == '\n') && (a[strlen(ctx)] == '\n' || !a[strlen(ctx)]);
+        if (list) {
+            sw_buf_printf(out, "%s\n", ctx);
+        } else if (in) {
+            listed++;
+        } else {
+            sw_buf_printf(out, "%s: a measured number typed into the prose (write it with a "
+                          "directive, or mark the paper's as \"(paper: ...)\")\n", l);
+            unlisted++;
+        }
+    }
+    if (!rc && !list) {
+        sw_buf_put(out, notes.data ? notes.data : "", notes.len);
+        sw_buf_printf(out, "%s: %d bare numbers in the prose (%d in %s, still to be written "
+                      "as directives; %d not), %d claims (%d false, %d unchecked: their CSV "
+                      "is missing)\n", template_path, n, listed, allow_path ? allow_path : "no list",
+                      unlisted, s.claims, s.false_claims, s.unchecked);
+        if (unlisted || s.false_claims)
+            rc = sw_fail(err, SW_EINVAL, "%s: %d bare numbers not in the list, %d false claims",
+                         template_path, unlisted, s.false_claims);
+    }
+    sw_buf_free(&found);
+    sw_buf_free(&notes);
+    sw_buf_free(&scratch);
+    sw_free(text);
+    sw_free(allow);
     return rc;
 }
