@@ -1122,9 +1122,9 @@ static void prose_only(char *t)
    targets and "(paper: ...)"), one line each "FILE:LINE: CONTEXT", where
    CONTEXT is the number with up to 30 characters of prose either side
    (spaces collapsed) and what an allow list names. A digit run is not a
-   bare number when it is part of a name (a letter or a joined word before
-   it, or a letter after it other than an x ratio: ResNet-50, V100,
-   RNN-8-8K, 8K), a year (1900-2099), a list marker ("(2)", "1." starting a
+   bare number when it is part of a name or a setting (a letter, a joined
+   word or "=" before it, or a letter after it other than an x ratio:
+   ResNet-50, V100, RNN-8-8K, 8K, FULL=1), a year (1900-2099), a list marker ("(2)", "1." starting a
    line) or named by the word before it (Figure 6, section 4, batch 16; see
    naming_word). */
 static void bare_numbers(const char *path, const char *text, sw_buf *out, int *n)
@@ -1146,7 +1146,7 @@ static void bare_numbers(const char *path, const char *text, sw_buf *out, int *n
             e++;
         p = e - 1;
         char before = s > t ? s[-1] : ' ', after = *e;
-        int name = isalpha((unsigned char)before) || before == '_' ||
+        int name = isalpha((unsigned char)before) || before == '_' || before == '=' ||
                    ((before == '-' || before == '/') && s - 1 > t && isalnum((unsigned char)s[-2])) ||
                    (isalpha((unsigned char)after) && !(after == 'x' && !isalpha((unsigned char)e[1])));
         size_t len = (size_t)(e - s);
