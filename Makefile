@@ -239,14 +239,23 @@ EXPERIMENTS := table1 fig6 table1-variants fig6-inception-relu fig6-brnn-concat 
 # MPI=N: each experiment's cells spread over N ranks ($(MPIRUN) -np N
 # $(MPIRUN_FLAGS); under Slurm, see docs/cluster.md).
 EXP_LAUNCH := $(if $(MPI),$(MPIRUN) -np $(MPI) $(MPIRUN_FLAGS))
+# the CPU seconds of the commands a recipe ran (user + system), from the
+# shell's `times` (its second line, written to a file: a subshell's is
+# empty): the time a run takes on idle cores is
+# about this over the number of cores, whatever the load
+EXP_CPU := awk '{ s = 0; for (i = 1; i <= 2; i++) { split($$i, a, "m"); s += a[1] * 60 + a[2] } printf "%d", s }'
+, := ,
 
 experiments: deps $(SWAPSIM)
-	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets (hours),quick mode: short searches and three to five seeds (about 60 minutes on 2 cores); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
+	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets as evaluations (hours),quick mode: searches budgeted by evaluations and three to five seeds (at most 30 minutes on 2 idle cores); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
 	@$(if $(MPI),command -v $(MPIRUN) > /dev/null || { echo "experiments: MPI=$(MPI) needs $(MPIRUN) (Debian: openmpi-bin) and a swapsim built with MPI (libopenmpi-dev; docs/cluster.md)"; exit 1; })
 	@start=$$(date +%s); \
 	for e in $(EXPERIMENTS); do \
+	  t1=$$(date +%s); \
 	  $(EXP_LAUNCH) $(SWAPSIM) experiment experiments/$$e.json $(if $(FULL),--full) --data $(DATA) \
 	    --out $(OUT) --progress || exit 1; \
+	  times > $(OUT)/.cpu; \
+	  echo "[$$e] $$(( $$(date +%s) - t1 )) s wall; $$(tail -1 $(OUT)/.cpu | $(EXP_CPU)) s of CPU so far"; \
 	done; \
 	if [ -d $(DATA)/dtr-logs ]; then \
 	  $(SWAPSIM) dtr-parity --data $(DATA) -o $(OUT)/dtr-parity > /dev/null && \
@@ -256,7 +265,8 @@ experiments: deps $(SWAPSIM)
 	OUT=$(OUT)/fig8 ./experiments/fig8.sh $(SWAPSIM) || exit 1; \
 	OUT=$(OUT)/zico DATA=$(DATA) ./experiments/zico.sh $(SWAPSIM) || exit 1; \
 	OUT=$(OUT)/megengine ./experiments/megengine.sh $(SWAPSIM) || exit 1; \
-	echo "These figures come from \`make experiments$(if $(FULL), FULL=1)\` in $(if $(FULL),full mode (the paper's search budgets),quick mode (short searches: 8-60 s or 40 generations per GA run instead of the paper's 30 minutes; five seeds for the ablation and the tuning, three for the mutation ablation)), which took $$(( $$(date +%s) - start )) s on $$(nproc) cores on $$(date -u +%Y-%m-%d)." > $(OUT)/run-mode.txt; \
+	times > $(OUT)/.cpu; \
+	echo "These figures come from \`make experiments$(if $(FULL), FULL=1)\` in $(if $(FULL),full mode (the paper's 30-minute searches as 6$(,)500 generations: 416$(,)032 evaluations per GA run$(,) what 30 minutes of one core give RNN-8-8K here),quick mode (searches budgeted by evaluations: 100-300 generations per GA run (6$(,)432-19$(,)232 evaluations) instead of the paper's 30 minutes$(,) 10-300 generations in the ablations$(,) the tuning and the readings (each file's title says how many); five seeds for the ablation and the tuning$(,) three for the mutation ablation)); every search is budgeted by evaluations or solver nodes$(,) so the figures do not depend on the machine's load. The run took $$(( $$(date +%s) - start )) s of wall time and $$(tail -1 $(OUT)/.cpu | $(EXP_CPU)) s of CPU (user and system) on $$(nproc) cores on $$(date -u +%Y-%m-%d)." > $(OUT)/run-mode.txt; \
 	$(MAKE) --no-print-directory plots paper_results.md SWAPSIM=$(SWAPSIM) OUT=$(OUT) || exit 1; \
 	echo "experiments: done in $$(( $$(date +%s) - start )) s$(if $(FULL),, (quick mode))"
 
@@ -290,6 +300,8 @@ docs-check: deps $(SWAPSIM)
 	    echo "docs-check: docs/$$f is stale (regenerate it; the difference:)"; \
 	    head -20 $$tmp/$$f.diff; fail=1; fi; \
 	done; \
+	$(SWAPSIM) report paper_results.md.in --check --allow docs/typed-figures.txt --data $(OUT) \
+	  > $$tmp/check.txt 2>&1 || fail=1; tail -20 $$tmp/check.txt; \
 	if [ $$fail = 0 ]; then echo "docs-check: every generated document is current"; fi; \
 	exit $$fail
 

@@ -46,8 +46,8 @@ int cmd_table(int argc, char **argv)
 
 int cmd_report(int argc, char **argv)
 {
-    const char *template = NULL, *data = NULL, *out = NULL;
-    int rc;
+    const char *template = NULL, *data = NULL, *out = NULL, *allow = NULL;
+    int rc, check = 0, list_bare = 0;
     const cli_pos args[] = {{"TEMPLATE", "the template (paper_results.md.in)", 1, 1, &template},
                             {NULL, NULL, 0, 0, NULL}};
     const cli_opt opts[] = {
@@ -55,6 +55,13 @@ int cmd_report(int argc, char **argv)
          .help = "where the tables' CSV files are"},
         {.name = "output", .short_name = 'o', .type = PT_STRING, .dst = &out, .def = "-",
          .meta = "FILE", .help = "the expanded copy (- for standard output)"},
+        {.name = "check", .type = PT_BOOL, .dst = &check,
+         .help = "write nothing; fail on a bare number in the template's prose that the "
+                 "--allow list does not hold, or a false claim= (make docs-check)"},
+        {.name = "allow", .type = PT_STRING, .dst = &allow, .meta = "FILE",
+         .help = "--check: the figures still typed in, one context a line"},
+        {.name = "list-bare", .type = PT_BOOL, .dst = &list_bare,
+         .help = "print the context of every bare number in the prose (an --allow list)"},
         {.name = NULL}};
     const cli_cmd cmd = {
         .name = "report",
@@ -69,7 +76,14 @@ int cmd_report(int argc, char **argv)
                  "{{number FILE [rows=...] [cols=COL] value=V [where=COL:V] [a=A b=B]\n"
                  "pick=min|max [fmt=F] [scale=X] [cell=1]}} writes one number from the table:\n"
                  "its smallest or largest cell, or the smallest or largest ratio A/B over the\n"
-                 "rows where both ran (cell=1 names the row).\n"
+                 "rows where both ran (cell=1 names the row). {{argmax ...}} and\n"
+                 "{{argmin ...}} (the same words) write the row the number comes from;\n"
+                 "{{within FILE rows=... cols=COL value=V a=A b=B [tol=P]}} the rows where A\n"
+                 "differs from B by more than P% (default 1), or \"none\"; claim=K (K1|K2 for\n"
+                 "within) states what the sentence says, and --check fails when the table\n"
+                 "disagrees. --check also fails on a number typed into the prose (not in a\n"
+                 "directive, code, a link, \"(paper: ...)\", a name such as ResNet-50, a year, or\n"
+                 "after Figure, section, batch...) unless --allow lists it.\n"
                  "paper_results.md is made this way from paper_results.md.in\n"
                  "(make paper_results.md).\n",
         .args = args,
@@ -79,6 +93,12 @@ int cmd_report(int argc, char **argv)
     sw_buf b;
     sw_buf_init(&b);
     sw_err e;
+    if (check || list_bare) {
+        rc = report_check(template, data, allow, list_bare, &b, &e);
+        fputs(b.data ? b.data : "", stdout);
+        sw_buf_free(&b);
+        return rc ? cli_error(&e) : 0;
+    }
     rc = report_expand(template, data, &b, &e);
     if (!rc)
         rc = sw_buf_write_file(&b, out, &e);

@@ -1,6 +1,6 @@
 /* runner.c: expands an experiment's grid, runs and caches its cells, writes
    its CSV (see runner.h and docs/experiments.md). */
-#include "runner.h"
+#include "runner_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,58 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/json.h"
 
-#define MAX_VARS 16
-#define MAX_FIELDS 8
-#define MAX_ARGS 96
 
-/* one value of a variable: one or more named fields (zipped variables) */
-typedef struct exp_val {
-    int n;
-    const char *key[MAX_FIELDS];
-    char *text[MAX_FIELDS];
-} exp_val;
-
-typedef struct exp_var {
-    const char *name;
-    exp_val *vals;
-    int n;
-} exp_var;
-
-typedef struct exp_cell {
-    int idx[MAX_VARS];     /* value index per variable */
-    char *argv[MAX_ARGS];  /* expanded command (argv[0] is the binary) */
-    int argc;
-    char *pargv[MAX_ARGS]; /* profile command, if any */
-    int pargc;
-    uint64_t key;          /* cache key */
-    uint64_t pkey;
-    /* result */
-    int done, status;      /* status: 0 ok, 1 user error */
-    double wall;
-    char *output;          /* stdout (JSON object) */
-    char *message;         /* first line of stderr */
-    int cached;
-} exp_cell;
-
-typedef struct exp {
-    const exp_opts *o;
-    sw_err *err;
-    json_doc *doc;
-    const char *name, *csv;
-    exp_var vars[MAX_VARS];
-    int nvars;
-    const json_value *cmd, *pcmd;
-    exp_cell *cells;
-    size_t ncells;
-    uint64_t bin_hash;
-    char dir[1024];
-    const json_value *derive; /* the file's "derive": columns from a reference cell (NULL: none) */
-    int maxjobs;     /* the file's "jobs": cells at once on one machine (0: no limit) */
-    int slots_total; /* cells at once on every rank together (progress estimate) */
-    int tenths;      /* progress 2: the tenths of the cells reported */
-} exp;
 
 static int mkdir_p(const char *path)
 {
@@ -82,7 +32,7 @@ static int mkdir_p(const char *path)
     return 0;
 }
 
-static char *value_text(const json_value *v)
+char *exp_value_text(const json_value *v)
 {
     char buf[64];
     switch (v->type) {
@@ -137,7 +87,7 @@ static int parse_vars(exp *x, jr *r, const json_value *vars)
                     return jr_error(r, it, NULL, "at most %d fields per value", MAX_FIELDS);
                 for (uint32_t f = 0; f < it->n; f++) {
                     ev->key[f] = it->u.members[f].key;
-                    ev->text[f] = value_text(&it->u.members[f].val);
+                    ev->text[f] = exp_value_text(&it->u.members[f].val);
                     if (!ev->text[f])
                         return jr_error(r, &it->u.members[f].val, NULL, "expected a string, "
                                         "number or boolean");
@@ -145,7 +95,7 @@ static int parse_vars(exp *x, jr *r, const json_value *vars)
                 }
             } else {
                 ev->key[0] = v->name;
-                ev->text[0] = value_text(it);
+                ev->text[0] = exp_value_text(it);
                 if (!ev->text[0])
                     return jr_error(r, it, NULL, "expected a string, number, boolean or object");
                 ev->n = 1;
@@ -158,7 +108,7 @@ static int parse_vars(exp *x, jr *r, const json_value *vars)
 }
 
 /* the value of a placeholder name in a cell, or NULL */
-static const char *lookup(const exp *x, const exp_cell *c, const char *name)
+const char *exp_lookup(const exp *x, const exp_cell *c, const char *name)
 {
     for (int v = 0; v < x->nvars; v++) {
         const exp_val *ev = &x->vars[v].vals[c->idx[v]];
@@ -178,6 +128,31 @@ static uint64_t argv_hash(char **argv, int argc)
         h = sw_hash64("\x1f", 1, h);
     }
     return h;
+}
+
+/* A variable's value into b, with {data} (a recorded file: {data}/...) and
+   {NAME} of another variable replaced by their values, as they are (one
+   level: "--set generations={generations}" in a planner's options); other
+   braces stay as written. */
+static void put_value(const exp *x, const exp_cell *c, sw_buf *b, const char *val)
+{
+    for (const char *p = val; *p;) {
+        const char *e = *p == '{' ? strchr(p, '}') : NULL;
+        char name[64];
+        size_t l = e ? (size_t)(e - p - 1) : 0;
+        const char *sub = NULL;
+        if (e && l > 0 && l < sizeof name) {
+            memcpy(name, p + 1, l);
+            name[l] = 0;
+            sub = !strcmp(name, "data") ? x->o->data : exp_lookup(x, c, name);
+        }
+        if (sub) {
+            sw_buf_puts(b, sub);
+            p = e + 1;
+        } else {
+            sw_buf_putc(b, *p++);
+        }
+    }
 }
 
 /* Expand a template (JSON array of strings) for cell c into argv. An argument
@@ -221,16 +196,16 @@ static int expand(exp *x, exp_cell *c, const json_value *tmpl, char **argv, int 
                               : !strcmp(name, "data") ? x->o->data
                               : !strcmp(name, "out") ? x->dir
                               : !strcmp(name, "cell") ? cellid
-                              : lookup(x, c, name);
+                              : exp_lookup(x, c, name);
             if (!val) {
                 rc = jr_error(r, a, NULL, "unknown placeholder {%s} (not a variable, nor "
                               "profile, data, out or cell)", name);
                 break;
             }
-            const char *d = strcmp(name, "data") ? strstr(val, "{data}") : NULL;
-            if (d) { /* a variable's value may name a recorded file: {data}/... */
-                sw_buf_printf(&b, "%.*s%s%s", (int)(d - val), val, x->o->data, d + 6);
-            } else
+            if (strcmp(name, "data") && strcmp(name, "profile") && strcmp(name, "out") &&
+                strcmp(name, "cell"))
+                put_value(x, c, &b, val);
+            else
                 sw_buf_puts(&b, val);
             p = e + 1;
         }
@@ -719,6 +694,33 @@ static int send_status(exp *x, int to, int tag, int code, const char *msg)
    the cache as it comes, so an interrupted run resumes; on an error (its
    own or a rank's FAIL) stops every rank (STOP) and waits until each has
    (BYE). */
+/* a rank's result (MSG_RESULT in r): its cell's result, stored in the cache;
+   1 when placed (*wall: the cell's time), else 0 (*rc set if it was not) */
+static int take_result(exp *x, int from, msg_rd *r, double *wall, int *rc)
+{
+    uint64_t idx = get_u64(r), key = get_u64(r);
+    int status = (int)(int64_t)get_u64(r), placed = 0;
+    *wall = get_f64(r);
+    char *msg = get_str(r), *out = get_str(r);
+    if (!r->bad && idx < x->ncells && x->cells[idx].key == key && !x->cells[idx].done) {
+        exp_cell *c = &x->cells[idx];
+        c->status = status;
+        c->wall = *wall;
+        c->message = msg;
+        c->output = out;
+        msg = out = NULL;
+        c->done = 1;
+        store_cached(x, c);
+        placed = 1;
+    } else if (!*rc) {
+        *rc = sw_fail(x->err, SW_EINVAL, "rank %d sent a result rank 0 cannot place (cell %llu)",
+                      from, (unsigned long long)idx);
+    }
+    sw_free(msg);
+    sw_free(out);
+    return placed;
+}
+
 static int run_coordinator(exp *x, size_t done, size_t cached)
 {
     const exp_link *L = x->o->link;
@@ -817,32 +819,15 @@ static int run_coordinator(exp *x, size_t done, size_t cached)
                     x->slots_total += (int)k;
                 }
             } else if (tag == MSG_RESULT) {
-                uint64_t idx = get_u64(&r), key = get_u64(&r);
-                int status = (int)(int64_t)get_u64(&r);
-                double wall = get_f64(&r);
-                char *msg = get_str(&r), *out = get_str(&r);
-                if (!r.bad && idx < x->ncells && x->cells[idx].key == key &&
-                    !x->cells[idx].done) {
-                    exp_cell *c = &x->cells[idx];
-                    c->status = status;
-                    c->wall = wall;
-                    c->message = msg;
-                    c->output = out;
-                    msg = out = NULL;
-                    c->done = 1;
-                    store_cached(x, c);
+                double wall = 0;
+                if (take_result(x, from, &r, &wall, &rc)) {
                     done++;
                     worked++;
                     work += wall;
                     offered[from]++;
                     node_busy[L->node[from]]--;
                     progress(x, done, cached, t0, work, worked);
-                } else if (!rc) {
-                    rc = sw_fail(x->err, SW_EINVAL, "rank %d sent a result rank 0 cannot place "
-                                 "(cell %llu)", from, (unsigned long long)idx);
                 }
-                sw_free(msg);
-                sw_free(out);
             } else if (tag == MSG_FAIL) {
                 int code = (int)(int64_t)get_u64(&r);
                 char *msg = get_str(&r);
@@ -992,298 +977,6 @@ static int run_all(exp *x)
     return L ? run_coordinator(x, done, cached) : run_here(x, done, cached);
 }
 
-/* ---- CSV ---- */
-
-/* ---- derived columns ("derive") ----
-   Each entry: {"column": NAME, "from": {FIELD: VALUE, ...}, then either
-   "copy": FIELD or "ratio": FIELD, "over": FIELD, and optionally "where":
-   {FIELD: VALUE or [VALUE, ...], ...}}. A cell's reference is the cell with
-   the same values of every variable except those holding the "from" fields,
-   which take the given values; "copy" copies the reference's FIELD, "ratio"
-   divides this cell's FIELD by the reference's "over" FIELD. "where": only
-   cells whose fields match (any value of a list). Several entries may fill
-   one column: the first that applies to a cell wins. A field is a variable
-   field, status, message or a field of the command's JSON output. */
-
-static int derive_check(exp *x, jr *r, const json_value *d)
-{
-    size_t s0 = jr_push_key(r, "derive");
-    for (uint32_t i = 0; i < d->n; i++) {
-        const json_value *e = &d->u.items[i];
-        const json_value *from = NULL, *where = NULL;
-        const char *col, *copy, *ratio, *over;
-        char idx[16];
-        snprintf(idx, sizeof idx, "%u", i);
-        size_t s1 = jr_push_key(r, idx);
-        int rc = e->type != JSON_OBJECT ? jr_error(r, e, NULL, "expected an object") : 0;
-        if (!rc)
-            rc = jr_str(r, e, "column", 1, NULL, &col);
-        if (!rc)
-            rc = jr_field(r, e, "from", JSON_OBJECT, 1, &from);
-        if (!rc)
-            rc = jr_field(r, e, "where", JSON_OBJECT, 0, &where);
-        if (!rc)
-            rc = jr_str(r, e, "copy", 0, NULL, &copy);
-        if (!rc)
-            rc = jr_str(r, e, "ratio", 0, NULL, &ratio);
-        if (!rc)
-            rc = jr_str(r, e, "over", 0, NULL, &over);
-        if (!rc && !copy == !ratio)
-            rc = jr_error(r, e, NULL, "expected one of \"copy\" or \"ratio\"");
-        if (!rc && !ratio != !over)
-            rc = jr_error(r, e, NULL, "\"ratio\" and \"over\" go together");
-        for (uint32_t k = 0; !rc && from && k < from->n; k++) {
-            const json_member *m = &from->u.members[k];
-            int found = 0;
-            for (int v = 0; v < x->nvars && !found; v++)
-                for (int j = 0; j < x->vars[v].n && !found; j++)
-                    for (int f = 0; f < x->vars[v].vals[j].n; f++)
-                        found |= !strcmp(x->vars[v].vals[j].key[f], m->key);
-            size_t s2 = jr_push_key(r, "from");
-            if (m->val.type != JSON_STRING)
-                rc = jr_error(r, &m->val, m->key, "expected a string");
-            else if (!found)
-                rc = jr_error(r, &m->val, m->key, "'%s' is not a variable field", m->key);
-            jr_pop(r, s2);
-        }
-        for (uint32_t k = 0; !rc && where && k < where->n; k++) {
-            const json_value *v = &where->u.members[k].val;
-            int ok = v->type == JSON_STRING || v->type == JSON_ARRAY;
-            for (uint32_t j = 0; v->type == JSON_ARRAY && j < v->n; j++)
-                ok &= v->u.items[j].type == JSON_STRING;
-            if (!ok || (v->type == JSON_ARRAY && v->n == 0)) {
-                size_t s2 = jr_push_key(r, "where");
-                rc = jr_error(r, v, where->u.members[k].key, "expected a string or a non-empty "
-                              "list of strings");
-                jr_pop(r, s2);
-            }
-        }
-        if (rc)
-            return rc;
-        jr_pop(r, s1);
-    }
-    jr_pop(r, s0);
-    return 0;
-}
-
-/* cell i's field as text (NULL: none; *own set when the caller frees it) */
-static const char *cell_field(const exp *x, size_t i, const json_value *out, const char *name,
-                              char **own)
-{
-    const exp_cell *c = &x->cells[i];
-    *own = NULL;
-    const char *v = lookup(x, c, name);
-    if (v)
-        return v;
-    if (!strcmp(name, "status"))
-        return c->status == 0 ? "ok" : "error";
-    if (!strcmp(name, "message"))
-        return c->message ? c->message : "";
-    const json_value *j = out ? json_get(out, name) : NULL;
-    return j ? (*own = value_text(j)) : NULL;
-}
-
-static int where_match(const exp *x, size_t i, const json_value *out, const json_value *where)
-{
-    for (uint32_t k = 0; where && k < where->n; k++) {
-        char *own;
-        const char *v = cell_field(x, i, out, where->u.members[k].key, &own);
-        const json_value *want = &where->u.members[k].val;
-        int hit = 0;
-        if (v && want->type == JSON_STRING)
-            hit = !strcmp(v, want->u.str);
-        for (uint32_t j = 0; v && want->type == JSON_ARRAY && j < want->n; j++)
-            hit |= !strcmp(v, want->u.items[j].u.str);
-        sw_free(own);
-        if (!hit)
-            return 0;
-    }
-    return 1;
-}
-
-/* the reference of cell i under a "from" object, or -1 */
-static long derive_ref(const exp *x, size_t i, const json_value *from)
-{
-    const exp_cell *c = &x->cells[i];
-    int isfrom[MAX_VARS] = {0};
-    for (int v = 0; v < x->nvars; v++)
-        for (int j = 0; j < x->vars[v].n; j++)
-            for (int f = 0; f < x->vars[v].vals[j].n; f++)
-                isfrom[v] |= json_get(from, x->vars[v].vals[j].key[f]) != NULL;
-    for (size_t k = 0; k < x->ncells; k++) {
-        const exp_cell *r = &x->cells[k];
-        int ok = 1;
-        for (int v = 0; v < x->nvars && ok; v++)
-            ok = isfrom[v] || r->idx[v] == c->idx[v];
-        for (uint32_t m = 0; ok && m < from->n; m++) {
-            const char *v = lookup(x, r, from->u.members[m].key);
-            ok = v && !strcmp(v, from->u.members[m].val.u.str);
-        }
-        if (ok)
-            return (long)k;
-    }
-    return -1;
-}
-
-/* the text of one derived value of cell i (NULL: none) */
-static char *derive_value(const exp *x, size_t i, const json_value *const *outs,
-                          const json_value *e)
-{
-    const json_value *from = json_get(e, "from"), *copy = json_get(e, "copy");
-    if (!where_match(x, i, outs[i], json_get(e, "where")))
-        return NULL;
-    long k = derive_ref(x, i, from);
-    if (k < 0)
-        return NULL;
-    char *own = NULL, *own2 = NULL, *res = NULL;
-    if (copy) {
-        const char *v = cell_field(x, (size_t)k, outs[k], copy->u.str, &own);
-        res = v ? sw_strdup(v) : NULL;
-    } else {
-        const char *a = cell_field(x, i, outs[i], json_get(e, "ratio")->u.str, &own);
-        const char *b = cell_field(x, (size_t)k, outs[k], json_get(e, "over")->u.str, &own2);
-        char *ea, *eb;
-        double na = a ? strtod(a, &ea) : 0, nb = b ? strtod(b, &eb) : 0;
-        if (a && b && *a && *b && !*ea && !*eb && na > -1e308 && na < 1e308 && nb > 0 && nb < 1e308 /* finite; NaN fails */) {
-            char buf[32];
-            snprintf(buf, sizeof buf, "%.6g", na / nb);
-            res = sw_strdup(buf);
-        }
-    }
-    sw_free(own);
-    sw_free(own2);
-    return res;
-}
-
-static void csv_field(sw_buf *b, const char *s)
-{
-    if (!strpbrk(s, ",\"\n")) {
-        sw_buf_puts(b, s);
-        return;
-    }
-    sw_buf_putc(b, '"');
-    for (; *s; s++) {
-        if (*s == '"')
-            sw_buf_putc(b, '"');
-        sw_buf_putc(b, *s == '\n' ? ' ' : *s);
-    }
-    sw_buf_putc(b, '"');
-}
-
-static int write_csv(exp *x)
-{
-    /* columns: every variable field, status, message, wall_s, then the output's keys */
-    const char *cols[256];
-    int ncols = 0;
-    for (int v = 0; v < x->nvars; v++) {
-        const exp_val *ev = &x->vars[v].vals[0];
-        for (int f = 0; f < ev->n && ncols < 200; f++)
-            cols[ncols++] = ev->key[f];
-    }
-    int nvarcols = ncols;
-    /* derived columns go last; an output key of the same name yields to them */
-    const char *dcols[64];
-    int ndcols = 0;
-    for (uint32_t i = 0; x->derive && i < x->derive->n && ndcols < 64; i++) {
-        const char *name = json_get(&x->derive->u.items[i], "column")->u.str;
-        int have = 0;
-        for (int j = 0; j < ndcols; j++)
-            have |= !strcmp(dcols[j], name);
-        if (!have)
-            dcols[ndcols++] = name;
-    }
-    json_doc **docs = sw_calloc(x->ncells, sizeof *docs);
-    const json_value **outs = sw_calloc(x->ncells, sizeof *outs);
-    if (!docs || !outs) {
-        sw_free(docs);
-        sw_free(outs);
-        return sw_fail(x->err, SW_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < x->ncells; i++) {
-        exp_cell *c = &x->cells[i];
-        if (c->status != 0 || !c->output)
-            continue;
-        docs[i] = json_doc_new();
-        sw_err e;
-        const json_value *v;
-        if (docs[i] && !json_parse(docs[i], c->output, strlen(c->output), "cell output", 1, &v, &e) &&
-            v->type == JSON_OBJECT) {
-            outs[i] = v;
-            for (uint32_t k = 0; k < v->n; k++) {
-                int have = 0;
-                for (int j = 0; j < ncols; j++) /* a variable of the same name wins */
-                    have |= !strcmp(cols[j], v->u.members[k].key);
-                for (int j = 0; j < ndcols; j++)
-                    have |= !strcmp(dcols[j], v->u.members[k].key);
-                if (!have && ncols < 256)
-                    cols[ncols++] = v->u.members[k].key;
-            }
-        }
-    }
-    sw_buf b;
-    sw_buf_init(&b);
-    for (int j = 0; j < nvarcols; j++) {
-        csv_field(&b, cols[j]);
-        sw_buf_putc(&b, ',');
-    }
-    sw_buf_puts(&b, "status,message,wall_s");
-    for (int j = nvarcols; j < ncols; j++) {
-        sw_buf_putc(&b, ',');
-        csv_field(&b, cols[j]);
-    }
-    for (int j = 0; j < ndcols; j++) {
-        sw_buf_putc(&b, ',');
-        csv_field(&b, dcols[j]);
-    }
-    sw_buf_putc(&b, '\n');
-    for (size_t i = 0; i < x->ncells; i++) {
-        exp_cell *c = &x->cells[i];
-        for (int j = 0; j < nvarcols; j++) {
-            const char *val = lookup(x, c, cols[j]);
-            csv_field(&b, val ? val : "");
-            sw_buf_putc(&b, ',');
-        }
-        sw_buf_puts(&b, c->status == 0 ? "ok" : "error");
-        sw_buf_putc(&b, ',');
-        csv_field(&b, c->message ? c->message : "");
-        sw_buf_printf(&b, ",%.3f", c->wall);
-        for (int j = nvarcols; j < ncols; j++) {
-            sw_buf_putc(&b, ',');
-            const json_value *v = outs[i] ? json_get(outs[i], cols[j]) : NULL;
-            if (!v)
-                continue;
-            char *t = value_text(v);
-            if (t)
-                csv_field(&b, t);
-            sw_free(t);
-        }
-        for (int j = 0; j < ndcols; j++) {
-            char *t = NULL;
-            for (uint32_t k = 0; !t && k < x->derive->n; k++) {
-                const json_value *e = &x->derive->u.items[k];
-                if (!strcmp(json_get(e, "column")->u.str, dcols[j]))
-                    t = derive_value(x, i, outs, e);
-            }
-            sw_buf_putc(&b, ',');
-            if (t)
-                csv_field(&b, t);
-            sw_free(t);
-        }
-        sw_buf_putc(&b, '\n');
-    }
-    for (size_t i = 0; i < x->ncells; i++)
-        json_doc_free(docs[i]);
-    sw_free(docs);
-    sw_free(outs);
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", x->dir, x->csv);
-    int rc = sw_buf_write_file(&b, path, x->err);
-    sw_buf_free(&b);
-    if (!rc && x->o->progress)
-        fprintf(stderr, "[%s] wrote %s (%zu rows)\n", x->name, path, x->ncells);
-    return rc;
-}
-
 /* ---- setup ---- */
 
 static uint64_t file_hash(const char *path)
@@ -1374,6 +1067,88 @@ static int agree_setup(exp *x, const exp_link *L, int rc, int *skip)
     return rc;
 }
 
+/* "requires": paths that must exist ({data} expanded), else the experiment
+   is skipped (*skip, the absent path in skipped); "jobs": at most this many
+   cells at once (timing-sensitive experiments ask for 1) */
+static int read_requires(exp *x, jr *r, const json_value *root, int64_t *maxjobs,
+                         char *skipped, size_t n, int *skip)
+{
+    const json_value *req = NULL;
+    int rc = jr_field(r, root, "requires", JSON_ARRAY, 0, &req);
+    if (!rc)
+        rc = jr_i64(r, root, "jobs", 0, 0, 1, 256, maxjobs);
+    for (uint32_t i = 0; !rc && req && i < req->n; i++) {
+        const json_value *v = &req->u.items[i];
+        if (v->type != JSON_STRING) {
+            size_t s1 = jr_push_key(r, "requires");
+            rc = jr_error(r, v, NULL, "expected a path");
+            jr_pop(r, s1);
+            break;
+        }
+        const char *in = v->u.str;
+        if (!strncmp(in, "{data}", 6))
+            snprintf(skipped, n, "%s%s", x->o->data, in + 6);
+        else
+            snprintf(skipped, n, "%s", in);
+        if (access(skipped, R_OK) != 0) {
+            *skip = 1;
+            break;
+        }
+    }
+    return rc;
+}
+
+/* expand the grid: every cell's profile command, command and cache keys */
+static int expand_grid(exp *x, jr *r)
+{
+    int rc = 0;
+    size_t n = 1;
+    for (int v = 0; v < x->nvars; v++)
+        n *= (size_t)x->vars[v].n;
+    x->cells = sw_calloc(n ? n : 1, sizeof *x->cells);
+    if (!x->cells)
+        rc = sw_fail(x->err, SW_ENOMEM, "out of memory");
+    else
+        x->ncells = n;
+    for (size_t i = 0; i < x->ncells && !rc; i++) {
+        exp_cell *c = &x->cells[i];
+        size_t q = i;
+        for (int v = x->nvars - 1; v >= 0; v--) {
+            c->idx[v] = (int)(q % (size_t)x->vars[v].n);
+            q /= (size_t)x->vars[v].n;
+        }
+        char ppath[1200] = "", cellid[32];
+        if (x->pcmd) {
+            size_t s = jr_push_key(r, "profile");
+            rc = expand(x, c, x->pcmd, c->pargv, &c->pargc, "", "", r);
+            jr_pop(r, s);
+            if (rc)
+                break;
+            c->pkey = argv_hash(c->pargv, c->pargc) ^ x->bin_hash;
+            cache_path(x, c->pkey, ".profile.json", ppath, sizeof ppath);
+            if (c->pargc < MAX_ARGS - 3) {
+                c->pargv[c->pargc++] = sw_strdup("-o");
+                c->pargv[c->pargc++] = sw_strdup(ppath);
+                c->pargv[c->pargc] = NULL;
+            }
+        }
+        /* the cell id used in {cell}: a stable hash of the variables */
+        uint64_t vh = 0;
+        for (int v = 0; v < x->nvars; v++) {
+            const exp_val *ev = &x->vars[v].vals[c->idx[v]];
+            for (int f = 0; f < ev->n; f++)
+                vh = sw_hash64(ev->text[f], strlen(ev->text[f]), vh + 1);
+        }
+        snprintf(cellid, sizeof cellid, "%016llx", (unsigned long long)vh);
+        size_t s = jr_push_key(r, "command");
+        rc = expand(x, c, x->cmd, c->argv, &c->argc, ppath, cellid, r);
+        jr_pop(r, s);
+        if (!rc)
+            c->key = argv_hash(c->argv, c->argc) ^ x->bin_hash ^ (c->pkey * 31);
+    }
+    return rc;
+}
+
 int exp_run(const exp_opts *opts, sw_err *err)
 {
     exp_opts oc = *opts; /* a copy, with the data directory's default filled in */
@@ -1421,34 +1196,10 @@ int exp_run(const exp_opts *opts, sw_err *err)
     if (!rc)
         rc = jr_field(&r, root, "derive", JSON_ARRAY, 0, &x.derive);
     if (!rc && x.derive)
-        rc = derive_check(&x, &r, x.derive);
-    /* "requires": paths that must exist ({data} expanded), else the
-       experiment is skipped with a message; "jobs": at most this many cells
-       at once (timing-sensitive experiments ask for 1) */
-    const json_value *req = NULL;
+        rc = exp_derive_check(&x, &r, x.derive);
     int64_t maxjobs = 0;
     if (!rc)
-        rc = jr_field(&r, root, "requires", JSON_ARRAY, 0, &req);
-    if (!rc)
-        rc = jr_i64(&r, root, "jobs", 0, 0, 1, 256, &maxjobs);
-    for (uint32_t i = 0; !rc && req && i < req->n; i++) {
-        const json_value *v = &req->u.items[i];
-        if (v->type != JSON_STRING) {
-            size_t s1 = jr_push_key(&r, "requires");
-            rc = jr_error(&r, v, NULL, "expected a path");
-            jr_pop(&r, s1);
-            break;
-        }
-        const char *in = v->u.str;
-        if (!strncmp(in, "{data}", 6))
-            snprintf(skipped, sizeof skipped, "%s%s", o->data, in + 6);
-        else
-            snprintf(skipped, sizeof skipped, "%s", in);
-        if (access(skipped, R_OK) != 0) {
-            skip = 1;
-            break;
-        }
-    }
+        rc = read_requires(&x, &r, root, &maxjobs, skipped, sizeof skipped, &skip);
     exp_opts local = *o;
     x.maxjobs = (int)maxjobs;
     if (!rc && maxjobs > 0 && local.jobs > maxjobs) {
@@ -1472,53 +1223,8 @@ int exp_run(const exp_opts *opts, sw_err *err)
         if (!x.bin_hash)
             rc = sw_fail(err, SW_EIO, "%s: cannot read the swapsim binary", o->swapsim);
     }
-    /* expand the grid */
-    if (!rc && !skip) {
-        size_t n = 1;
-        for (int v = 0; v < x.nvars; v++)
-            n *= (size_t)x.vars[v].n;
-        x.cells = sw_calloc(n ? n : 1, sizeof *x.cells);
-        if (!x.cells)
-            rc = sw_fail(err, SW_ENOMEM, "out of memory");
-        else
-            x.ncells = n;
-        for (size_t i = 0; i < x.ncells && !rc; i++) {
-            exp_cell *c = &x.cells[i];
-            size_t q = i;
-            for (int v = x.nvars - 1; v >= 0; v--) {
-                c->idx[v] = (int)(q % (size_t)x.vars[v].n);
-                q /= (size_t)x.vars[v].n;
-            }
-            char ppath[1200] = "", cellid[32];
-            if (x.pcmd) {
-                size_t s = jr_push_key(&r, "profile");
-                rc = expand(&x, c, x.pcmd, c->pargv, &c->pargc, "", "", &r);
-                jr_pop(&r, s);
-                if (rc)
-                    break;
-                c->pkey = argv_hash(c->pargv, c->pargc) ^ x.bin_hash;
-                cache_path(&x, c->pkey, ".profile.json", ppath, sizeof ppath);
-                if (c->pargc < MAX_ARGS - 3) {
-                    c->pargv[c->pargc++] = sw_strdup("-o");
-                    c->pargv[c->pargc++] = sw_strdup(ppath);
-                    c->pargv[c->pargc] = NULL;
-                }
-            }
-            /* the cell id used in {cell}: a stable hash of the variables */
-            uint64_t vh = 0;
-            for (int v = 0; v < x.nvars; v++) {
-                const exp_val *ev = &x.vars[v].vals[c->idx[v]];
-                for (int f = 0; f < ev->n; f++)
-                    vh = sw_hash64(ev->text[f], strlen(ev->text[f]), vh + 1);
-            }
-            snprintf(cellid, sizeof cellid, "%016llx", (unsigned long long)vh);
-            size_t s = jr_push_key(&r, "command");
-            rc = expand(&x, c, x.cmd, c->argv, &c->argc, ppath, cellid, &r);
-            jr_pop(&r, s);
-            if (!rc)
-                c->key = argv_hash(c->argv, c->argc) ^ x.bin_hash ^ (c->pkey * 31);
-        }
-    }
+    if (!rc && !skip)
+        rc = expand_grid(&x, &r);
     /* several ranks: none goes on unless all can, with the same grid */
     if (o->link)
         rc = agree_setup(&x, o->link, rc, &skip);
@@ -1536,7 +1242,7 @@ int exp_run(const exp_opts *opts, sw_err *err)
     } else if (!rc) {
         rc = run_all(&x);
         if (!rc && (!o->link || o->link->rank == 0) && !o->no_csv)
-            rc = write_csv(&x);
+            rc = exp_write_csv(&x);
         for (size_t i = 0; !rc && o->cell_done && i < x.ncells; i++)
             o->cell_done(o->ud, i, x.cells[i].status, x.cells[i].output ? x.cells[i].output : "",
                          x.cells[i].message ? x.cells[i].message : "");

@@ -58,4 +58,17 @@ int table_render(const table_spec *t, sw_buf *b, sw_err *err);
    CSV files relative to data_dir. */
 int report_expand(const char *template_path, const char *data_dir, sw_buf *out, sw_err *err);
 
+/* Check a template (make docs-check): every bare number of its prose (a
+   digit run outside directives, code, link targets and the paper's figures
+   written "(paper: ...)" that is not part of a name, a year, a list marker
+   or named by the word before it: Figure 6, batch 16) must be in the allow
+   list (a file of contexts, one a line, as list=1 writes them: the figures
+   still typed in), and every claim= of an {{argmax}}, {{argmin}} or
+   {{within}} must hold for its CSV in data_dir (one whose CSV is missing
+   is counted as unchecked). Writes one line per problem and a summary to
+   out; SW_EINVAL if any. list=1: write the context of every bare number
+   instead (an allow list), and check nothing. */
+int report_check(const char *template_path, const char *data_dir, const char *allow_path,
+                 int list, sw_buf *out, sw_err *err);
+
 #endif

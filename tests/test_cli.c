@@ -549,6 +549,86 @@ static void experiment_derive(void)
     IS_INT(sh(args, &o, NULL), 0, "dry run of a value naming {data}");
     IS_STR_HAS(o, "stats /some/where/x.json --json", "{data} in a variable's value expands");
     sw_free(o);
+    /* another variable inside a variable's value: a search's budget in one
+       planner's options only (experiments' "--set generations={generations}") */
+    put_text("nv.json", "{\"name\": \"nv\", \"command\": [\"run\", \"p\", \"{opts}\"], "
+                        "\"vars\": {\"planner\": [{\"planner\": \"ga\", \"opts\": "
+                        "\"--set generations={generations} --set x={nope}\"}, {\"planner\": "
+                        "\"other\", \"opts\": \"\"}], \"generations\": {\"quick\": [7], "
+                        "\"full\": [900]}}}\n");
+    snprintf(args, sizeof args, "experiment %s/nv.json --out %s/nv --dry-run", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "dry run of a value naming another variable");
+    IS_STR_HAS(o, "run p --set generations=7 --set x={nope}\n",
+               "a variable in a variable's value expands (quick); an unknown name stays");
+    IS_STR_HAS(o, "run p\n", "the other planner's empty options");
+    sw_free(o);
+    snprintf(args, sizeof args, "experiment %s/nv.json --out %s/nv --dry-run --full", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "dry run --full");
+    IS_STR_HAS(o, "--set generations=900 ", "the full mode's value");
+    sw_free(o);
+}
+
+/* report --check (make docs-check): a measured number typed into the prose
+   is refused, with its line; the forms that are not measured figures pass;
+   an --allow list holds the ones still typed in; a claim= the table
+   contradicts is refused, one it bears out passes (cmp.csv by hand: sa is
+   highest at I 16 (1.00), lowest at N 64 (0.40); sa/od is +51.6% at W 16,
+   level at I 16, -20.0% at N 64, and R 8's od failed; a claim writes the
+   space in a row of several columns as ~) */
+static void report_check(void)
+{
+    char args[1024], *o = NULL;
+    report_compare_csv();
+    put_text("bare.in", "# Results\n\nOur ODSwap keeps ResNet-50 at batch 16 (Figure 6, section 4,\n"
+                        "ASPLOS 2020) near the paper's (paper: 0.53) and `--memory 12GiB`;\n"
+                        "time sharing saturates near 243 samples/s.\n");
+    snprintf(args, sizeof args, "report %s/bare.in --check --data %s", dir, dir);
+    IS_INT(sh(args, &o, NULL), 1, "check: a bare measured number fails");
+    IS_STR_HAS(o, "bare.in:5: time sharing saturates near 243 samples/s.: a measured number "
+               "typed into the prose", "check: names the line and the number's context");
+    IS_STR_HAS(o, " 1 bare numbers in the prose", "check: only that one (names, years, figure "
+               "and section numbers, code, the paper's own are not measured figures)");
+    sw_free(o);
+    put_text("allow.txt", "# still typed in\ntime sharing saturates near 243 samples/s.\n");
+    snprintf(args, sizeof args, "report %s/bare.in --check --data %s --allow %s/allow.txt", dir,
+             dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "check: a number the allow list holds passes");
+    sw_free(o);
+    put_text("claim.in", "{{argmax cmp.csv rows=label,batch value=normalized_throughput "
+                         "where=planner:sa claim=I~16}} is fastest; "
+                         "{{argmin cmp.csv rows=label,batch value=normalized_throughput "
+                         "where=planner:sa claim=W~16}} is slowest.\n");
+    snprintf(args, sizeof args, "report %s/claim.in --check --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 1, "check: a false claim fails");
+    IS_STR_HAS(o, "{{argmin}} claim=W 16 is false: the table gives N 64", "check: the false "
+               "claim and what the table gives");
+    IS_STR_HAS(o, "2 claims (1 false", "check: the true one counted as true");
+    sw_free(o);
+    put_text("within.in", "SA is level with OD except {{within cmp.csv rows=label,batch "
+                          "cols=planner value=normalized_throughput a=sa b=od claim=N~64}}.\n"
+                          "At a wide tolerance: {{within cmp.csv rows=label,batch cols=planner "
+                          "value=normalized_throughput a=sa b=od tol=60 claim=none}}.\n");
+    snprintf(args, sizeof args, "report %s/within.in --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "report with {{within}}");
+    IS_STR_HAS(o, "except W 16 (+51.6%), N 64 (-20.0%) *(the template's claim, N 64, is false)*.",
+               "within: the rows outside 1 percent with their differences; a false claim marked");
+    IS_STR_HAS(o, "At a wide tolerance: none.", "within: none outside 60 percent");
+    sw_free(o);
+    snprintf(args, sizeof args, "report %s/within.in --check --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 1, "check: a false {{within}} claim fails");
+    IS_STR_HAS(o, "claim=N 64 is false: the table gives W 16|N 64", "check: within's rows");
+    sw_free(o);
+    snprintf(args, sizeof args, "report %s/within.in --check --data %s/nowhere", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "check: without the CSVs a claim is unchecked, not false");
+    IS_STR_HAS(o, "2 claims (0 false, 2 unchecked", "check: counted as unchecked");
+    sw_free(o);
 }
 
 /* an exact planner's solve in `run --json` (solver_status, objective, bound,
@@ -606,6 +686,7 @@ static const tap_test tests[] = {
     {"report_number", report_number},
     {"report_compare_best", report_compare_best},
     {"report_compare_quoted", report_compare_quoted},
+    {"report_check", report_check},
     {"experiment_derive", experiment_derive},
     {"solver_fields", solver_fields},
 };
