@@ -188,6 +188,20 @@ $(BUILD)/tests/test_opts: tests/test_opts.c tests/tap.h $(BUILD)/cli/opts.o $(LI
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(BUILD)/cli/opts.o $(LIB) $(LDFLAGS_ALL) $(LIBS)
 
+# prove runs TEST_JOBS test programs at once (2: CI's cores); each works in
+# its own scratch directory (/tmp/swapsim-NAME-PID, mkstemp), so they can run
+# side by side. The slowest (CPU seconds: docs/testing.md) are started first,
+# so that none of them is left running alone at the end. TEST_ALONE time real
+# replays against the simulator (a neighbour on the same cores would slow
+# them): they run afterwards, one at a time.
+TEST_JOBS ?= 2
+TEST_SLOW := test_optimal_swap test_bound test_roundtrip test_record_pytorch test_apply_plan \
+             test_optimal_remat test_conformance
+TEST_ALONE := test_validate test_replay_cli
+TEST_ORDER := $(foreach t,$(TEST_SLOW),$(filter $(BUILD)/tests/$(t),$(TEST_BIN))) \
+              $(filter-out $(patsubst %,$(BUILD)/tests/%,$(TEST_SLOW) $(TEST_ALONE)),$(TEST_BIN))
+TEST_SOLO  := $(filter $(patsubst %,$(BUILD)/tests/%,$(TEST_ALONE)),$(TEST_BIN))
+
 # tests/test_record_pytorch needs PyTorch (CPU is enough): installed when it
 # can be; where it cannot, that test skips with one line.
 TEST_PY_PKGS := python3-torch python3-torchvision
@@ -200,8 +214,12 @@ test: deps
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_MPI_PKGS)" || \
 	  echo "test: could not install $(TEST_MPI_PKGS): tests/test_mpi will skip"
 	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) cuda lib
-	SWAPSIM_BIN=$(abspath $(SWAPSIM)) SWAPSIM_DATA=$(abspath $(DATA)) \
-	  LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) prove --exec '' $(TEST_BIN)
+	@export SWAPSIM_BIN=$(abspath $(SWAPSIM)) SWAPSIM_DATA=$(abspath $(DATA)) \
+	  LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp); \
+	echo "prove -j$(TEST_JOBS) $(words $(TEST_ORDER)) programs, then $(words $(TEST_SOLO)) alone"; \
+	prove -j$(TEST_JOBS) --exec '' $(TEST_ORDER); par=$$?; \
+	prove --exec '' $(TEST_SOLO); solo=$$?; \
+	test $$par = 0 && test $$solo = 0
 
 bench: deps
 	$(MAKE) --no-print-directory SANITIZE=0 bin/swapsim $(patsubst tests/%.c,build/rel/tests/%,$(BENCH_SRC))

@@ -330,6 +330,85 @@ static void persistent_drop(void)
     graph_free(g);
 }
 
+/* A random training profile (random_profile(seed, ops, "sgd")) on a device
+   without PCIe contention, and optimal-swap's plan of it at frac of its
+   ideal peak with the default options (one schedule: the profile's), each
+   made once per program: random_graphs checks these plans and schedule_set
+   compares its sets of schedules with the same solves (stopped by nodes,
+   never by the clock: a second solve gives the same plan, so it is not
+   redone). The cache owns the profiles and the plans (cache_free). */
+static struct {
+    int seed, ops;
+    graph_profile *g;
+    int64_t peak;
+} cached_profiles[8];
+static int n_cached_profiles;
+
+typedef struct solved {
+    int seed, ops;
+    double frac;
+    int rc;   /* run_osw's */
+    sw_err e; /* its error where rc != 0 */
+    plan *p;  /* its plan where rc == 0 */
+} solved;
+static solved cached_solves[32];
+static int n_cached_solves;
+
+static graph_profile *uncontended(int seed, int ops, int64_t *peak)
+{
+    for (int i = 0; i < n_cached_profiles; i++)
+        if (cached_profiles[i].seed == seed && cached_profiles[i].ops == ops) {
+            *peak = cached_profiles[i].peak;
+            return cached_profiles[i].g;
+        }
+    *peak = 0;
+    if (n_cached_profiles == (int)SW_ARRAY_LEN(cached_profiles))
+        return NULL;
+    graph_profile *g = random_profile(seed, ops, "sgd");
+    sw_err e;
+    if (!g || planner_ideal_peak(g, peak, &e)) {
+        graph_free(g);
+        return NULL;
+    }
+    g->device.duplex_bw = g->device.h2d_bw + g->device.d2h_bw;
+    cached_profiles[n_cached_profiles].seed = seed;
+    cached_profiles[n_cached_profiles].ops = ops;
+    cached_profiles[n_cached_profiles].g = g;
+    cached_profiles[n_cached_profiles].peak = *peak;
+    n_cached_profiles++;
+    return g;
+}
+
+/* The default solve of uncontended(seed, ops) at frac x its peak; NULL
+   where the profile cannot be made. */
+static const solved *solve_default(int seed, int ops, double frac)
+{
+    for (int i = 0; i < n_cached_solves; i++)
+        if (cached_solves[i].seed == seed && cached_solves[i].ops == ops &&
+            cached_solves[i].frac == frac)
+            return &cached_solves[i];
+    int64_t peak;
+    graph_profile *g = uncontended(seed, ops, &peak);
+    if (!g || n_cached_solves == (int)SW_ARRAY_LEN(cached_solves))
+        return NULL;
+    solved *s = &cached_solves[n_cached_solves++];
+    s->seed = seed;
+    s->ops = ops;
+    s->frac = frac;
+    s->p = NULL;
+    s->rc = run_osw(g, (int64_t)((double)peak * frac), NULL, 0, &s->p, &s->e);
+    return s;
+}
+
+static void cache_free(void)
+{
+    for (int i = 0; i < n_cached_solves; i++)
+        plan_free(cached_solves[i].p);
+    for (int i = 0; i < n_cached_profiles; i++)
+        graph_free(cached_profiles[i].g);
+    n_cached_solves = n_cached_profiles = 0;
+}
+
 /* Random training graphs (ops=4..6: 11 to 20 ops) at 0.6x to 0.9x of the
    ideal peak, on a device without PCIe contention. Where a plan comes
    back: it verifies at the budget, its simulated time equals the
@@ -344,25 +423,24 @@ static void random_graphs(void)
     int planned = 0, proven = 0, compared = 0;
     for (int seed = 1; seed <= 3; seed++)
         for (int ops = 4; ops <= 6; ops += 2) {
-            graph_profile *g = random_profile(seed, ops, "sgd");
             int64_t peak = 0;
-            sw_err e;
-            if (!g || planner_ideal_peak(g, &peak, &e)) {
+            sw_err e = {0}; /* (printed after successes) */
+            graph_profile *g = uncontended(seed, ops, &peak); /* (the cache's) */
+            if (!g) {
                 OK(0, "random seed %d ops %d: a profile", seed, ops);
-                graph_free(g);
                 continue;
             }
-            g->device.duplex_bw = g->device.h2d_bw + g->device.d2h_bw;
             for (size_t f = 0; f < SW_ARRAY_LEN(fracs); f++) {
                 int64_t budget = (int64_t)((double)peak * fracs[f]);
-                plan *p = NULL;
-                int rc = run_osw(g, budget, NULL, 0, &p, &e);
+                const solved *s = solve_default(seed, ops, fracs[f]);
+                int rc = s ? s->rc : SW_ENOMEM;
                 if (rc) {
-                    OK(rc == SW_ENOFIT && !strchr(e.msg, '\n'),
+                    OK(s && rc == SW_ENOFIT && !strchr(s->e.msg, '\n'),
                        "seed %d ops %d at %.2fx: a one-line refusal (%s)", seed, ops, fracs[f],
-                       e.msg);
+                       s ? s->e.msg : "the cache is full");
                     continue;
                 }
+                const plan *p = s->p;
                 planned++;
                 IS_INT(plan_verify(p, NULL, &e), 0, "seed %d ops %d at %.2fx: verifies (%s)", seed,
                        ops, fracs[f], e.msg);
@@ -393,9 +471,7 @@ static void random_graphs(void)
                                "%s (%.9g s) no faster than the optimum %.9g s", seed, ops,
                                fracs[f], heuristics[h][0], t[h], rep.objective);
                 }
-                plan_free(p);
             }
-            graph_free(g);
         }
     OK(planned >= 6, "%d of 18 random cases planned", planned);
     OK(proven >= 3, "%d proven optimal at the budget", proven);
@@ -565,27 +641,28 @@ static void schedule_set(void)
     for (size_t c = 0; c < SW_ARRAY_LEN(cases); c++) {
         int seed = cases[c].seed;
         double frac = cases[c].frac;
-        graph_profile *g = random_profile(seed, 6, "sgd");
         int64_t peak = 0;
-        sw_err e;
-        if (!g || planner_ideal_peak(g, &peak, &e)) {
+        sw_err e = {0}; /* (printed after successes) */
+        /* no contention; the cache's profile */
+        graph_profile *g = uncontended(seed, 6, &peak);
+        const solved *s1 = g ? solve_default(seed, 6, frac) : NULL;
+        if (!g || !s1) {
             OK(0, "random seed %d: a profile", seed);
-            graph_free(g);
             continue;
         }
-        g->device.duplex_bw = g->device.h2d_bw + g->device.d2h_bw; /* no contention */
         int64_t budget = (int64_t)((double)peak * frac);
-        plan *one = NULL, *set = NULL, *again = NULL;
-        sw_err e1, e3;
-        int r1 = run_osw(g, budget, "schedules=1", 0, &one, &e1);
+        plan *set = NULL, *again = NULL;
+        sw_err e3;
+        /* the profile's schedule alone (schedules=1, the default): random_graphs's
+           solve, made once (solve_default) */
+        const plan *one = s1->p;
+        int r1 = s1->rc;
         int r3 = run_osw(g, budget, "schedules=3", 0, &set, &e3);
         if (r3) {
             OK(r3 == SW_ENOFIT && !strchr(e3.msg, '\n') && strstr(e3.msg, "schedules=3"),
                "seed %d at %.2fx: no schedule of the set has a plan, one line (%s)", seed, frac,
                e3.msg);
             OK(r1 != 0, "seed %d at %.2fx: nor the profile's alone", seed, frac);
-            plan_free(one);
-            graph_free(g);
             continue;
         }
         planned++;
@@ -615,9 +692,7 @@ static void schedule_set(void)
                "seed %d at %.2fx: the same plan again", seed, frac);
         }
         plan_free(again);
-        plan_free(one);
         plan_free(set);
-        graph_free(g);
     }
     OK(planned >= 3, "%d of %zu cases planned", planned, SW_ARRAY_LEN(cases));
 }
@@ -758,4 +833,9 @@ static const tap_test tests[] = {
     {"contended_label", contended_label},
 };
 
-int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }
+int main(int argc, char **argv)
+{
+    int rc = tap_run(tests, SW_ARRAY_LEN(tests), argc, argv);
+    cache_free();
+    return rc;
+}
