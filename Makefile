@@ -58,7 +58,7 @@ endif
 CFLAGS_ALL := $(CSTD) $(WARN) $(OPT) $(CFLAGS)
 LDFLAGS_ALL := $(LDSAN) $(LDFLAGS)
 
-LIB_DIRS := common profiles sim planners ga experiments validate api
+LIB_DIRS := common profiles sim planners planners/lib ga experiments validate api
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC))
 LIB      := $(BUILD)/libswapsim.a
