@@ -414,6 +414,123 @@ done:
     return rc;
 }
 
+/* A plan's account: its iteration time, the bound and the gap, and the
+   status that names how it was found (status may point into simst). */
+typedef struct or_account {
+    double obj, bound, gap;
+    const char *status;
+    char simst[128];
+} or_account;
+
+/* The account of plan p (found by so; the first solve, first; attempts:
+   the solves at smaller caps; fallback: p is the start's own plan). */
+static void or_account_of(const graph_profile *g, const planner_opts *o, const orc *c,
+                          const or_solve_out *first, const or_solve_out *so, int attempt,
+                          int fallback, const plan *p, or_account *ac)
+{
+    /* the account: status, objective, bound, gap (on the iteration time) */
+    double total = g->total_compute_s, obj = total + so->best.recompute_s;
+    double bound = obj, gap = 0;
+    const char *status = "optimal";
+    if (first->size > 0) {
+        /* the solver's bound, or docs/bounds.md's (any plan at this budget) */
+        double lb = first->solved ? total + SW_MAX(first->mr.bound, 0.0) / OR_US : total;
+        if (c->lp_bounded)
+            lb = SW_MAX(lb, total + c->lp_bound / OR_US);
+        bound_result br;
+        sw_err e5;
+        if (!bound_compute(g, o->memory_budget, g->order, &br, &e5))
+            lb = SW_MAX(lb, bound_for(&br, 1, 1));
+        bound = SW_MIN(lb, obj);
+        gap = obj > 0 ? (obj - bound) / obj : 0;
+    } else if (attempt > 0) {
+        bound = total; /* the first plan re-ran nothing: the bound is the compute */
+        gap = obj > 0 ? (obj - bound) / obj : 0;
+    }
+    if (first->lp)
+        status = !c->lp_bounded               ? "the relaxation stopped by the limit (the start "
+                                               "stands)"
+                 : obj - bound <= 1e-9 * obj ? "optimal"
+                 : !so->from_start            ? "rounded from the relaxation"
+                                             : "the start beats the roundings";
+    else if (first->size > 0 && !first->solved)
+        status = "not solved (the program is larger than max_vars): the start's plan";
+    else if (so->solved && so->mr.status != MILP_OPTIMAL)
+        status = so->mr.status == MILP_NOSOLUTION ? "stopped by the limit before the solver's "
+                                                   "first plan (the start stands)"
+                                                 : "stopped by the limit";
+    else if (fallback)
+        status = "the allocator fragments the solver's plans: the start's own plan";
+    else if (attempt > 0)
+        status = "lowered memory"; /* optimal for a smaller byte cap only (fragmentation) */
+    /* "optimal" only where the simulator agrees with the program's model */
+    sim_result sr;
+    sw_err es;
+    if (!strcmp(status, "optimal") && obj > 0 && !sim_plan(p, NULL, NULL, &sr, &es) &&
+        fabs(sr.iteration_time_s - obj) > 1e-6 * obj) {
+        snprintf(ac->simst, sizeof ac->simst, "optimal in the recomputation model; simulated "
+                 "%.3g%% %s the objective", 100 * fabs(sr.iteration_time_s - obj) / obj,
+                 sr.iteration_time_s > obj ? "above" : "below");
+        status = ac->simst;
+    }
+    ac->obj = obj;
+    ac->bound = bound;
+    ac->gap = gap;
+    ac->status = status;
+}
+
+/* The plan's notes: the account, the method's figures, where the plan
+   came from and what was lowered (cap0: the first cap). */
+static void or_notes(sw_buf *b, const graph_profile *g, const planner_opts *o, const orc *c,
+                     const or_solve_out *first, const or_solve_out *so, int attempt,
+                     int fallback, int own, int64_t cap0, const or_account *ac)
+{
+    const param_set *ps = &o->params;
+    double total = g->total_compute_s, obj = ac->obj, bound = ac->bound, gap = ac->gap;
+    const char *status = ac->status;
+    sw_buf_printf(b, "optimal-remat: %s, objective %.12g s, bound %.12g s, gap %.4f%%; "
+                  "recompute %.6f s in %d reruns; peak %lld bytes of tensors",
+                  status, obj, bound, 100 * gap, so->best.recompute_s, so->best.reruns,
+                  (long long)(so->best.peak + c->persist));
+    if (first->lp) {
+        sw_buf_printf(b, "; method lp-round: ");
+        if (c->lp_bounded)
+            sw_buf_printf(b, "lp_bound %.12g s, ", total + c->lp_bound / OR_US);
+        sw_buf_printf(b, "%s relaxation, %s %s, %d variables, %d rows, %d solve%s in %.2f s",
+                      c->lp_coarse ? "coarse" : "full", c->lp_solver ? c->lp_solver : "clp",
+                      params_str(ps, "lp_method"),
+                      c->lp_vars, c->lp_rows, c->lp_solves, c->lp_solves == 1 ? "" : "s", c->lp_s);
+        if (first->lp_retries + so->lp_retries)
+            sw_buf_printf(b, " (%d again for less memory: no rounding fit)",
+                          first->lp_retries + (attempt ? so->lp_retries : 0));
+        sw_buf_printf(b, "; %d of %d roundings fit", so->fits, so->tried);
+        if (so->round_best >= 0)
+            sw_buf_printf(b, ", the cheapest (%s) %.12g s", so->round_how,
+                          total + so->round_best);
+        sw_buf_printf(b, "; plan from %s", so->how);
+    } else if (so->solved)
+        sw_buf_printf(b, "; method exact, %s: %d variables, %d rows, %ld nodes; plan from %s",
+                      so->mr.solver, so->vars, so->rows, so->mr.nodes, so->how);
+    else if (first->size > 0)
+        sw_buf_printf(b, "; method exact, %lld R and S variables, max_vars=%lld; plan from %s",
+                      (long long)first->size, (long long)params_int(ps, "max_vars"), so->how);
+    else
+        sw_buf_printf(b, "; no solve needed (%s fits)", so->how);
+    if (fallback && own)
+        sw_buf_printf(b, " (%s's own plan: cheaper than its replay as stages)",
+                      first->start_name);
+    else if (fallback)
+        sw_buf_printf(b, " (placed by %s itself)", first->start_name);
+    else if (attempt > 0)
+        sw_buf_printf(b, "; the allocator fragmented %d plan%s: planned again for %lld bytes of "
+                      "tensors (memory lowered from %lld: the plan is the optimum at the "
+                      "lowered memory only, not proven at the requested budget; the bound "
+                      "holds at the budget)", attempt, attempt > 1 ? "s" : "",
+                      (long long)(c->cap + c->persist), (long long)(cap0 + c->persist));
+    if (!strcmp(params_str(ps, "recompute"), "forward"))
+        sw_buf_printf(b, "; forward ops only (recompute=forward)");
+}
+
 #define OR_ATTEMPTS 6 /* solves at ever smaller byte caps when fragmentation defeats placement */
 
 static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, plan **out,
@@ -543,96 +660,13 @@ static int plan_optimal_remat(const graph_profile *g, const planner_opts *o, pla
     }
     if (rc)
         goto done;
-    /* the account: status, objective, bound, gap (on the iteration time) */
-    double total = g->total_compute_s, obj = total + so.best.recompute_s;
-    double bound = obj, gap = 0;
-    const char *status = "optimal";
-    if (first.size > 0) {
-        /* the solver's bound, or docs/bounds.md's (any plan at this budget) */
-        double lb = first.solved ? total + SW_MAX(first.mr.bound, 0.0) / OR_US : total;
-        if (c.lp_bounded)
-            lb = SW_MAX(lb, total + c.lp_bound / OR_US);
-        bound_result br;
-        sw_err e5;
-        if (!bound_compute(g, o->memory_budget, g->order, &br, &e5))
-            lb = SW_MAX(lb, bound_for(&br, 1, 1));
-        bound = SW_MIN(lb, obj);
-        gap = obj > 0 ? (obj - bound) / obj : 0;
-    } else if (attempt > 0) {
-        bound = total; /* the first plan re-ran nothing: the bound is the compute */
-        gap = obj > 0 ? (obj - bound) / obj : 0;
-    }
-    if (first.lp)
-        status = !c.lp_bounded               ? "the relaxation stopped by the limit (the start "
-                                               "stands)"
-                 : obj - bound <= 1e-9 * obj ? "optimal"
-                 : !so.from_start            ? "rounded from the relaxation"
-                                             : "the start beats the roundings";
-    else if (first.size > 0 && !first.solved)
-        status = "not solved (the program is larger than max_vars): the start's plan";
-    else if (so.solved && so.mr.status != MILP_OPTIMAL)
-        status = so.mr.status == MILP_NOSOLUTION ? "stopped by the limit before the solver's "
-                                                   "first plan (the start stands)"
-                                                 : "stopped by the limit";
-    else if (fallback)
-        status = "the allocator fragments the solver's plans: the start's own plan";
-    else if (attempt > 0)
-        status = "lowered memory"; /* optimal for a smaller byte cap only (fragmentation) */
-    /* "optimal" only where the simulator agrees with the program's model */
-    char simst[128];
-    sim_result sr;
-    sw_err es;
-    if (!strcmp(status, "optimal") && obj > 0 && !sim_plan(*out, NULL, NULL, &sr, &es) &&
-        fabs(sr.iteration_time_s - obj) > 1e-6 * obj) {
-        snprintf(simst, sizeof simst, "optimal in the recomputation model; simulated %.3g%% %s "
-                 "the objective", 100 * fabs(sr.iteration_time_s - obj) / obj,
-                 sr.iteration_time_s > obj ? "above" : "below");
-        status = simst;
-    }
+    or_account ac;
+    or_account_of(g, o, &c, &first, &so, attempt, fallback, *out, &ac);
     sw_buf b;
     sw_buf_init(&b);
-    sw_buf_printf(&b, "optimal-remat: %s, objective %.12g s, bound %.12g s, gap %.4f%%; "
-                  "recompute %.6f s in %d reruns; peak %lld bytes of tensors",
-                  status, obj, bound, 100 * gap, so.best.recompute_s, so.best.reruns,
-                  (long long)(so.best.peak + c.persist));
-    if (first.lp) {
-        sw_buf_printf(&b, "; method lp-round: ");
-        if (c.lp_bounded)
-            sw_buf_printf(&b, "lp_bound %.12g s, ", total + c.lp_bound / OR_US);
-        sw_buf_printf(&b, "%s relaxation, %s %s, %d variables, %d rows, %d solve%s in %.2f s",
-                      c.lp_coarse ? "coarse" : "full", c.lp_solver ? c.lp_solver : "clp",
-                      params_str(ps, "lp_method"),
-                      c.lp_vars, c.lp_rows, c.lp_solves, c.lp_solves == 1 ? "" : "s", c.lp_s);
-        if (first.lp_retries + so.lp_retries)
-            sw_buf_printf(&b, " (%d again for less memory: no rounding fit)",
-                          first.lp_retries + (attempt ? so.lp_retries : 0));
-        sw_buf_printf(&b, "; %d of %d roundings fit", so.fits, so.tried);
-        if (so.round_best >= 0)
-            sw_buf_printf(&b, ", the cheapest (%s) %.12g s", so.round_how,
-                          total + so.round_best);
-        sw_buf_printf(&b, "; plan from %s", so.how);
-    } else if (so.solved)
-        sw_buf_printf(&b, "; method exact, %s: %d variables, %d rows, %ld nodes; plan from %s",
-                      so.mr.solver, so.vars, so.rows, so.mr.nodes, so.how);
-    else if (first.size > 0)
-        sw_buf_printf(&b, "; method exact, %lld R and S variables, max_vars=%lld; plan from %s",
-                      (long long)first.size, (long long)params_int(ps, "max_vars"), so.how);
-    else
-        sw_buf_printf(&b, "; no solve needed (%s fits)", so.how);
-    if (fallback && own)
-        sw_buf_printf(&b, " (%s's own plan: cheaper than its replay as stages)",
-                      first.start_name);
-    else if (fallback)
-        sw_buf_printf(&b, " (placed by %s itself)", first.start_name);
-    else if (attempt > 0)
-        sw_buf_printf(&b, "; the allocator fragmented %d plan%s: planned again for %lld bytes of "
-                      "tensors (memory lowered from %lld: the plan is the optimum at the "
-                      "lowered memory only, not proven at the requested budget; the bound "
-                      "holds at the budget)", attempt, attempt > 1 ? "s" : "",
-                      (long long)(c.cap + c.persist), (long long)(cap0 + c.persist));
-    if (!strcmp(params_str(ps, "recompute"), "forward"))
-        sw_buf_printf(&b, "; forward ops only (recompute=forward)");
-    if (b.oom || plan_set_notes(*out, b.data) || plan_set_solver(*out, status, obj, bound, gap)) {
+    or_notes(&b, g, o, &c, &first, &so, attempt, fallback, own, cap0, &ac);
+    if (b.oom || plan_set_notes(*out, b.data) ||
+        plan_set_solver(*out, ac.status, ac.obj, ac.bound, ac.gap)) {
         plan_free(*out);
         *out = NULL;
         rc = sw_fail(err, SW_ENOMEM, "out of memory");

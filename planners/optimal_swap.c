@@ -137,6 +137,194 @@ static const char *status_name(milp_status s)
            ? "infeasible" : "no solution";
 }
 
+/* One model's solves (plan_model): the program at the budget, then, while
+   the packing of its decisions overflows the arena, with no-good rows (span
+   model) or less memory. */
+typedef struct osw_solve {
+    osw *x;
+    milp *m;             /* the program last solved */
+    milp_opts mo;
+    milp_result r;       /* its result */
+    double tl;           /* the time limit of all the solves together (s) */
+    int64_t cap;         /* tensor bytes at the budget (budget - largest workspace) */
+    int64_t limit;       /* the memory the last program was built for */
+    int64_t high;        /* the packing's highest byte */
+    int shrinks;         /* times the memory was lowered */
+    double first_bound;  /* the first solve's bound (s), at the budget */
+    double *fixed;       /* span model: the last incumbent's values */
+} osw_solve;
+
+/* Solve until the decisions pack within the arena (the windows are set).
+   0, or an error (SW_ENOFIT with what was tried). */
+static int osw_solve_run(osw_solve *v, const planner_opts *o, sw_err *err)
+{
+    osw *x = v->x;
+    double tl = v->tl;
+    int rc = 0, tries = 0, cuts = 0, rebuild = 1;
+    for (;;) {
+        if (rebuild) {
+            milp_free(v->m);
+            v->m = milp_new();
+            if (!v->m)
+                return sw_fail(err, SW_ENOMEM, "out of memory");
+            x->cap = v->limit;
+            if ((rc = x->span ? osw_build_span(x, v->m, v->limit, NULL, err)
+                             : osw_build(x, v->m, v->limit, err)))
+                return rc;
+            rebuild = 0;
+        }
+        /* the time limit is for all the solves together, split by a fixed
+           rule (never by the time measured, so that a plan does not depend
+           on the machine's load): 3/4 to the first memory limit, then 1/8,
+           1/16, ...; the span model's solve gets 3/4 of a limit's share,
+           each solve after a no-good row 1/8 */
+        double share = v->shrinks ? tl / (double)(4 << SW_MIN(v->shrinks, 20)) : 0.75 * tl;
+        v->mo.time_limit_s = x->span ? share * (cuts ? 0.125 : 0.75) : share;
+        if ((rc = milp_solve(v->m, &v->mo, &v->r, err)))
+            return rc;
+        if (v->r.status == MILP_INFEASIBLE && cuts) {
+            /* every decision set left over packs badly: less memory */
+            cuts = 0;
+            goto shrink;
+        }
+        if (v->r.status == MILP_INFEASIBLE && !v->shrinks) {
+            char h1[32], h2[32];
+            return sw_fail(err, SW_ENOFIT, "does not fit: no swapping plan of the profile's "
+                           "schedule keeps within the requested %s (%s for tensors after the "
+                           "largest workspace; optimal-swap's %s model, proven by %s)",
+                           sw_fmt_bytes(o->memory_budget, h1, sizeof h1),
+                           sw_fmt_bytes(v->limit, h2, sizeof h2), x->span ? "span" : "stage",
+                           v->r.solver);
+        }
+        if (v->r.status == MILP_INFEASIBLE) {
+            /* infeasible only at a lowered limit: nothing is proven at the
+               budget asked for (another planner may find a plan there) */
+            char h1[32], h2[32], h3[32];
+            return sw_fail(err, SW_ENOFIT, "does not fit: optimal-swap found no plan that packs "
+                           "(not proven: a plan within the requested %s may exist); its decisions "
+                           "for %s of tensors overflowed the arena in the offline packing, so it "
+                           "lowered the memory %d time%s to %s, where %s finds no plan of the "
+                           "profile's schedule in the %s model", sw_fmt_bytes(o->memory_budget, h1,
+                           sizeof h1), sw_fmt_bytes(v->cap, h2, sizeof h2), v->shrinks,
+                           v->shrinks == 1 ? "" : "s", sw_fmt_bytes(v->limit, h3, sizeof h3),
+                           v->r.solver, x->span ? "span" : "stage");
+        }
+        if (v->r.status == MILP_NOSOLUTION && cuts) {
+            cuts = 0; /* nothing else found in its time: less memory */
+            goto shrink;
+        }
+        if (v->r.status == MILP_NOSOLUTION) {
+            char h1[32];
+            return sw_fail(err, SW_ENOFIT, "does not fit: optimal-swap found no plan within the "
+                           "solver's limits (%.3g s, %ld nodes%s%s); nothing is proven; give it "
+                           "more --time-budget", v->r.solve_s, v->r.nodes,
+                           v->shrinks ? ", at memory lowered for the packing to " : "",
+                           v->shrinks ? sw_fmt_bytes(v->limit, h1, sizeof h1) : "");
+        }
+        if (!tries)
+            v->first_bound = v->r.bound * x->tau;
+        if (x->span) {
+            sw_free(v->fixed);
+            v->fixed = sw_malloc(((size_t)milp_vars(v->m) + 1) * sizeof *v->fixed);
+            if (!v->fixed) {
+                return sw_fail(err, SW_ENOMEM, "out of memory");
+            }
+            memcpy(v->fixed, v->r.x, (size_t)milp_vars(v->m) * sizeof *v->fixed);
+            osw_read_span(x, v->r.x);
+        } else {
+            osw_read(x, v->r.x);
+        }
+        if ((rc = osw_pack(x, &v->high, err)))
+            return rc;
+        if (v->high <= v->cap)
+            break;
+        if (x->span && cuts < OSW_CUTS) {
+            /* the span model first excludes the decisions that do not pack
+               (a no-good row over the binaries) and solves again with the
+               same memory: another optimum, or the next best, may pack */
+            tries++;
+            cuts++;
+            osw_nogood(x, v->m, v->r.x);
+            continue;
+        }
+    shrink:
+        tries++;
+        if (++v->shrinks > 8) {
+            char h1[32], h2[32];
+            return sw_fail(err, SW_ENOFIT, "does not fit: optimal-swap's offline packing of the "
+                           "optimal decisions overflows the arena (%lld > %lld bytes) after 8 "
+                           "tries with less memory (down to %s); not proven: a plan within the "
+                           "requested %s may exist", (long long)v->high, (long long)v->cap,
+                           sw_fmt_bytes(v->limit, h1, sizeof h1), sw_fmt_bytes(o->memory_budget,
+                           h2, sizeof h2));
+        }
+        rebuild = 1;
+        cuts = 0;
+        /* (the span model steps down by 2%: its overflows come from
+           circular conflicts, which a little less memory often undoes) */
+        v->limit -= x->span ? v->limit / 50 : SW_MAX(v->high - v->cap, v->limit / 100);
+    }
+    return 0;
+}
+
+/* The iteration time of the decisions taken (s) in *model. 0, or SW_ENOMEM. */
+static int osw_model_time(osw *x, const osw_solve *v, milp_backend be, double *stage_t,
+                          double *model, sw_err *err)
+{
+    if (x->span) {
+        /* the iteration time of the decisions taken: the program again with
+           every binary fixed (a linear program), whose optimum is the
+           schedule's exact time where the solver's incumbent is not tight */
+        milp *m2 = milp_new();
+        milp_result r2;
+        milp_opts mo2 = {0, 0, 0, 0, be};
+        *model = v->r.objective * x->tau;
+        if (!m2)
+            return sw_fail(err, SW_ENOMEM, "out of memory");
+        if (!osw_build_span(x, m2, v->limit, v->fixed, err) && !milp_solve(m2, &mo2, &r2, err) &&
+            r2.status == MILP_OPTIMAL)
+            *model = SW_MIN(*model, r2.objective * x->tau);
+        milp_free(m2);
+    } else {
+        *model = osw_time(x, stage_t);
+    }
+    return 0;
+}
+
+/* q's notes and solver fields: the status, the objective, the bound and
+   gap, the program's size and the decisions. 0, or SW_ENOMEM. */
+static int osw_notes(plan *q, const osw *x, const osw_solve *v, double model, int32_t n)
+{
+    int32_t trips = 0, drops = 0;
+    for (int32_t i = 0; i < x->n_win; i++)
+        if (x->win[i].out_at >= 0) {
+            trips++;
+            drops += x->win[i].drop;
+        }
+    double bound = SW_MIN(v->first_bound, model);
+    double gap = model > 0 ? (model - bound) / model : 0;
+    if (v->r.status == MILP_OPTIMAL && !v->shrinks)
+        gap = SW_MAX(0.0, SW_MIN(gap, v->r.gap));
+    char note[768], low[256] = "", h1[32], h2[32];
+    if (v->shrinks) /* what was lowered, and what the solve proves (not the budget's optimum) */
+        snprintf(low, sizeof low, "; memory lowered for the packing: %s of tensors lowered to "
+                 "%s in %d step%s, the solve's %s at the lowered memory only, not at the "
+                 "requested budget (the best bound is the first solve's, at the budget)",
+                 sw_fmt_bytes(v->cap, h1, sizeof h1), sw_fmt_bytes(v->limit, h2, sizeof h2),
+                 v->shrinks, v->shrinks == 1 ? "" : "s",
+                 v->r.status == MILP_OPTIMAL ? "optimum" : "incumbent");
+    snprintf(note, sizeof note, "optimal-swap: %s (%s); objective %.9g s, best bound %.9g s, "
+             "gap %.4g%%; %d vars, %d rows; %d round trips (%d drops) in the %s model (%d "
+             "stages)%s", v->shrinks ? "lowered memory" : status_name(v->r.status), v->r.solver,
+             model, bound, 100 * gap, milp_vars(v->m), milp_rows(v->m), trips, drops,
+             x->span ? "span" : "stage", 2 * n, low);
+    if (plan_set_notes(q, note) ||
+        plan_set_solver(q, v->shrinks ? "lowered memory" : status_name(v->r.status), model, bound,
+                        gap))
+        return SW_ENOMEM;
+    return 0;
+}
+
 /* optimal-swap in one model (use_span: 1, stage: 0) with a fraction of the time limit */
 static int plan_model(const graph_profile *g, const planner_opts *o, const int32_t *order,
                       int use_span, double fraction, plan **out, sw_err *err)
@@ -162,10 +350,10 @@ static int plan_model(const graph_profile *g, const planner_opts *o, const int32
     int32_t nt = g->n_tensors;
     uint8_t *resident = sw_calloc((size_t)nt + 1, 1);
     double *stage_t = sw_malloc((2 * (size_t)n + 1) * sizeof *stage_t);
-    milp *m = NULL;
+    osw_solve v;
+    memset(&v, 0, sizeof v);
     plan_builder *b = NULL;
     int32_t *stage = NULL, *t_task = NULL;
-    double *fixed = NULL;
     oracle orc;
     memset(&orc, 0, sizeof orc);
     orc.base.methods = &oracle_methods;
@@ -189,119 +377,13 @@ static int plan_model(const graph_profile *g, const planner_opts *o, const int32
     milp_backend be = milp_backend_find(params_str(ps, "solver")) == MILP_GLPK ? MILP_GLPK
                                                                                : MILP_CBC;
     milp_opts mo = {tl, (long)params_int(ps, "max_nodes"), params_float(ps, "gap"), 0, be};
-    milp_result r;
-    int64_t limit = cap, high = 0;
-    int shrinks = 0, tries = 0, cuts = 0, rebuild = 1;
-    double first_bound = 0;
-    for (;;) {
-        if (rebuild) {
-            milp_free(m);
-            m = milp_new();
-            if (!m) {
-                rc = sw_fail(err, SW_ENOMEM, "out of memory");
-                goto done;
-            }
-            x.cap = limit;
-            if ((rc = x.span ? osw_build_span(&x, m, limit, NULL, err)
-                             : osw_build(&x, m, limit, err)))
-                goto done;
-            rebuild = 0;
-        }
-        /* the time limit is for all the solves together, split by a fixed
-           rule (never by the time measured, so that a plan does not depend
-           on the machine's load): 3/4 to the first memory limit, then 1/8,
-           1/16, ...; the span model's solve gets 3/4 of a limit's share,
-           each solve after a no-good row 1/8 */
-        double share = shrinks ? tl / (double)(4 << SW_MIN(shrinks, 20)) : 0.75 * tl;
-        mo.time_limit_s = x.span ? share * (cuts ? 0.125 : 0.75) : share;
-        if ((rc = milp_solve(m, &mo, &r, err)))
-            goto done;
-        if (r.status == MILP_INFEASIBLE && cuts) {
-            /* every decision set left over packs badly: less memory */
-            cuts = 0;
-            goto shrink;
-        }
-        if (r.status == MILP_INFEASIBLE && !shrinks) {
-            char h1[32], h2[32];
-            rc = sw_fail(err, SW_ENOFIT, "does not fit: no swapping plan of the profile's "
-                         "schedule keeps within the requested %s (%s for tensors after the "
-                         "largest workspace; optimal-swap's %s model, proven by %s)",
-                         sw_fmt_bytes(o->memory_budget, h1, sizeof h1),
-                         sw_fmt_bytes(limit, h2, sizeof h2), x.span ? "span" : "stage", r.solver);
-            goto done;
-        }
-        if (r.status == MILP_INFEASIBLE) {
-            /* infeasible only at a lowered limit: nothing is proven at the
-               budget asked for (another planner may find a plan there) */
-            char h1[32], h2[32], h3[32];
-            rc = sw_fail(err, SW_ENOFIT, "does not fit: optimal-swap found no plan that packs "
-                         "(not proven: a plan within the requested %s may exist); its decisions "
-                         "for %s of tensors overflowed the arena in the offline packing, so it "
-                         "lowered the memory %d time%s to %s, where %s finds no plan of the "
-                         "profile's schedule in the %s model", sw_fmt_bytes(o->memory_budget, h1,
-                         sizeof h1), sw_fmt_bytes(cap, h2, sizeof h2), shrinks,
-                         shrinks == 1 ? "" : "s", sw_fmt_bytes(limit, h3, sizeof h3), r.solver,
-                         x.span ? "span" : "stage");
-            goto done;
-        }
-        if (r.status == MILP_NOSOLUTION && cuts) {
-            cuts = 0; /* nothing else found in its time: less memory */
-            goto shrink;
-        }
-        if (r.status == MILP_NOSOLUTION) {
-            char h1[32];
-            rc = sw_fail(err, SW_ENOFIT, "does not fit: optimal-swap found no plan within the "
-                         "solver's limits (%.3g s, %ld nodes%s%s); nothing is proven; give it "
-                         "more --time-budget", r.solve_s, r.nodes, shrinks ? ", at memory "
-                         "lowered for the packing to " : "", shrinks ? sw_fmt_bytes(limit, h1,
-                         sizeof h1) : "");
-            goto done;
-        }
-        if (!tries)
-            first_bound = r.bound * x.tau;
-        if (x.span) {
-            sw_free(fixed);
-            fixed = sw_malloc(((size_t)milp_vars(m) + 1) * sizeof *fixed);
-            if (!fixed) {
-                rc = sw_fail(err, SW_ENOMEM, "out of memory");
-                goto done;
-            }
-            memcpy(fixed, r.x, (size_t)milp_vars(m) * sizeof *fixed);
-            osw_read_span(&x, r.x);
-        } else {
-            osw_read(&x, r.x);
-        }
-        if ((rc = osw_pack(&x, &high, err)))
-            goto done;
-        if (high <= cap)
-            break;
-        if (x.span && cuts < OSW_CUTS) {
-            /* the span model first excludes the decisions that do not pack
-               (a no-good row over the binaries) and solves again with the
-               same memory: another optimum, or the next best, may pack */
-            tries++;
-            cuts++;
-            osw_nogood(&x, m, r.x);
-            continue;
-        }
-    shrink:
-        tries++;
-        if (++shrinks > 8) {
-            char h1[32], h2[32];
-            rc = sw_fail(err, SW_ENOFIT, "does not fit: optimal-swap's offline packing of the "
-                         "optimal decisions overflows the arena (%lld > %lld bytes) after 8 "
-                         "tries with less memory (down to %s); not proven: a plan within the "
-                         "requested %s may exist", (long long)high, (long long)cap,
-                         sw_fmt_bytes(limit, h1, sizeof h1), sw_fmt_bytes(o->memory_budget,
-                         h2, sizeof h2));
-            goto done;
-        }
-        rebuild = 1;
-        cuts = 0;
-        /* (the span model steps down by 2%: its overflows come from
-           circular conflicts, which a little less memory often undoes) */
-        limit -= x.span ? limit / 50 : SW_MAX(high - cap, limit / 100);
-    }
+    v.x = &x;
+    v.mo = mo;
+    v.tl = tl;
+    v.cap = v.limit = cap;
+    if ((rc = osw_solve_run(&v, o, err)))
+        goto done;
+    int64_t high = v.high;
     /* the resident set: persistent storages accessed and not away over the end */
     for (int32_t s = 0; s < nt; s++)
         resident[s] = is_storage(g, s) && osw_persistent(&x, s);
@@ -349,61 +431,22 @@ static int plan_model(const graph_profile *g, const planner_opts *o, const int32
         goto done;
     }
     double model = 0;
-    if (x.span) {
-        /* the iteration time of the decisions taken: the program again with
-           every binary fixed (a linear program), whose optimum is the
-           schedule's exact time where the solver's incumbent is not tight */
-        milp *m2 = milp_new();
-        milp_result r2;
-        milp_opts mo2 = {0, 0, 0, 0, be};
-        model = r.objective * x.tau;
-        if (!m2) {
-            rc = sw_fail(err, SW_ENOMEM, "out of memory");
-            plan_free(q);
-            goto done;
-        }
-        if (!osw_build_span(&x, m2, limit, fixed, err) && !milp_solve(m2, &mo2, &r2, err) &&
-            r2.status == MILP_OPTIMAL)
-            model = SW_MIN(model, r2.objective * x.tau);
-        milp_free(m2);
-    } else {
-        model = osw_time(&x, stage_t);
+    if ((rc = osw_model_time(&x, &v, be, stage_t, &model, err))) {
+        plan_free(q);
+        goto done;
     }
-    int32_t trips = 0, drops = 0;
-    for (int32_t i = 0; i < x.n_win; i++)
-        if (x.win[i].out_at >= 0) {
-            trips++;
-            drops += x.win[i].drop;
-        }
-    double bound = SW_MIN(first_bound, model);
-    double gap = model > 0 ? (model - bound) / model : 0;
-    if (r.status == MILP_OPTIMAL && !shrinks)
-        gap = SW_MAX(0.0, SW_MIN(gap, r.gap));
-    char note[768], low[256] = "", h1[32], h2[32];
-    if (shrinks) /* what was lowered, and what the solve proves (not the budget's optimum) */
-        snprintf(low, sizeof low, "; memory lowered for the packing: %s of tensors lowered to "
-                 "%s in %d step%s, the solve's %s at the lowered memory only, not at the "
-                 "requested budget (the best bound is the first solve's, at the budget)",
-                 sw_fmt_bytes(cap, h1, sizeof h1), sw_fmt_bytes(limit, h2, sizeof h2), shrinks,
-                 shrinks == 1 ? "" : "s", r.status == MILP_OPTIMAL ? "optimum" : "incumbent");
-    snprintf(note, sizeof note, "optimal-swap: %s (%s); objective %.9g s, best bound %.9g s, "
-             "gap %.4g%%; %d vars, %d rows; %d round trips (%d drops) in the %s model (%d "
-             "stages)%s", shrinks ? "lowered memory" : status_name(r.status), r.solver, model,
-             bound, 100 * gap,
-             milp_vars(m), milp_rows(m), trips, drops, x.span ? "span" : "stage", 2 * n, low);
-    if (plan_set_notes(q, note) ||
-        plan_set_solver(q, shrinks ? "lowered memory" : status_name(r.status), model, bound, gap)) {
+    if (osw_notes(q, &x, &v, model, n)) {
         plan_free(q);
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
     }
     *out = q;
 done:
-    milp_free(m);
+    milp_free(v.m);
     pb_free(b);
     sw_free(stage);
     sw_free(t_task);
-    sw_free(fixed);
+    sw_free(v.fixed);
     sw_free(stage_t);
     sw_free(resident);
     osw_free(&x);

@@ -61,6 +61,135 @@ int64_t orm_size(const orc *c)
     return n;
 }
 
+/* orm_build's scratch and the stage it is at (t: its computations C, nC
+   of them; the storages it touches with their touches in order, phead ..
+   pnext; the FREE variables after each computation, fhead .. fc). */
+typedef struct orm_stage {
+    int32_t t, nC, ntouched;
+    const int32_t *Rv, *Sv, *Svn;   /* stage t's variables, stage t + 1's S (NULL: none) */
+    const uint8_t *Rs, *Ss, *Ssn;   /* the start's values (NULL: no start) */
+    int32_t *C, *phead, *ptail, *pnext, *pidx, *touched;
+    int32_t *fhead, *fnext, *fvar, *fc;
+    double *fval;
+    int *ridx;
+    double *rval;
+} orm_stage;
+
+/* Stage s->t's FREE variables and their rows. */
+static void orm_stage_frees(orm *q, orm_stage *s)
+{
+    int32_t t = s->t;
+    const int32_t *Rv = s->Rv;
+    int32_t *C = s->C, *pidx = s->pidx, *pnext = s->pnext, *fhead = s->fhead, *fnext = s->fnext;
+    int32_t *fvar = s->fvar, *fc = s->fc;
+    double *fval = s->fval;
+    int32_t ntouched = s->ntouched, *touched = s->touched, *phead = s->phead;
+    int32_t *ptail = s->ptail;
+    const int32_t *Svn = s->Svn;
+    const uint8_t *Rs = s->Rs, *Ssn = s->Ssn;
+    /* FREE[t][x][k]: after the k-th touch, if no later one in the stage and
+       the next stage does not keep it */
+    int32_t nf = 0;
+    for (int32_t j = 0; j < ntouched; j++) {
+        int32_t x = touched[j];
+        int32_t sn = Svn ? Svn[x] : -1;
+        double snv = Ssn ? Ssn[x] : 0;
+        int32_t lastp = ptail[x];
+        for (int32_t e = phead[x]; e >= 0; e = pnext[e]) {
+            int32_t i = pidx[e], k = C[i];
+            if (e != lastp && C[pidx[lastp]] == t)
+                continue; /* op t touches it later: never freed before */
+            double v = Rs ? (k < t ? Rs[k] : 1) * (1 - snv) : 0;
+            for (int32_t f = pnext[e]; f >= 0 && Rs; f = pnext[f])
+                v *= 1 - (double)Rs[C[pidx[f]]];
+            int fv = var(q, 0, 1, 0, 0, v);
+            if (k < t)
+                milp_row2(q->m, -MILP_INF, 0, fv, 1, Rv[k], -1);
+            for (int32_t f = pnext[e]; f >= 0; f = pnext[f])
+                milp_row2(q->m, -MILP_INF, 1, fv, 1, Rv[C[pidx[f]]], 1);
+            if (sn >= 0)
+                milp_row2(q->m, -MILP_INF, 1, fv, 1, sn, 1);
+            fvar[nf] = fv;
+            fval[nf] = v;
+            fc[nf] = x;
+            fnext[nf] = fhead[i];
+            fhead[i] = nf++;
+        }
+    }
+}
+
+/* Stage s->t's memory rows, one per computation, and its U variables. */
+static void orm_stage_memory(orc *c, orm *q, orm_stage *s, double capU)
+{
+    int32_t t = s->t;
+    const int32_t *Rv = s->Rv;
+    int32_t *C = s->C, *fhead = s->fhead, *fnext = s->fnext;
+    int32_t *fvar = s->fvar, *fc = s->fc;
+    double *fval = s->fval;
+    int32_t nC = s->nC, ns = c->ns;
+    const int32_t *Sv = s->Sv;
+    const uint8_t *Rs = s->Rs, *Ss = s->Ss;
+    int *ridx = s->ridx;
+    double *rval = s->rval;
+    /* memory after each computation: U_i = U_(i-1) - FREED_(i-1) + NEW_i <= cap */
+    int prevU = -1;
+    double u = 0;
+    for (int32_t i = 0; i < nC; i++) {
+        int32_t k = C[i];
+        int nz = 0;
+        double cst = 0, newv = 0;
+        if (i == 0) {
+            for (int32_t x = 0; x < ns; x++)
+                if (Sv[x] >= 0) {
+                    ridx[nz] = Sv[x];
+                    rval[nz++] = -(double)c->M[x] / q->unit;
+                    u += Ss ? Ss[x] * (double)c->M[x] / q->unit : 0;
+                }
+        } else {
+            ridx[nz] = prevU;
+            rval[nz++] = -1;
+            for (int32_t f = fhead[i - 1]; f >= 0; f = fnext[f]) {
+                ridx[nz] = fvar[f];
+                rval[nz++] = (double)c->M[fc[f]] / q->unit;
+                u -= fval[f] * (double)c->M[fc[f]] / q->unit;
+            }
+        }
+        int rk = -1; /* the entry of R[t][k] in the row (one per variable) */
+        for (int32_t a = c->acc_off[k]; a < c->acc_off[k + 1]; a++) {
+            if (!c->acc_mk[a])
+                continue;
+            int32_t x = c->acc_c[a];
+            double mu = (double)c->M[x] / q->unit;
+            if (k == t) {
+                cst += mu;
+                newv += mu;
+            } else if (c->nout[k] > 1 && Sv[x] >= 0) {
+                /* several outputs: only those not resident are placed */
+                double av = Rs ? SW_MAX(0.0, (double)Rs[k] - (Ss ? Ss[x] : 0)) : 0;
+                int A = var(q, 0, 1, 0, 0, av);
+                milp_row3(q->m, 0, MILP_INF, A, 1, Rv[k], -1, Sv[x], 1);
+                ridx[nz] = A;
+                rval[nz++] = -mu;
+                newv += av * mu;
+            } else {
+                if (rk < 0) {
+                    rk = nz;
+                    ridx[nz] = Rv[k];
+                    rval[nz++] = 0;
+                }
+                rval[rk] -= mu;
+                newv += (Rs ? Rs[k] : 0) * mu;
+            }
+        }
+        u += newv;
+        int U = var(q, 0, capU, 0, 0, SW_MAX(u, 0.0));
+        ridx[nz] = U;
+        rval[nz++] = 1;
+        milp_row(q->m, cst, cst, nz, ridx, rval);
+        prevU = U;
+    }
+}
+
 /* Build the program; with_start: values from c->R and c->S (settled) for
    the start. */
 int orm_build(orc *c, orm *q, int with_start)
@@ -162,92 +291,10 @@ int orm_build(orc *c, orm *q, int with_start)
                 input_row(q->m, k < t ? Rv[k] : -1, p < t ? Rv[p] : -1, Sv[x], ridx, rval);
             }
         }
-        /* FREE[t][x][k]: after the k-th touch, if no later one in the stage and
-           the next stage does not keep it */
-        int32_t nf = 0;
-        for (int32_t j = 0; j < ntouched; j++) {
-            int32_t x = touched[j];
-            int32_t sn = Svn ? Svn[x] : -1;
-            double snv = Ssn ? Ssn[x] : 0;
-            int32_t lastp = ptail[x];
-            for (int32_t e = phead[x]; e >= 0; e = pnext[e]) {
-                int32_t i = pidx[e], k = C[i];
-                if (e != lastp && C[pidx[lastp]] == t)
-                    continue; /* op t touches it later: never freed before */
-                double v = Rs ? (k < t ? Rs[k] : 1) * (1 - snv) : 0;
-                for (int32_t f = pnext[e]; f >= 0 && Rs; f = pnext[f])
-                    v *= 1 - (double)Rs[C[pidx[f]]];
-                int fv = var(q, 0, 1, 0, 0, v);
-                if (k < t)
-                    milp_row2(q->m, -MILP_INF, 0, fv, 1, Rv[k], -1);
-                for (int32_t f = pnext[e]; f >= 0; f = pnext[f])
-                    milp_row2(q->m, -MILP_INF, 1, fv, 1, Rv[C[pidx[f]]], 1);
-                if (sn >= 0)
-                    milp_row2(q->m, -MILP_INF, 1, fv, 1, sn, 1);
-                fvar[nf] = fv;
-                fval[nf] = v;
-                fc[nf] = x;
-                fnext[nf] = fhead[i];
-                fhead[i] = nf++;
-            }
-        }
-        /* memory after each computation: U_i = U_(i-1) - FREED_(i-1) + NEW_i <= cap */
-        int prevU = -1;
-        double u = 0;
-        for (int32_t i = 0; i < nC; i++) {
-            int32_t k = C[i];
-            int nz = 0;
-            double cst = 0, newv = 0;
-            if (i == 0) {
-                for (int32_t x = 0; x < ns; x++)
-                    if (Sv[x] >= 0) {
-                        ridx[nz] = Sv[x];
-                        rval[nz++] = -(double)c->M[x] / q->unit;
-                        u += Ss ? Ss[x] * (double)c->M[x] / q->unit : 0;
-                    }
-            } else {
-                ridx[nz] = prevU;
-                rval[nz++] = -1;
-                for (int32_t f = fhead[i - 1]; f >= 0; f = fnext[f]) {
-                    ridx[nz] = fvar[f];
-                    rval[nz++] = (double)c->M[fc[f]] / q->unit;
-                    u -= fval[f] * (double)c->M[fc[f]] / q->unit;
-                }
-            }
-            int rk = -1; /* the entry of R[t][k] in the row (one per variable) */
-            for (int32_t a = c->acc_off[k]; a < c->acc_off[k + 1]; a++) {
-                if (!c->acc_mk[a])
-                    continue;
-                int32_t x = c->acc_c[a];
-                double mu = (double)c->M[x] / q->unit;
-                if (k == t) {
-                    cst += mu;
-                    newv += mu;
-                } else if (c->nout[k] > 1 && Sv[x] >= 0) {
-                    /* several outputs: only those not resident are placed */
-                    double av = Rs ? SW_MAX(0.0, (double)Rs[k] - (Ss ? Ss[x] : 0)) : 0;
-                    int A = var(q, 0, 1, 0, 0, av);
-                    milp_row3(q->m, 0, MILP_INF, A, 1, Rv[k], -1, Sv[x], 1);
-                    ridx[nz] = A;
-                    rval[nz++] = -mu;
-                    newv += av * mu;
-                } else {
-                    if (rk < 0) {
-                        rk = nz;
-                        ridx[nz] = Rv[k];
-                        rval[nz++] = 0;
-                    }
-                    rval[rk] -= mu;
-                    newv += (Rs ? Rs[k] : 0) * mu;
-                }
-            }
-            u += newv;
-            int U = var(q, 0, capU, 0, 0, SW_MAX(u, 0.0));
-            ridx[nz] = U;
-            rval[nz++] = 1;
-            milp_row(q->m, cst, cst, nz, ridx, rval);
-            prevU = U;
-        }
+        orm_stage s = {t, nC, ntouched, Rv, Sv, Svn, Rs, Ss, Ssn, C, phead, ptail, pnext, pidx,
+                       touched, fhead, fnext, fvar, fc, fval, ridx, rval};
+        orm_stage_frees(q, &s);
+        orm_stage_memory(c, q, &s, capU);
     }
     /* carried residency: S[t+1][x] <= S[t][x] + R[t][producer] */
     for (int32_t x = 0; x < ns; x++) {

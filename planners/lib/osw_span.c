@@ -142,6 +142,147 @@ static int span_orders(osw *x)
     return 0;
 }
 
+/* One window's rows in the span model: its drops, its trip, when it is off
+   the GPU, and its terms in the memory rows of the half-stages (mm).
+   Nonzero when out of memory. */
+static int span_window(osw *x, milp *m, osw_win *w, const double *fix, int64_t cap, term_list *mm,
+                       int *idx, double *val)
+{
+    const graph_profile *g = x->g;
+    int32_t n = x->n;
+    int32_t len = w->hop - w->lop - 1;
+    drop_rows_span(x, m, w, fix, idx, val);
+    osw_trip_rows(m, w, len, idx, val);
+    int nz;
+    /* off while op i runs (R_i, i = lop+1+k): R_i = R_(i-1) + out_i - in_i,
+       in_i for i >= lop+2 (at index i-lop-2); R_(hop-1) = in_hop; off in
+       the half-stage before op i: R_(i-1) - in_i >= 0 */
+    for (int32_t k = 0; k < len; k++) {
+        int32_t b = w->lop + 1 + k;
+        nz = 0;
+        idx[nz] = w->v_r + k;
+        val[nz++] = 1;
+        if (k > 0) {
+            idx[nz] = w->v_r + k - 1;
+            val[nz++] = -1;
+            idx[nz] = w->v_in + k - 1;
+            val[nz++] = 1;
+        }
+        idx[nz] = w->v_oc + k;
+        val[nz++] = -1;
+        if (w->v_od >= 0 && b >= w->od_lo && b <= w->od_hi) {
+            idx[nz] = w->v_od + (b - w->od_lo);
+            val[nz++] = -1;
+        }
+        milp_row(m, 0, 0, nz, idx, val);
+        if (k > 0)
+            milp_row2(m, 0, MILP_INF, w->v_r + k - 1, 1, w->v_in + k - 1, -1);
+    }
+    milp_row2(m, 0, 0, w->v_r + len - 1, 1, w->v_in + len - 1, -1);
+    double bm = (double)g->bytes[w->s] / (double)cap;
+    int bad = 0;
+    for (int32_t k = 0; k < len; k++) {
+        int32_t op = w->lop + 1 + k;
+        bad |= osw_tl_add(&mm[(2 * op + 1) % n], w->v_r + k, -bm);
+        if (k > 0) { /* the half-stage before op: R_(op-1) - in_op */
+            bad |= osw_tl_add(&mm[(2 * op) % n], w->v_r + k - 1, -bm);
+            bad |= osw_tl_add(&mm[(2 * op) % n], w->v_in + k - 1, bm);
+        }
+    }
+    return bad;
+}
+
+/* The span model's copy streams: each runs its copies in a fixed order
+   (x->ord_in, x->ord_out), its cursor tied to the ops chosen by big-M rows
+   (M). */
+static void span_streams(const osw *x, milp *m, double L, double M, int *idx, double *val)
+{
+    const graph_profile *g = x->g;
+    int32_t no = x->n_ops;
+    for (int in = 0; in < 2; in++) {
+        const int32_t *ord = in ? x->ord_in : x->ord_out;
+        for (int32_t k = 0; k < x->n_win; k++) {
+            osw_win *w = &x->win[ord[k]], *pw = &x->win[ord[k ? k - 1 : x->n_win - 1]];
+            int32_t len = w->hop - w->lop - 1;
+            double bytes = (double)g->bytes[w->s] / x->tau;
+            double d = L + bytes / (in ? x->rate_h : x->rate_d);
+            int v_e = in ? w->v_ei : w->v_eo, v_pe = in ? pw->v_ei : pw->v_eo;
+            int v_x = in ? w->v_in : w->v_oc; /* the copies (drops take no time) */
+            int nz = 0;
+            /* after the stream's previous copy (of the previous iteration for
+               the first one, one iteration time earlier) */
+            if (x->n_win > 1) {
+                idx[nz] = v_e;
+                val[nz++] = 1;
+                idx[nz] = v_pe;
+                val[nz++] = -1;
+            }
+            if (!k) {
+                idx[nz] = x->v_p;
+                val[nz++] = 1;
+            }
+            for (int32_t j = 0; j < len; j++) {
+                idx[nz] = v_x + j;
+                val[nz++] = -d;
+            }
+            milp_row(m, 0, MILP_INF, nz, idx, val);
+            if (!in) {
+                /* an out starts after op lop ends, and has ended before op b
+                   starts (b: its end op, binary) */
+                nz = 0;
+                idx[nz] = v_e;
+                val[nz++] = 1;
+                for (int32_t j = 0; j < len; j++) {
+                    idx[nz] = v_x + j;
+                    val[nz++] = -d;
+                }
+                nz = t_start(x, w->lop, -1, idx, val, nz);
+                milp_row(m, op_tau(x, w->lop), MILP_INF, nz, idx, val);
+                for (int32_t b = w->lop + 1; b <= w->hop - 1; b++) {
+                    nz = 0;
+                    idx[nz] = v_e;
+                    val[nz++] = 1;
+                    nz = t_start(x, b, -1, idx, val, nz);
+                    for (int32_t b2 = w->lop + 1; b2 <= b; b2++) {
+                        idx[nz] = w->v_oc + (b2 - w->lop - 1);
+                        val[nz++] = M;
+                        if (w->v_od >= 0 && b2 >= w->od_lo && b2 <= w->od_hi) {
+                            idx[nz] = w->v_od + (b2 - w->od_lo);
+                            val[nz++] = M;
+                        }
+                    }
+                    milp_row(m, -MILP_INF, M, nz, idx, val);
+                }
+            } else {
+                /* an in has ended before op hop starts (times of the
+                   iteration it is issued in: one earlier for a wrap window),
+                   and starts after op a - 1 ends (a: its start op, binary) */
+                int32_t sh = w->wrap ? 1 : 0;
+                nz = 0;
+                idx[nz] = v_e;
+                val[nz++] = 1;
+                nz = t_start(x, w->hop - sh * no, -1, idx, val, nz);
+                milp_row(m, -MILP_INF, 0, nz, idx, val);
+                for (int32_t a = w->lop + 2; a <= w->hop; a++) {
+                    nz = 0;
+                    idx[nz] = v_e;
+                    val[nz++] = 1;
+                    for (int32_t j = 0; j < len; j++) {
+                        idx[nz] = v_x + j;
+                        val[nz++] = -d;
+                    }
+                    nz = t_start(x, a - 1 - sh * no, -1, idx, val, nz);
+                    for (int32_t a2 = a; a2 <= w->hop; a2++) {
+                        idx[nz] = w->v_in + (a2 - w->lop - 2);
+                        val[nz++] = -M;
+                    }
+                    milp_row(m, op_tau(x, a - 1) - M, MILP_INF, nz, idx, val);
+                }
+            }
+        }
+    }
+}
+
 /* The span model (docs/bounds.md, "optimal-swap"): op starts S_i and the
    iteration time P continuous; per window an out that ends before op b
    starts (b binary, a drop or a copy) and an in that starts after op a - 1
@@ -227,132 +368,12 @@ int osw_build_span(osw *x, milp *m, int64_t cap, const double *fix, sw_err *err)
             rc = sw_fail(err, SW_EINVAL, "optimal-swap: internal: row too long");
             goto done;
         }
-        drop_rows_span(x, m, w, fix, idx, val);
-        osw_trip_rows(m, w, len, idx, val);
-        int nz;
-        /* off while op i runs (R_i, i = lop+1+k): R_i = R_(i-1) + out_i - in_i,
-           in_i for i >= lop+2 (at index i-lop-2); R_(hop-1) = in_hop; off in
-           the half-stage before op i: R_(i-1) - in_i >= 0 */
-        for (int32_t k = 0; k < len; k++) {
-            int32_t b = w->lop + 1 + k;
-            nz = 0;
-            idx[nz] = w->v_r + k;
-            val[nz++] = 1;
-            if (k > 0) {
-                idx[nz] = w->v_r + k - 1;
-                val[nz++] = -1;
-                idx[nz] = w->v_in + k - 1;
-                val[nz++] = 1;
-            }
-            idx[nz] = w->v_oc + k;
-            val[nz++] = -1;
-            if (w->v_od >= 0 && b >= w->od_lo && b <= w->od_hi) {
-                idx[nz] = w->v_od + (b - w->od_lo);
-                val[nz++] = -1;
-            }
-            milp_row(m, 0, 0, nz, idx, val);
-            if (k > 0)
-                milp_row2(m, 0, MILP_INF, w->v_r + k - 1, 1, w->v_in + k - 1, -1);
-        }
-        milp_row2(m, 0, 0, w->v_r + len - 1, 1, w->v_in + len - 1, -1);
-        double bm = (double)g->bytes[w->s] / (double)cap;
-        int bad = 0;
-        for (int32_t k = 0; k < len; k++) {
-            int32_t op = w->lop + 1 + k;
-            bad |= osw_tl_add(&mm[(2 * op + 1) % n], w->v_r + k, -bm);
-            if (k > 0) { /* the half-stage before op: R_(op-1) - in_op */
-                bad |= osw_tl_add(&mm[(2 * op) % n], w->v_r + k - 1, -bm);
-                bad |= osw_tl_add(&mm[(2 * op) % n], w->v_in + k - 1, bm);
-            }
-        }
-        if (bad) {
+        if (span_window(x, m, w, fix, cap, mm, idx, val)) {
             rc = sw_fail(err, SW_ENOMEM, "out of memory");
             goto done;
         }
     }
-    /* the streams */
-    for (int in = 0; in < 2; in++) {
-        const int32_t *ord = in ? x->ord_in : x->ord_out;
-        for (int32_t k = 0; k < x->n_win; k++) {
-            osw_win *w = &x->win[ord[k]], *pw = &x->win[ord[k ? k - 1 : x->n_win - 1]];
-            int32_t len = w->hop - w->lop - 1;
-            double bytes = (double)g->bytes[w->s] / x->tau;
-            double d = L + bytes / (in ? x->rate_h : x->rate_d);
-            int v_e = in ? w->v_ei : w->v_eo, v_pe = in ? pw->v_ei : pw->v_eo;
-            int v_x = in ? w->v_in : w->v_oc; /* the copies (drops take no time) */
-            int nz = 0;
-            /* after the stream's previous copy (of the previous iteration for
-               the first one, one iteration time earlier) */
-            if (x->n_win > 1) {
-                idx[nz] = v_e;
-                val[nz++] = 1;
-                idx[nz] = v_pe;
-                val[nz++] = -1;
-            }
-            if (!k) {
-                idx[nz] = x->v_p;
-                val[nz++] = 1;
-            }
-            for (int32_t j = 0; j < len; j++) {
-                idx[nz] = v_x + j;
-                val[nz++] = -d;
-            }
-            milp_row(m, 0, MILP_INF, nz, idx, val);
-            if (!in) {
-                /* an out starts after op lop ends, and has ended before op b
-                   starts (b: its end op, binary) */
-                nz = 0;
-                idx[nz] = v_e;
-                val[nz++] = 1;
-                for (int32_t j = 0; j < len; j++) {
-                    idx[nz] = v_x + j;
-                    val[nz++] = -d;
-                }
-                nz = t_start(x, w->lop, -1, idx, val, nz);
-                milp_row(m, op_tau(x, w->lop), MILP_INF, nz, idx, val);
-                for (int32_t b = w->lop + 1; b <= w->hop - 1; b++) {
-                    nz = 0;
-                    idx[nz] = v_e;
-                    val[nz++] = 1;
-                    nz = t_start(x, b, -1, idx, val, nz);
-                    for (int32_t b2 = w->lop + 1; b2 <= b; b2++) {
-                        idx[nz] = w->v_oc + (b2 - w->lop - 1);
-                        val[nz++] = M;
-                        if (w->v_od >= 0 && b2 >= w->od_lo && b2 <= w->od_hi) {
-                            idx[nz] = w->v_od + (b2 - w->od_lo);
-                            val[nz++] = M;
-                        }
-                    }
-                    milp_row(m, -MILP_INF, M, nz, idx, val);
-                }
-            } else {
-                /* an in has ended before op hop starts (times of the
-                   iteration it is issued in: one earlier for a wrap window),
-                   and starts after op a - 1 ends (a: its start op, binary) */
-                int32_t sh = w->wrap ? 1 : 0;
-                nz = 0;
-                idx[nz] = v_e;
-                val[nz++] = 1;
-                nz = t_start(x, w->hop - sh * no, -1, idx, val, nz);
-                milp_row(m, -MILP_INF, 0, nz, idx, val);
-                for (int32_t a = w->lop + 2; a <= w->hop; a++) {
-                    nz = 0;
-                    idx[nz] = v_e;
-                    val[nz++] = 1;
-                    for (int32_t j = 0; j < len; j++) {
-                        idx[nz] = v_x + j;
-                        val[nz++] = -d;
-                    }
-                    nz = t_start(x, a - 1 - sh * no, -1, idx, val, nz);
-                    for (int32_t a2 = a; a2 <= w->hop; a2++) {
-                        idx[nz] = w->v_in + (a2 - w->lop - 2);
-                        val[nz++] = -M;
-                    }
-                    milp_row(m, op_tau(x, a - 1) - M, MILP_INF, nz, idx, val);
-                }
-            }
-        }
-    }
+    span_streams(x, m, L, M, idx, val);
     /* memory per half-stage */
     for (int32_t j = 0; j < n; j++) {
         if (live[j] > 1 + 1e-12) {
