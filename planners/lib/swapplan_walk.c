@@ -263,9 +263,11 @@ static inline __attribute__((always_inline)) int need(swapplan *sp, const int32_
     return evict_found(sp, best, any, c, record, pass2);
 }
 
-/* One pass over the schedule. pass2: R (in_r) is resident at start. */
-static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_t *sched,
-                                                      const sp_alloc *al, const int pass2)
+/* The walk's state at the start of a pass: every class empty, every
+   storage at its first use; pass2: R (in_r) resident. SW_ENOFIT when R
+   does not fit its classes. */
+static inline __attribute__((always_inline)) int walk_start(swapplan *sp, const sp_alloc *al,
+                                                            const int pass2)
 {
     const graph_profile *g = sp->g;
     int32_t nt = sp->nt;
@@ -322,6 +324,19 @@ static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_
             }
         }
     }
+    return 0;
+}
+
+/* One pass over the schedule. pass2: R (in_r) is resident at start. */
+static inline __attribute__((always_inline)) int walk(swapplan *sp, const int32_t *sched,
+                                                      const sp_alloc *al, const int pass2)
+{
+    const graph_profile *g = sp->g;
+    int32_t nt = sp->nt;
+    sp_st *st = sp->st;
+    if (walk_start(sp, al, pass2))
+        return SW_ENOFIT;
+    sp_fast *f = &sp->f;
     const int32_t *acc = g->acc, *acc_off = g->acc_off;
     const uint8_t *acc_flag = g->acc_flag;
     for (int32_t i = 0; i < sp->no; i++) {
@@ -441,17 +456,16 @@ static inline int held_past_use(const swapplan *sp, int32_t s)
 }
 
 
-int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, double threshold,
-                  plan **out, sim_result *r, sw_err *err)
+/* The schedule's positions, deaths, use lists and time prefix, and the
+   storages freed at a position that does not access them. -1 when the
+   schedule is not a permutation of the ops. */
+static int sp_schedule(swapplan *sp, const int32_t *schedule)
 {
     const graph_profile *g = sp->g;
-    if (out)
-        *out = NULL;
     int32_t no = sp->no, nt = sp->nt;
-    /* schedule: positions, deaths, use lists, time prefix */
     if (graph_lifetimes_again(g, schedule, sp->pos_of_op, sp->death, sp->use_off, sp->use_pos,
                               sp->scratch))
-        return sw_fail(err, SW_EINVAL, "schedule is not a permutation of the ops");
+        return -1;
     sp->t_at[0] = 0;
     for (int32_t i = 0; i < no; i++)
         sp->t_at[i + 1] = sp->t_at[i] + sp->op_time[schedule[i]];
@@ -472,48 +486,121 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
     for (int32_t i = no; i > 0; i--) /* each end is the next start: shift back */
         sp->hf_off[i] = sp->hf_off[i - 1];
     sp->hf_off[0] = 0;
-    /* classes */
-    if (al->n_classes > sp->n_classes_cap) {
-        sw_free(sp->class_n);
-        sw_free(sp->class_free);
-        sw_free(sp->cnt_eff);
-        sw_free(sp->pbits);
-        sw_free(sp->psum);
-        sw_free(sp->hbits);
-        sw_free(sp->hcnt);
-        sw_free(sp->csize);
-        sw_free(sp->f.obj_base);
-        sw_free(sp->f.qhead);
-        sw_free(sp->f.qtail);
-        sw_free(sp->f.qn);
-        sw_free(sp->f.snap_qhead);
-        sw_free(sp->f.snap_qtail);
-        sw_free(sp->f.snap_qn);
-        size_t nc = (size_t)al->n_classes + 1;
-        sp->csize = sw_malloc(nc * sizeof *sp->csize);
-        sp->f.obj_base = sw_malloc(nc * sizeof(int32_t));
-        sp->f.qhead = sw_malloc(nc * sizeof(int32_t));
-        sp->f.qtail = sw_malloc(nc * sizeof(int32_t));
-        sp->f.qn = sw_malloc(nc * sizeof(int32_t));
-        sp->f.snap_qhead = sw_malloc(nc * sizeof(int32_t));
-        sp->f.snap_qtail = sw_malloc(nc * sizeof(int32_t));
-        sp->f.snap_qn = sw_malloc(nc * sizeof(int32_t));
-        sp->pbits = sw_malloc(nc * (size_t)sp->pw * sizeof(uint64_t));
-        sp->psum = sw_malloc(nc * (size_t)sp->psw * sizeof(uint64_t));
-        sp->hbits = sw_calloc(nc * (size_t)sp->hw, sizeof(uint64_t));
-        sp->hcnt = sw_calloc(nc, sizeof(int32_t));
-        sp->cnt_eff = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
-        sp->class_n = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
-        sp->class_free = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
-        if (!sp->class_n || !sp->class_free || !sp->cnt_eff || !sp->pbits || !sp->psum ||
-            !sp->hbits || !sp->hcnt || !sp->csize || !sp->f.obj_base || !sp->f.qhead ||
-            !sp->f.qtail || !sp->f.qn || !sp->f.snap_qhead || !sp->f.snap_qtail ||
-            !sp->f.snap_qn) {
-            sp->n_classes_cap = 0;
-            return sw_fail(err, SW_ENOMEM, "out of memory");
-        }
-        sp->n_classes_cap = al->n_classes;
+    return 0;
+}
+
+/* Room for al's classes in the per-class arrays (they grow, never shrink).
+   0, or SW_ENOMEM. */
+static int sp_classes_room(swapplan *sp, const sp_alloc *al)
+{
+    if (al->n_classes <= sp->n_classes_cap)
+        return 0;
+    sw_free(sp->class_n);
+    sw_free(sp->class_free);
+    sw_free(sp->cnt_eff);
+    sw_free(sp->pbits);
+    sw_free(sp->psum);
+    sw_free(sp->hbits);
+    sw_free(sp->hcnt);
+    sw_free(sp->csize);
+    sw_free(sp->f.obj_base);
+    sw_free(sp->f.qhead);
+    sw_free(sp->f.qtail);
+    sw_free(sp->f.qn);
+    sw_free(sp->f.snap_qhead);
+    sw_free(sp->f.snap_qtail);
+    sw_free(sp->f.snap_qn);
+    size_t nc = (size_t)al->n_classes + 1;
+    sp->csize = sw_malloc(nc * sizeof *sp->csize);
+    sp->f.obj_base = sw_malloc(nc * sizeof(int32_t));
+    sp->f.qhead = sw_malloc(nc * sizeof(int32_t));
+    sp->f.qtail = sw_malloc(nc * sizeof(int32_t));
+    sp->f.qn = sw_malloc(nc * sizeof(int32_t));
+    sp->f.snap_qhead = sw_malloc(nc * sizeof(int32_t));
+    sp->f.snap_qtail = sw_malloc(nc * sizeof(int32_t));
+    sp->f.snap_qn = sw_malloc(nc * sizeof(int32_t));
+    sp->pbits = sw_malloc(nc * (size_t)sp->pw * sizeof(uint64_t));
+    sp->psum = sw_malloc(nc * (size_t)sp->psw * sizeof(uint64_t));
+    sp->hbits = sw_calloc(nc * (size_t)sp->hw, sizeof(uint64_t));
+    sp->hcnt = sw_calloc(nc, sizeof(int32_t));
+    sp->cnt_eff = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
+    sp->class_n = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
+    sp->class_free = sw_malloc(((size_t)al->n_classes + 1) * sizeof(int32_t));
+    if (!sp->class_n || !sp->class_free || !sp->cnt_eff || !sp->pbits || !sp->psum ||
+        !sp->hbits || !sp->hcnt || !sp->csize || !sp->f.obj_base || !sp->f.qhead ||
+        !sp->f.qtail || !sp->f.qn || !sp->f.snap_qhead || !sp->f.snap_qtail ||
+        !sp->f.snap_qn) {
+        sp->n_classes_cap = 0;
+        return SW_ENOMEM;
     }
+    sp->n_classes_cap = al->n_classes;
+    return 0;
+}
+
+/* Record pass 2's events through the plan builder: the plan into *out (if
+   out), its simulation into *r (if r). */
+static int sp_record(swapplan *sp, const sp_alloc *al, plan **out, sim_result *r, sw_err *err)
+{
+    const graph_profile *g = sp->g;
+    int32_t nt = sp->nt;
+    int rc;
+    int32_t *size_cls = (int32_t *)(uintptr_t)al->cls;
+    mem_model *m = mem_pool_new(sp->sz.size, size_cls, sp->sz.n, sp->cnt_eff, al->n_classes);
+    if (!m)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    if (!sp->b)
+        sp->b = pb_new(g, m, sp->budget, g->max_workspace);
+    if (!sp->b) {
+        mem_destroy(m);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    plan_builder *b = sp->b;
+    pb_reset(b);
+    pb_set_memory(b, m);
+    for (int32_t s = 0; s < nt; s++)
+        if (sp->in_r[s])
+            pb_resident(b, s);
+    for (size_t i = 0; i < sp->n_ev; i++) {
+        switch (sp->ev_kind[i]) {
+        case TASK_RUN: pb_run(b, sp->ev_x[i]); break;
+        case TASK_SWAP_IN: pb_swap_in(b, sp->ev_x[i]); break;
+        case TASK_SWAP_OUT: pb_swap_out(b, sp->ev_x[i]); break;
+        default: pb_drop(b, sp->ev_x[i]); break;
+        }
+    }
+    pb_end_iteration(b);
+    plan *p = NULL;
+    rc = pb_finish(b, &p, err);
+    pb_set_memory(b, NULL);
+    mem_destroy(m);
+    if (rc)
+        return rc;
+    if (r) {
+        rc = sim_plan(p, NULL, NULL, r, err);
+        if (rc) {
+            plan_free(p);
+            return rc;
+        }
+    }
+    if (out)
+        *out = p;
+    else
+        plan_free(p);
+    return 0;
+}
+
+int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, double threshold,
+                  plan **out, sim_result *r, sw_err *err)
+{
+    const graph_profile *g = sp->g;
+    if (out)
+        *out = NULL;
+    int32_t nt = sp->nt;
+    if (sp_schedule(sp, schedule))
+        return sw_fail(err, SW_EINVAL, "schedule is not a permutation of the ops");
+    /* classes */
+    if (sp_classes_room(sp, al))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
     int32_t *members = sp->class_n; /* count storages per class */
     for (int32_t c = 0; c < al->n_classes; c++)
         members[c] = 0;
@@ -582,48 +669,5 @@ int swapplan_make(swapplan *sp, const int32_t *schedule, const sp_alloc *al, dou
             return rc;
         }
     }
-    /* record into the builder */
-    int32_t *size_cls = (int32_t *)(uintptr_t)al->cls;
-    mem_model *m = mem_pool_new(sp->sz.size, size_cls, sp->sz.n, sp->cnt_eff, al->n_classes);
-    if (!m)
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    if (!sp->b)
-        sp->b = pb_new(g, m, sp->budget, g->max_workspace);
-    if (!sp->b) {
-        mem_destroy(m);
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    }
-    plan_builder *b = sp->b;
-    pb_reset(b);
-    pb_set_memory(b, m);
-    for (int32_t s = 0; s < nt; s++)
-        if (sp->in_r[s])
-            pb_resident(b, s);
-    for (size_t i = 0; i < sp->n_ev; i++) {
-        switch (sp->ev_kind[i]) {
-        case TASK_RUN: pb_run(b, sp->ev_x[i]); break;
-        case TASK_SWAP_IN: pb_swap_in(b, sp->ev_x[i]); break;
-        case TASK_SWAP_OUT: pb_swap_out(b, sp->ev_x[i]); break;
-        default: pb_drop(b, sp->ev_x[i]); break;
-        }
-    }
-    pb_end_iteration(b);
-    plan *p = NULL;
-    rc = pb_finish(b, &p, err);
-    pb_set_memory(b, NULL);
-    mem_destroy(m);
-    if (rc)
-        return rc;
-    if (r) {
-        rc = sim_plan(p, NULL, NULL, r, err);
-        if (rc) {
-            plan_free(p);
-            return rc;
-        }
-    }
-    if (out)
-        *out = p;
-    else
-        plan_free(p);
-    return 0;
+    return sp_record(sp, al, out, r, err);
 }
