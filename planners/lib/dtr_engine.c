@@ -50,8 +50,8 @@
      resident twice for a moment (swu_note_transient), as simrd does;
    * per-tensor availability (views: `defined`), constants, the evicted
      neighbourhoods and the placement mirror have no counterpart in swu. */
-#include "dtr_engine.h"
-#include "../common/limits.h"
+#include "../dtr_engine.h"
+#include "../../common/limits.h"
 
 #include <gsl/gsl_rng.h>
 #include <limits.h>
@@ -59,7 +59,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "swap_util.h"
+#include "../swap_util.h"
 
 #define NEVER SWU_NEVER
 
@@ -85,21 +85,11 @@ typedef struct frame {
    "per position" over positions in g->order, "per tensor" over tensor ids,
    "per storage" over tensor ids too but meaningful only at storage roots.
    Times are integer ticks of 1 ns (simrd's clock). Every array is owned
-   (eng_free); each fixed one has one spare slot. */
-typedef struct eng {
-    const graph_profile *g;  /* the profile (finished; borrowed) */
-    const dtr_config *cfg;   /* borrowed */
-    dtr_stats *st;           /* filled as the run goes (borrowed) */
-    sw_err *err;             /* borrowed */
-    int32_t nt, no;          /* tensors, ops */
-    swu u;                   /* residency, shared with the swapping planners (no builder:
-                                the plan is recorded from events): resident storages
-                                (u.res), their bytes (u.used) and peak, the limit (bytes for
-                                tensors: the budget less the largest workspace), deaths
-                                (u.death: NEVER if none; u.dth_off/u.dth per position) */
-    const struct heuristic_def *heur; /* the eviction heuristic (heuristics[]) */
-    double remat_limit;      /* give up past this much rematerialisation (ticks); < 0 none */
-    /* static, from setup */
+   (eng_free); each fixed one has one spare slot. The state is grouped by
+   what uses it: the run's context first, then the parts below. */
+
+/* The profile as the runtime sees it: static, built by setup. */
+typedef struct eng_graph {
     int64_t *ticks;          /* per op: its compute time */
     int32_t *args_off, *args;       /* CSR per op: tensors it reads (inputs, then mutated) */
     int32_t *created_off, *created; /* CSR per op: storages it creates (GA_CREATE) */
@@ -113,7 +103,11 @@ typedef struct eng {
                                 producer, or of kind input) */
     uint8_t *evictable;      /* per storage: may be evicted (recomputable whenever needed) */
     uint8_t *is_view;        /* per tensor: a view of another tensor's storage */
-    /* dynamic */
+} eng_graph;
+
+/* The tensor table: what the run has done to each tensor, storage and op
+   (residency itself is eng.u's). */
+typedef struct eng_state {
     uint8_t *defined;        /* per tensor: its value is available (storage resident) */
     uint8_t *pinned;         /* per storage: locked for good by the sink op */
     uint8_t *ran;            /* per op: its scheduled run happened */
@@ -121,39 +115,94 @@ typedef struct eng {
     uint8_t *banished;       /* per storage: deleted for real, can never come back */
     uint8_t *no_evict;       /* per storage: never evicted again (recomputing it would need
                                 a storage deleted for real) */
-    uint8_t *fwd_dirty, *rev_dirty; /* per storage: fwd/rev_region_ns is stale */
-    uint8_t *in_pool;        /* per storage: in the candidate pool */
     int32_t *locks;          /* per storage: lock count (locked: not a candidate) */
-    int32_t *pool_prev, *pool_next; /* per storage: the candidate pool's links (-1: none) */
-    int32_t pool_head, pool_tail, pool_n; /* the pool, in order of becoming evictable */
     int64_t *last_access;    /* per storage: clock at its last access (staleness) */
-    int64_t *compute_ns;     /* per storage: compute time of the ops that produced it */
-    int64_t *fwd_region_ns, *rev_region_ns; /* per storage: cached compute of its evicted
-                                               neighbourhood, consumers' / producers' side */
-    int32_t *eq_node;        /* per storage: its union-find node while evicted (h_DTR^eq),
-                                else -1 */
     int32_t *n_remat;        /* per storage: times rematerialised */
     int32_t *death_event;    /* per storage: index in events of its EV_DEATH, or -1 */
+} eng_state;
+
+/* The candidate pool: the evictable storages (unlocked and resident), in
+   the order they became evictable (a doubly linked list over storages). */
+typedef struct eng_pool {
+    uint8_t *in;             /* per storage: in the pool */
+    int32_t *prev, *next;    /* per storage: the links (-1: none) */
+    int32_t head, tail, n;   /* the ends and the length */
+} eng_pool;
+
+/* The eviction heuristic and what its scores are computed from. */
+typedef struct eng_score {
+    const struct heuristic_def *heur; /* the eviction heuristic (heuristics[]) */
+    int64_t *compute_ns;     /* per storage: compute time of the ops that produced it */
     int32_t *compute_op;     /* per storage: the last op counted in compute_ns */
-    int32_t *uf_parent;      /* per union-find node: parent (a root: itself) */
-    int64_t *uf_cost;        /* per root: compute of its evicted class */
-    uint32_t *uf_mark;       /* per node: epoch it was last summed in */
-    size_t n_uf, cap_uf_parent, cap_uf_cost, cap_uf_mark; /* nodes; capacities */
-    int32_t *stack;          /* scratch: depth-first stack of storages */
+    int64_t *fwd_region_ns, *rev_region_ns; /* per storage: cached compute of its evicted
+                                               neighbourhood, consumers' / producers' side */
+    uint8_t *fwd_dirty, *rev_dirty; /* per storage: fwd/rev_region_ns is stale */
+    int32_t *eq_node;        /* per storage: its union-find node while evicted (h_DTR^eq),
+                                else -1 */
+    int use_regions, use_eq; /* keep neighbourhood caches / equivalence classes */
+    gsl_rng *rng;            /* random picks and sampling strides (seeded from cfg) */
+} eng_score;
+
+/* Union-find over the evicted storages' classes (h_DTR^eq). */
+typedef struct eng_uf {
+    int32_t *parent;         /* per node: parent (a root: itself) */
+    int64_t *cost;           /* per root: compute of its evicted class */
+    uint32_t *mark;          /* per node: epoch it was last summed in */
+    size_t n, cap_parent, cap_cost, cap_mark; /* nodes; capacities */
+} eng_uf;
+
+/* Scratch of the walks: materialize's explicit stack and the depth-first
+   searches over storages. */
+typedef struct eng_walk {
+    int32_t *stack;          /* depth-first stack of storages */
     uint32_t *visited, epoch;/* per storage: epoch it was last visited; the current one */
     frame *frames;           /* materialize's stack */
     size_t n_frames, cap_frames;
     uint8_t *arg_missing;    /* per frame argument: missing when its frame started */
     size_t n_arg_missing, cap_arg_missing;
-    dtr_ev *events;          /* the run, replayed into the plan builder */
+} eng_walk;
+
+/* The run's log, replayed into the plan builder. */
+typedef struct eng_log {
+    dtr_ev *events;
     size_t n_events, cap_events;
-    mem_model *mem;          /* the address allocator mirroring the builder's */
+} eng_log;
+
+/* The placement mirroring the builder's. */
+typedef struct eng_alloc {
+    mem_model *mem;          /* the address allocator */
     plan_place *place;       /* per storage: its placement while resident */
+} eng_alloc;
+
+/* The clock and the rematerialisation budget. */
+typedef struct eng_time {
     int64_t clock;           /* simrd's clock: 1 + compute + rematerialisation (ticks) */
     int64_t remat_ticks, model_ticks, total_ticks; /* rerun, scheduled run, all ops' time */
     int32_t cur_op;          /* the scheduled op being run, -1 before the first */
-    gsl_rng *rng;            /* random picks and sampling strides (seeded from cfg) */
-    int use_regions, use_eq; /* keep neighbourhood caches / equivalence classes */
+    double remat_limit;      /* give up past this much rematerialisation (ticks); < 0 none */
+} eng_time;
+
+typedef struct eng {
+    /* the run's context */
+    const graph_profile *g;  /* the profile (finished; borrowed) */
+    const dtr_config *cfg;   /* borrowed */
+    dtr_stats *st;           /* filled as the run goes (borrowed) */
+    sw_err *err;             /* borrowed */
+    int32_t nt, no;          /* tensors, ops */
+    swu u;                   /* residency, shared with the swapping planners (no builder:
+                                the plan is recorded from events): resident storages
+                                (u.res), their bytes (u.used) and peak, the limit (bytes for
+                                tensors: the budget less the largest workspace), deaths
+                                (u.death: NEVER if none; u.dth_off/u.dth per position) */
+    eng_graph graph;         /* the profile's tables */
+    eng_state state;         /* the tensor table */
+    eng_pool pool;           /* the eviction candidates */
+    eng_score score;         /* the heuristic and its caches */
+    eng_uf uf;               /* equivalence classes of evicted storages */
+    eng_walk walk;           /* the walks' scratch */
+    eng_log log;             /* the run's events */
+    eng_alloc alloc;         /* the placement */
+    eng_time time;           /* the clock */
 } eng;
 
 static int64_t sbytes(const eng *e, int32_t s) { return e->g->tensors[s].bytes; }
@@ -163,50 +212,51 @@ static int32_t stor(const eng *e, int32_t t) { return e->g->tensors[t].storage; 
 
 static void pool_append(eng *e, int32_t s)
 {
-    if (e->in_pool[s])
+    if (e->pool.in[s])
         return;
-    e->in_pool[s] = 1;
-    e->pool_prev[s] = e->pool_tail;
-    e->pool_next[s] = -1;
-    if (e->pool_tail >= 0)
-        e->pool_next[e->pool_tail] = s;
+    e->pool.in[s] = 1;
+    e->pool.prev[s] = e->pool.tail;
+    e->pool.next[s] = -1;
+    if (e->pool.tail >= 0)
+        e->pool.next[e->pool.tail] = s;
     else
-        e->pool_head = s;
-    e->pool_tail = s;
-    e->pool_n++;
+        e->pool.head = s;
+    e->pool.tail = s;
+    e->pool.n++;
 }
 
 static void pool_remove(eng *e, int32_t s)
 {
-    if (!e->in_pool[s])
+    if (!e->pool.in[s])
         return;
-    e->in_pool[s] = 0;
-    if (e->pool_prev[s] >= 0)
-        e->pool_next[e->pool_prev[s]] = e->pool_next[s];
+    e->pool.in[s] = 0;
+    if (e->pool.prev[s] >= 0)
+        e->pool.next[e->pool.prev[s]] = e->pool.next[s];
     else
-        e->pool_head = e->pool_next[s];
-    if (e->pool_next[s] >= 0)
-        e->pool_prev[e->pool_next[s]] = e->pool_prev[s];
+        e->pool.head = e->pool.next[s];
+    if (e->pool.next[s] >= 0)
+        e->pool.prev[e->pool.next[s]] = e->pool.prev[s];
     else
-        e->pool_tail = e->pool_prev[s];
-    e->pool_n--;
+        e->pool.tail = e->pool.prev[s];
+    e->pool.n--;
 }
 
 static void make_evictable(eng *e, int32_t s)
 {
-    if (e->evictable[s] && !e->no_evict[s] && !e->pinned[s] && e->u.res[s] && !e->locks[s])
+    if (e->graph.evictable[s] && !e->state.no_evict[s] && !e->state.pinned[s] && e->u.res[s] &&
+        !e->state.locks[s])
         pool_append(e, s);
 }
 
 static void lock(eng *e, int32_t s)
 {
-    if (e->locks[s]++ == 0)
+    if (e->state.locks[s]++ == 0)
         pool_remove(e, s);
 }
 
 static void unlock(eng *e, int32_t s)
 {
-    if (--e->locks[s] == 0)
+    if (--e->state.locks[s] == 0)
         make_evictable(e, s);
 }
 
@@ -214,11 +264,11 @@ static void unlock(eng *e, int32_t s)
 
 static int log_ev(eng *e, int kind, int32_t x)
 {
-    if (SW_GROW(e->events, e->cap_events, e->n_events + 1))
+    if (SW_GROW(e->log.events, e->log.cap_events, e->log.n_events + 1))
         return SW_ENOMEM;
-    e->events[e->n_events].kind = (uint8_t)kind;
-    e->events[e->n_events].x = x;
-    e->n_events++;
+    e->log.events[e->log.n_events].kind = (uint8_t)kind;
+    e->log.events[e->log.n_events].x = x;
+    e->log.n_events++;
     return 0;
 }
 
@@ -226,9 +276,9 @@ static int log_ev(eng *e, int kind, int32_t x)
 
 static void next_epoch(eng *e)
 {
-    if (++e->epoch == 0) {
-        memset(e->visited, 0, (size_t)e->nt * sizeof *e->visited);
-        e->epoch = 1;
+    if (++e->walk.epoch == 0) {
+        memset(e->walk.visited, 0, (size_t)e->nt * sizeof *e->walk.visited);
+        e->walk.epoch = 1;
     }
 }
 
@@ -236,22 +286,23 @@ static void next_epoch(eng *e)
    storages (forward: consumers; reverse: producers' inputs). */
 static int64_t region(eng *e, int32_t s, int rev)
 {
-    const int32_t *off = rev ? e->rev_off : e->fwd_off, *to = rev ? e->rev_to : e->fwd_to,
-                  *via = rev ? e->rev_op : e->fwd_op;
+    const int32_t *off = rev ? e->graph.rev_off : e->graph.fwd_off,
+                  *to = rev ? e->graph.rev_to : e->graph.fwd_to,
+                  *via = rev ? e->graph.rev_op : e->graph.fwd_op;
     next_epoch(e);
     int64_t sum = 0;
     int32_t n = 0;
-    e->stack[n++] = s;
-    e->visited[s] = e->epoch;
+    e->walk.stack[n++] = s;
+    e->walk.visited[s] = e->walk.epoch;
     while (n) {
-        int32_t x = e->stack[--n];
+        int32_t x = e->walk.stack[--n];
         for (int32_t k = off[x]; k < off[x + 1]; k++) {
             int32_t y = to[k];
-            if (!e->ran[via[k]] || e->u.res[y] || e->visited[y] == e->epoch)
+            if (!e->state.ran[via[k]] || e->u.res[y] || e->walk.visited[y] == e->walk.epoch)
                 continue;
-            e->visited[y] = e->epoch;
-            sum += e->compute_ns[y];
-            e->stack[n++] = y;
+            e->walk.visited[y] = e->walk.epoch;
+            sum += e->score.compute_ns[y];
+            e->walk.stack[n++] = y;
         }
     }
     return sum;
@@ -261,27 +312,28 @@ static int64_t region(eng *e, int32_t s, int rev)
    those of the resident storages bordering its evicted component. */
 static void mark_dirty(eng *e, int32_t x)
 {
-    e->fwd_dirty[x] = e->rev_dirty[x] = 1;
+    e->score.fwd_dirty[x] = e->score.rev_dirty[x] = 1;
     for (int dir = 0; dir < 2; dir++) {
         /* walking producers (rev) finds storages whose forward region holds x */
-        const int32_t *off = dir ? e->fwd_off : e->rev_off, *to = dir ? e->fwd_to : e->rev_to,
-                      *via = dir ? e->fwd_op : e->rev_op;
-        uint8_t *dirty = dir ? e->rev_dirty : e->fwd_dirty;
+        const int32_t *off = dir ? e->graph.fwd_off : e->graph.rev_off,
+                      *to = dir ? e->graph.fwd_to : e->graph.rev_to,
+                      *via = dir ? e->graph.fwd_op : e->graph.rev_op;
+        uint8_t *dirty = dir ? e->score.rev_dirty : e->score.fwd_dirty;
         next_epoch(e);
         int32_t n = 0;
-        e->stack[n++] = x;
-        e->visited[x] = e->epoch;
+        e->walk.stack[n++] = x;
+        e->walk.visited[x] = e->walk.epoch;
         while (n) {
-            int32_t a = e->stack[--n];
+            int32_t a = e->walk.stack[--n];
             for (int32_t k = off[a]; k < off[a + 1]; k++) {
                 int32_t y = to[k];
-                if (!e->ran[via[k]] || e->visited[y] == e->epoch)
+                if (!e->state.ran[via[k]] || e->walk.visited[y] == e->walk.epoch)
                     continue;
-                e->visited[y] = e->epoch;
+                e->walk.visited[y] = e->walk.epoch;
                 if (e->u.res[y])
                     dirty[y] = 1;
                 else
-                    e->stack[n++] = y;
+                    e->walk.stack[n++] = y;
             }
         }
     }
@@ -291,24 +343,24 @@ static void mark_dirty(eng *e, int32_t x)
 
 static int32_t uf_new(eng *e, int64_t v)
 {
-    if (SW_GROW(e->uf_parent, e->cap_uf_parent, e->n_uf + 1) ||
-        SW_GROW(e->uf_cost, e->cap_uf_cost, e->n_uf + 1) ||
-        SW_GROW(e->uf_mark, e->cap_uf_mark, e->n_uf + 1))
+    if (SW_GROW(e->uf.parent, e->uf.cap_parent, e->uf.n + 1) ||
+        SW_GROW(e->uf.cost, e->uf.cap_cost, e->uf.n + 1) ||
+        SW_GROW(e->uf.mark, e->uf.cap_mark, e->uf.n + 1))
         return -1;
-    e->uf_parent[e->n_uf] = (int32_t)e->n_uf;
-    e->uf_cost[e->n_uf] = v;
-    e->uf_mark[e->n_uf] = 0;
-    return (int32_t)e->n_uf++;
+    e->uf.parent[e->uf.n] = (int32_t)e->uf.n;
+    e->uf.cost[e->uf.n] = v;
+    e->uf.mark[e->uf.n] = 0;
+    return (int32_t)e->uf.n++;
 }
 
 static int32_t uf_find(eng *e, int32_t x)
 {
     int32_t r = x;
-    while (e->uf_parent[r] != r)
-        r = e->uf_parent[r];
-    while (e->uf_parent[x] != r) {
-        int32_t n = e->uf_parent[x];
-        e->uf_parent[x] = r;
+    while (e->uf.parent[r] != r)
+        r = e->uf.parent[r];
+    while (e->uf.parent[x] != r) {
+        int32_t n = e->uf.parent[x];
+        e->uf.parent[x] = r;
         x = n;
     }
     return r;
@@ -316,17 +368,18 @@ static int32_t uf_find(eng *e, int32_t x)
 
 /* For every evicted neighbour of s (producers' inputs and consumers'
    outputs of its tensors), call fn. */
-#define FOR_EVICTED_NEIGHBOURS(e, s, y, ...)                                                      \
-    for (int dir_ = 0; dir_ < 2; dir_++) {                                                        \
-        const int32_t *off_ = dir_ ? (e)->rev_off : (e)->fwd_off;                                 \
-        const int32_t *to_ = dir_ ? (e)->rev_to : (e)->fwd_to;                                    \
-        const int32_t *via_ = dir_ ? (e)->rev_op : (e)->fwd_op;                                   \
-        for (int32_t k_ = off_[s]; k_ < off_[(s) + 1]; k_++) {                                    \
-            int32_t y = to_[k_];                                                                  \
-            if (!(e)->ran[via_[k_]] || (e)->u.res[y] || y == (s) || (e)->eq_node[y] < 0)       \
-                continue;                                                                         \
-            __VA_ARGS__                                                                           \
-        }                                                                                         \
+#define FOR_EVICTED_NEIGHBOURS(e, s, y, ...)                                                       \
+    for (int dir_ = 0; dir_ < 2; dir_++) {                                                         \
+        const int32_t *off_ = dir_ ? (e)->graph.rev_off : (e)->graph.fwd_off;                      \
+        const int32_t *to_ = dir_ ? (e)->graph.rev_to : (e)->graph.fwd_to;                         \
+        const int32_t *via_ = dir_ ? (e)->graph.rev_op : (e)->graph.fwd_op;                        \
+        for (int32_t k_ = off_[s]; k_ < off_[(s) + 1]; k_++) {                                     \
+            int32_t y = to_[k_];                                                                   \
+            if (!(e)->state.ran[via_[k_]] || (e)->u.res[y] || y == (s) ||                          \
+                (e)->score.eq_node[y] < 0)                                                         \
+                continue;                                                                          \
+            __VA_ARGS__                                                                            \
+        }                                                                                          \
     }
 
 /* ---------------- heuristics ---------------- */
@@ -348,15 +401,16 @@ static double score_dtr(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned _
 {
     (void)sz;
     (void)stale;
-    if (e->fwd_dirty[s]) {
-        e->fwd_region_ns[s] = region(e, s, 0);
-        e->fwd_dirty[s] = 0;
+    if (e->score.fwd_dirty[s]) {
+        e->score.fwd_region_ns[s] = region(e, s, 0);
+        e->score.fwd_dirty[s] = 0;
     }
-    if (e->rev_dirty[s]) {
-        e->rev_region_ns[s] = region(e, s, 1);
-        e->rev_dirty[s] = 0;
+    if (e->score.rev_dirty[s]) {
+        e->score.rev_region_ns[s] = region(e, s, 1);
+        e->score.rev_dirty[s] = 0;
     }
-    return quot(e->compute_ns[s] + e->fwd_region_ns[s] + e->rev_region_ns[s], den);
+    return quot(e->score.compute_ns[s] + e->score.fwd_region_ns[s] + e->score.rev_region_ns[s],
+                den);
 }
 
 /* h_DTR^eq: (own compute + the evicted equivalence classes beside it) /
@@ -365,15 +419,15 @@ static double score_eq(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned __
 {
     (void)sz;
     (void)stale;
-    int64_t sum = e->compute_ns[s];
-    if (++e->epoch == 0)
-        e->epoch = 1;
-    uint32_t mk = e->epoch;
+    int64_t sum = e->score.compute_ns[s];
+    if (++e->walk.epoch == 0)
+        e->walk.epoch = 1;
+    uint32_t mk = e->walk.epoch;
     FOR_EVICTED_NEIGHBOURS(e, s, y, {
-        int32_t r = uf_find(e, e->eq_node[y]);
-        if (e->uf_mark[r] != mk) {
-            e->uf_mark[r] = mk;
-            sum += e->uf_cost[r];
+        int32_t r = uf_find(e, e->score.eq_node[y]);
+        if (e->uf.mark[r] != mk) {
+            e->uf.mark[r] = mk;
+            sum += e->uf.cost[r];
         }
     })
     return quot(sum, den);
@@ -384,7 +438,7 @@ static double score_local(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned
 {
     (void)sz;
     (void)stale;
-    return quot(e->compute_ns[s], den);
+    return quot(e->score.compute_ns[s], den);
 }
 
 /* least recently used */
@@ -393,7 +447,7 @@ static double score_lru(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned _
     (void)sz;
     (void)stale;
     (void)den;
-    return (double)e->last_access[s];
+    return (double)e->state.last_access[s];
 }
 
 /* largest first */
@@ -411,11 +465,12 @@ static double score_msps(eng *e, int32_t s, int64_t sz, int64_t stale, unsigned 
 {
     (void)stale;
     (void)den;
-    if (e->rev_dirty[s]) {
-        e->rev_region_ns[s] = region(e, s, 1);
-        e->rev_dirty[s] = 0;
+    if (e->score.rev_dirty[s]) {
+        e->score.rev_region_ns[s] = region(e, s, 1);
+        e->score.rev_dirty[s] = 0;
     }
-    return quot(e->compute_ns[s] + e->rev_region_ns[s], (unsigned __int128)(uint64_t)sz);
+    return quot(e->score.compute_ns[s] + e->score.rev_region_ns[s],
+                (unsigned __int128)(uint64_t)sz);
 }
 
 /* MegEngine: compute^a / (staleness^b x (size + free blocks beside it)^c)
@@ -425,12 +480,12 @@ static double score_megengine(eng *e, int32_t s, int64_t sz, int64_t stale,
 {
     (void)den;
     const dtr_config *c = e->cfg;
-    double adj = (double)mem_adjacent_free(e->mem, &e->place[s], sz);
+    double adj = (double)mem_adjacent_free(e->alloc.mem, &e->alloc.place[s], sz);
     double d = pow((double)stale, c->exp_staleness) * pow((double)sz + adj, c->exp_memory);
     if (!(d > 0))
         return INFINITY;
-    return pow((double)e->compute_ns[s], c->exp_compute) / d *
-           pow(c->recompute_base, e->n_remat[s]);
+    return pow((double)e->score.compute_ns[s], c->exp_compute) / d *
+           pow(c->recompute_base, e->state.n_remat[s]);
 }
 
 /* no score: every candidate ties (random picks without scoring) */
@@ -484,9 +539,9 @@ int dtr_heuristic_parse(const char *s)
 static double cost(eng *e, int32_t s)
 {
     e->st->evaluations++;
-    int64_t stale = e->clock - e->last_access[s], sz = sbytes(e, s);
+    int64_t stale = e->time.clock - e->state.last_access[s], sz = sbytes(e, s);
     unsigned __int128 den = (unsigned __int128)(uint64_t)sz * (uint64_t)(stale > 0 ? stale : 0);
-    return e->heur->score(e, s, sz, stale, den);
+    return e->score.heur->score(e, s, sz, stale, den);
 }
 
 /* Fragmentation: the cheapest candidate whose removal (coalesced with the
@@ -497,11 +552,11 @@ static int32_t choose_opening(eng *e, int64_t need)
     double best_cost = INFINITY;
     int64_t a = e->cfg->align > 1 ? e->cfg->align : 1;
     int64_t want = ((need > 0 ? need : 1) + a - 1) / a * a;
-    for (int32_t s = e->pool_head; s >= 0; s = e->pool_next[s]) {
+    for (int32_t s = e->pool.head; s >= 0; s = e->pool.next[s]) {
         int64_t sz = sbytes(e, s), own = ((sz > 0 ? sz : 1) + a - 1) / a * a;
-        if (own + mem_adjacent_free(e->mem, &e->place[s], sz) < want)
+        if (own + mem_adjacent_free(e->alloc.mem, &e->alloc.place[s], sz) < want)
             continue;
-        double c = e->heur->random ? 0 : cost(e, s);
+        double c = e->score.heur->random ? 0 : cost(e, s);
         if (c <= best_cost) {
             best_cost = c;
             best = s;
@@ -513,25 +568,25 @@ static int32_t choose_opening(eng *e, int64_t need)
 /* The storage to evict, or -1 if the pool is empty. */
 static int32_t choose(eng *e)
 {
-    if (e->pool_n == 0)
+    if (e->pool.n == 0)
         return -1;
-    if (e->heur->random) {
-        int32_t k = (int32_t)gsl_rng_uniform_int(e->rng, (unsigned long)e->pool_n);
-        int32_t s = e->pool_head;
+    if (e->score.heur->random) {
+        int32_t k = (int32_t)gsl_rng_uniform_int(e->score.rng, (unsigned long)e->pool.n);
+        int32_t s = e->pool.head;
         while (k--)
-            s = e->pool_next[s];
+            s = e->pool.next[s];
         return s;
     }
     double min_size = 0;
     if (e->cfg->small_filter > 0) {
         double sum = 0;
-        for (int32_t s = e->pool_head; s >= 0; s = e->pool_next[s])
+        for (int32_t s = e->pool.head; s >= 0; s = e->pool.next[s])
             sum += (double)sbytes(e, s);
-        min_size = e->cfg->small_filter * sum / e->pool_n;
+        min_size = e->cfg->small_filter * sum / e->pool.n;
     }
     int32_t stride = 1;
     if (e->cfg->sample) {
-        stride = (int32_t)sqrt((double)e->pool_n);
+        stride = (int32_t)sqrt((double)e->pool.n);
         if (stride < 1)
             stride = 1;
     }
@@ -539,13 +594,13 @@ static int32_t choose(eng *e)
     double best_cost = INFINITY;
     for (int pass = 0; pass < 2 && best < 0; pass++) {
         int32_t skip = 0;
-        for (int32_t s = e->pool_head; s >= 0; s = e->pool_next[s]) {
+        for (int32_t s = e->pool.head; s >= 0; s = e->pool.next[s]) {
             if (skip > 0) {
                 skip--;
                 continue;
             }
             if (stride > 1)
-                skip = (int32_t)gsl_rng_uniform_int(e->rng, (unsigned long)stride);
+                skip = (int32_t)gsl_rng_uniform_int(e->score.rng, (unsigned long)stride);
             if (pass == 0 && (double)sbytes(e, s) < min_size)
                 continue;
             double c = cost(e, s);
@@ -570,26 +625,26 @@ static int evict(eng *e, int32_t s, int kind)
     else
         swu_drop(&e->u, s);
     pool_remove(e, s);
-    for (int32_t k = e->on_storage_off[s]; k < e->on_storage_off[s + 1]; k++)
-        e->defined[e->on_storage[k]] = 0;
+    for (int32_t k = e->graph.on_storage_off[s]; k < e->graph.on_storage_off[s + 1]; k++)
+        e->state.defined[e->graph.on_storage[k]] = 0;
     if (!e->cfg->bytes_only)
-        mem_release(e->mem, &e->place[s], sbytes(e, s));
+        mem_release(e->alloc.mem, &e->alloc.place[s], sbytes(e, s));
     if (kind == EV_DEATH)
-        e->death_event[s] = (int32_t)e->n_events;
+        e->state.death_event[s] = (int32_t)e->log.n_events;
     if (log_ev(e, kind, s))
         return SW_ENOMEM;
-    if (e->use_regions)
+    if (e->score.use_regions)
         mark_dirty(e, s);
-    if (e->use_eq) {
-        int32_t n = uf_new(e, e->compute_ns[s]);
+    if (e->score.use_eq) {
+        int32_t n = uf_new(e, e->score.compute_ns[s]);
         if (n < 0)
             return SW_ENOMEM;
-        e->eq_node[s] = n;
+        e->score.eq_node[s] = n;
         FOR_EVICTED_NEIGHBOURS(e, s, y, {
-            int32_t l = uf_find(e, e->eq_node[y]), r = uf_find(e, n);
+            int32_t l = uf_find(e, e->score.eq_node[y]), r = uf_find(e, n);
             if (l != r) {
-                e->uf_parent[l] = r;
-                e->uf_cost[r] += e->uf_cost[l];
+                e->uf.parent[l] = r;
+                e->uf.cost[r] += e->uf.cost[l];
             }
         })
     }
@@ -601,11 +656,11 @@ static const char *opname(const eng *e, int32_t o) { return e->g->ops[o].name; }
 static int oom(eng *e, int64_t need, int frag)
 {
     char h1[32], h2[32], h3[32];
-    int32_t o = e->cur_op;
+    int32_t o = e->time.cur_op;
     if (frag) {
         /* need: the bytes of the tensors that must be placed together */
         mem_stats ms;
-        mem_get_stats(e->mem, &ms);
+        mem_get_stats(e->alloc.mem, &ms);
         return sw_fail(e->err, SW_ENOFIT, "does not fit: at op %d '%s' nothing is left to evict "
                        "and the free blocks (largest %s, %s free in all) cannot place the %s of "
                        "tensors it needs at once (the allocator fragments memory)", o,
@@ -637,7 +692,7 @@ static int free_bytes(eng *e, int64_t need)
 static void note_alloc(eng *e)
 {
     mem_stats ms;
-    mem_get_stats(e->mem, &ms);
+    mem_get_stats(e->alloc.mem, &ms);
     if (ms.in_use > e->st->peak_in_use) {
         e->st->peak_in_use = ms.in_use;
         e->st->reserved_at_peak = ms.high_water;
@@ -657,7 +712,7 @@ static int place_all(eng *e, const int32_t *list, int32_t n)
             int32_t s = list[k];
             if (e->u.res[s])
                 continue;
-            if (mem_alloc(e->mem, s, sbytes(e, s), &e->place[s])) {
+            if (mem_alloc(e->alloc.mem, s, sbytes(e, s), &e->alloc.place[s])) {
                 fail = s;
                 break;
             }
@@ -668,7 +723,7 @@ static int place_all(eng *e, const int32_t *list, int32_t n)
         }
         for (int32_t j = 0; j < k; j++)
             if (!e->u.res[list[j]])
-                mem_release(e->mem, &e->place[list[j]], sbytes(e, list[j]));
+                mem_release(e->alloc.mem, &e->alloc.place[list[j]], sbytes(e, list[j]));
         int32_t v = e->cfg->frag_fit ? choose_opening(e, sbytes(e, fail)) : -1;
         if (v < 0)
             v = choose(e);
@@ -695,7 +750,7 @@ static int compute(eng *e, int32_t o, int remat, int32_t target)
     int64_t dup = 0;
     for (int32_t k = 0; k < op->n_out; k++) {
         int32_t u = op->out[k];
-        if (!e->is_view[u] && e->defined[u])
+        if (!e->graph.is_view[u] && e->state.defined[u])
             dup += sbytes(e, stor(e, u));
     }
     /* storages that become resident, in simrd's order: siblings, then the target */
@@ -709,37 +764,38 @@ static int compute(eng *e, int32_t o, int remat, int32_t target)
     for (int pass = 0; pass < 2; pass++)
         for (int32_t k = 0; k < op->n_out; k++) {
             int32_t u = op->out[k];
-            if ((pass == 0) == (u == target) || e->is_view[u] || e->u.res[stor(e, u)])
+            if ((pass == 0) == (u == target) || e->graph.is_view[u] || e->u.res[stor(e, u)])
                 continue;
             fr[nf++] = stor(e, u);
         }
-    e->clock = sw_add_sat(e->clock, e->ticks[o]); /* bounded inputs; saturate, never wrap */
+    /* bounded inputs; saturate, never wrap */
+    e->time.clock = sw_add_sat(e->time.clock, e->graph.ticks[o]);
     /* the fresh storages, and for a moment the new copies of resident ones */
     for (int32_t k = 0; k < nf; k++)
         swu_create(&e->u, fr[k]);
     swu_note_transient(&e->u, dup);
     for (int32_t k = 0; k < op->n_out; k++)
-        e->defined[op->out[k]] = 1;
+        e->state.defined[op->out[k]] = 1;
     if (remat) {
-        e->remat_ticks += e->ticks[o];
+        e->time.remat_ticks += e->graph.ticks[o];
         e->st->remats++;
         for (int32_t k = 0; k < nf; k++) {
             int32_t s = fr[k];
-            e->st->dead_remats += e->dead[s];
-            e->n_remat[s]++;
-            if (e->death_event[s] >= 0) {
-                e->events[e->death_event[s]].kind = EV_DEATH_DROP; /* placed again: explicit */
-                e->death_event[s] = -1;
+            e->st->dead_remats += e->state.dead[s];
+            e->state.n_remat[s]++;
+            if (e->state.death_event[s] >= 0) { /* placed again: an explicit drop */
+                e->log.events[e->state.death_event[s]].kind = EV_DEATH_DROP;
+                e->state.death_event[s] = -1;
             }
         }
     } else {
-        e->model_ticks += e->ticks[o];
-        e->ran[o] = 1;
+        e->time.model_ticks += e->graph.ticks[o];
+        e->state.ran[o] = 1;
         for (int32_t k = 0; k < op->n_out; k++) {
             int32_t s = stor(e, op->out[k]);
-            if (e->compute_op[s] != o) {
-                e->compute_op[s] = o;
-                e->compute_ns[s] += e->ticks[o];
+            if (e->score.compute_op[s] != o) {
+                e->score.compute_op[s] = o;
+                e->score.compute_ns[s] += e->graph.ticks[o];
             }
         }
     }
@@ -747,42 +803,46 @@ static int compute(eng *e, int32_t o, int remat, int32_t target)
     for (int32_t k = 0; k < nf && !rc; k++) {
         int32_t s = fr[k];
         make_evictable(e, s);
-        if (e->use_regions)
+        if (e->score.use_regions)
             mark_dirty(e, s);
-        if (e->use_eq && e->eq_node[s] >= 0) {
-            e->uf_cost[uf_find(e, e->eq_node[s])] -= e->compute_ns[s];
-            e->eq_node[s] = -1;
+        if (e->score.use_eq && e->score.eq_node[s] >= 0) {
+            e->uf.cost[uf_find(e, e->score.eq_node[s])] -= e->score.compute_ns[s];
+            e->score.eq_node[s] = -1;
         }
     }
     sw_free(heap);
     return rc;
 }
 
-static int parents_n(const eng *e, int32_t o) { return e->args_off[o + 1] - e->args_off[o]; }
+static int parents_n(const eng *e, int32_t o)
+{
+    return e->graph.args_off[o + 1] - e->graph.args_off[o];
+}
 
 /* simrd's _materialize, with an explicit stack: op o0 (re)computed, after its
    missing inputs are rematerialised depth-first. */
 static int materialize(eng *e, int32_t o0, int remat0, int32_t target0)
 {
-    size_t base = e->n_frames;
-    if (SW_GROW(e->frames, e->cap_frames, e->n_frames + 1))
+    size_t base = e->walk.n_frames;
+    if (SW_GROW(e->walk.frames, e->walk.cap_frames, e->walk.n_frames + 1))
         return SW_ENOMEM;
-    e->frames[e->n_frames++] = (frame){o0, target0, 0, (uint8_t)remat0, 0, 0};
-    while (e->n_frames > base) {
-        frame *f = &e->frames[e->n_frames - 1];
+    e->walk.frames[e->walk.n_frames++] = (frame){o0, target0, 0, (uint8_t)remat0, 0, 0};
+    while (e->walk.n_frames > base) {
+        frame *f = &e->walk.frames[e->walk.n_frames - 1];
         int32_t o = f->op, np = parents_n(e, o);
-        const int32_t *P = e->args + e->args_off[o];
+        const int32_t *P = e->graph.args + e->graph.args_off[o];
         if (f->stage == 0) {
             for (int32_t k = 0; k < np; k++)
-                e->last_access[stor(e, P[k])] = e->clock;
-            if (SW_GROW(e->arg_missing, e->cap_arg_missing, e->n_arg_missing + (size_t)np + 1))
+                e->state.last_access[stor(e, P[k])] = e->time.clock;
+            if (SW_GROW(e->walk.arg_missing, e->walk.cap_arg_missing,
+                        e->walk.n_arg_missing + (size_t)np + 1))
                 return SW_ENOMEM;
-            f = &e->frames[e->n_frames - 1];
-            f->miss_off = e->n_arg_missing;
-            e->n_arg_missing += (size_t)np;
+            f = &e->walk.frames[e->walk.n_frames - 1];
+            f->miss_off = e->walk.n_arg_missing;
+            e->walk.n_arg_missing += (size_t)np;
             for (int32_t k = 0; k < np; k++) {
-                e->arg_missing[f->miss_off + (size_t)k] = !e->defined[P[k]];
-                if (e->defined[P[k]])
+                e->walk.arg_missing[f->miss_off + (size_t)k] = !e->state.defined[P[k]];
+                if (e->state.defined[P[k]])
                     lock(e, stor(e, P[k]));
             }
             f->stage = 1;
@@ -796,23 +856,23 @@ static int materialize(eng *e, int32_t o0, int remat0, int32_t target0)
         int pushed = 0;
         while (f->stage == 1 && f->arg < np) {
             int32_t p = P[f->arg];
-            if (!e->arg_missing[f->miss_off + (size_t)f->arg]) {
+            if (!e->walk.arg_missing[f->miss_off + (size_t)f->arg]) {
                 f->arg++;
                 continue;
             }
-            if (e->defined[p]) {
+            if (e->state.defined[p]) {
                 lock(e, stor(e, p));
                 f->arg++;
                 continue;
             }
             int32_t q = e->g->tensors[p].producer, s = stor(e, p);
-            if (q < 0 || e->banished[s])
+            if (q < 0 || e->state.banished[s])
                 return sw_fail(e->err, SW_EINVAL, "dtr: tensor %d '%s' is needed but cannot be "
                                "rematerialised (a bug)", p, e->g->tensors[p].name);
             f->stage = 2;
-            if (SW_GROW(e->frames, e->cap_frames, e->n_frames + 1))
+            if (SW_GROW(e->walk.frames, e->walk.cap_frames, e->walk.n_frames + 1))
                 return SW_ENOMEM;
-            e->frames[e->n_frames++] = (frame){q, p, 0, 1, 0, 0};
+            e->walk.frames[e->walk.n_frames++] = (frame){q, p, 0, 1, 0, 0};
             pushed = 1;
             break;
         }
@@ -820,26 +880,27 @@ static int materialize(eng *e, int32_t o0, int remat0, int32_t target0)
             continue;
         /* all inputs resident and locked: make room, place, compute */
         int rc = 0;
-        if (e->u.used + e->created_bytes[o] > e->u.limit)
-            rc = free_bytes(e, e->created_bytes[o]);
+        if (e->u.used + e->graph.created_bytes[o] > e->u.limit)
+            rc = free_bytes(e, e->graph.created_bytes[o]);
         if (!rc)
-            rc = place_all(e, e->created + e->created_off[o],
-                           e->created_off[o + 1] - e->created_off[o]);
-        f = &e->frames[e->n_frames - 1];
+            rc = place_all(e, e->graph.created + e->graph.created_off[o],
+                           e->graph.created_off[o + 1] - e->graph.created_off[o]);
+        f = &e->walk.frames[e->walk.n_frames - 1];
         if (!rc)
             rc = compute(e, o, f->remat, f->target);
         if (rc)
             return rc;
-        f = &e->frames[e->n_frames - 1];
+        f = &e->walk.frames[e->walk.n_frames - 1];
         for (int32_t k = 0; k < np; k++)
             unlock(e, stor(e, P[k]));
-        e->n_arg_missing = f->miss_off;
-        e->n_frames--;
-        if (e->remat_limit >= 0 && (double)e->remat_ticks > e->remat_limit)
-            return sw_fail(e->err, SW_EEXCEEDED, "exceeded: rematerialisation passed %.3gx the "
+        e->walk.n_arg_missing = f->miss_off;
+        e->walk.n_frames--;
+        if (e->time.remat_limit >= 0 && (double)e->time.remat_ticks > e->time.remat_limit)
+            return sw_fail(e->err, SW_EEXCEEDED,
+                           "exceeded: rematerialisation passed %.3gx the "
                            "compute time (overhead cap %gx) at op %d '%s'",
-                           (double)e->remat_ticks / (double)e->total_ticks, e->cfg->overhead_cap,
-                           e->cur_op, opname(e, e->cur_op));
+                           (double)e->time.remat_ticks / (double)e->time.total_ticks,
+                           e->cfg->overhead_cap, e->time.cur_op, opname(e, e->time.cur_op));
     }
     return 0;
 }
@@ -855,17 +916,18 @@ static int real_delete(eng *e, int32_t s, int32_t now)
     size_t nl = 0, cap = 0;
     next_epoch(e);
     int32_t n = 0;
-    e->stack[n++] = s;
-    e->visited[s] = e->epoch;
+    e->walk.stack[n++] = s;
+    e->walk.visited[s] = e->walk.epoch;
     while (n) {
-        int32_t x = e->stack[--n];
-        for (int32_t k = e->fwd_off[x]; k < e->fwd_off[x + 1]; k++) {
-            int32_t y = e->fwd_to[k];
-            if (!e->ran[e->fwd_op[k]] || e->visited[y] == e->epoch || e->u.res[y])
+        int32_t x = e->walk.stack[--n];
+        for (int32_t k = e->graph.fwd_off[x]; k < e->graph.fwd_off[x + 1]; k++) {
+            int32_t y = e->graph.fwd_to[k];
+            if (!e->state.ran[e->graph.fwd_op[k]] || e->walk.visited[y] == e->walk.epoch ||
+                e->u.res[y])
                 continue;
-            e->visited[y] = e->epoch;
-            e->stack[n++] = y;
-            if (e->u.death[y] > now && !e->banished[y]) {
+            e->walk.visited[y] = e->walk.epoch;
+            e->walk.stack[n++] = y;
+            if (e->u.death[y] > now && !e->state.banished[y]) {
                 if (SW_GROW(list, cap, nl + 1)) {
                     sw_free(list);
                     return SW_ENOMEM;
@@ -891,22 +953,22 @@ static int real_delete(eng *e, int32_t s, int32_t now)
         if (rc)
             return rc;
     }
-    e->banished[s] = 1;
+    e->state.banished[s] = 1;
     next_epoch(e);
     n = 0;
-    e->stack[n++] = s;
-    e->visited[s] = e->epoch;
+    e->walk.stack[n++] = s;
+    e->walk.visited[s] = e->walk.epoch;
     while (n) {
-        int32_t x = e->stack[--n];
-        for (int32_t k = e->fwd_off[x]; k < e->fwd_off[x + 1]; k++) {
-            int32_t y = e->fwd_to[k];
-            if (!e->ran[e->fwd_op[k]] || e->visited[y] == e->epoch)
+        int32_t x = e->walk.stack[--n];
+        for (int32_t k = e->graph.fwd_off[x]; k < e->graph.fwd_off[x + 1]; k++) {
+            int32_t y = e->graph.fwd_to[k];
+            if (!e->state.ran[e->graph.fwd_op[k]] || e->walk.visited[y] == e->walk.epoch)
                 continue;
-            e->visited[y] = e->epoch;
+            e->walk.visited[y] = e->walk.epoch;
             if (!e->u.res[y]) {
-                e->stack[n++] = y;
+                e->walk.stack[n++] = y;
             } else if (e->u.death[y] > now) {
-                e->no_evict[y] = 1;
+                e->state.no_evict[y] = 1;
                 pool_remove(e, y);
             }
         }
@@ -922,20 +984,22 @@ static int real_delete(eng *e, int32_t s, int32_t now)
 static int alloc_arrays(eng *e)
 {
     int32_t nt = e->nt, no = e->no;
-    if (!ALLOC(e->ticks, no) || !ALLOC(e->args_off, no + 1) ||
-        !ALLOC(e->created_off, no + 1) || !ALLOC(e->created_bytes, no) ||
-        !ALLOC(e->on_storage_off, nt + 1) || !ALLOC(e->on_storage, nt) ||
-        !ALLOC(e->fwd_off, nt + 1) || !ALLOC(e->rev_off, nt + 1) ||
-        !ALLOC(e->constant, nt) || !ALLOC(e->evictable, nt) ||
-        !ALLOC(e->is_view, nt) || !ALLOC(e->defined, nt) ||
-        !ALLOC(e->pinned, nt) || !ALLOC(e->ran, no) ||
-        !ALLOC(e->dead, nt) || !ALLOC(e->banished, nt) || !ALLOC(e->no_evict, nt) ||
-        !ALLOC(e->fwd_dirty, nt) || !ALLOC(e->rev_dirty, nt) || !ALLOC(e->in_pool, nt) ||
-        !ALLOC(e->locks, nt) || !ALLOC(e->pool_prev, nt) || !ALLOC(e->pool_next, nt) ||
-        !ALLOC(e->last_access, nt) || !ALLOC(e->compute_ns, nt) ||
-        !ALLOC(e->fwd_region_ns, nt) || !ALLOC(e->rev_region_ns, nt) || !ALLOC(e->eq_node, nt) ||
-        !ALLOC(e->n_remat, nt) || !ALLOC(e->death_event, nt) || !ALLOC(e->compute_op, nt) ||
-        !ALLOC(e->stack, nt) || !ALLOC(e->visited, nt) || !ALLOC(e->place, nt))
+    if (!ALLOC(e->graph.ticks, no) || !ALLOC(e->graph.args_off, no + 1) ||
+        !ALLOC(e->graph.created_off, no + 1) || !ALLOC(e->graph.created_bytes, no) ||
+        !ALLOC(e->graph.on_storage_off, nt + 1) || !ALLOC(e->graph.on_storage, nt) ||
+        !ALLOC(e->graph.fwd_off, nt + 1) || !ALLOC(e->graph.rev_off, nt + 1) ||
+        !ALLOC(e->graph.constant, nt) || !ALLOC(e->graph.evictable, nt) ||
+        !ALLOC(e->graph.is_view, nt) || !ALLOC(e->state.defined, nt) ||
+        !ALLOC(e->state.pinned, nt) || !ALLOC(e->state.ran, no) || !ALLOC(e->state.dead, nt) ||
+        !ALLOC(e->state.banished, nt) || !ALLOC(e->state.no_evict, nt) ||
+        !ALLOC(e->score.fwd_dirty, nt) || !ALLOC(e->score.rev_dirty, nt) ||
+        !ALLOC(e->pool.in, nt) || !ALLOC(e->state.locks, nt) || !ALLOC(e->pool.prev, nt) ||
+        !ALLOC(e->pool.next, nt) || !ALLOC(e->state.last_access, nt) ||
+        !ALLOC(e->score.compute_ns, nt) || !ALLOC(e->score.fwd_region_ns, nt) ||
+        !ALLOC(e->score.rev_region_ns, nt) || !ALLOC(e->score.eq_node, nt) ||
+        !ALLOC(e->state.n_remat, nt) || !ALLOC(e->state.death_event, nt) ||
+        !ALLOC(e->score.compute_op, nt) || !ALLOC(e->walk.stack, nt) ||
+        !ALLOC(e->walk.visited, nt) || !ALLOC(e->alloc.place, nt))
         return SW_ENOMEM;
     return 0;
 }
@@ -946,26 +1010,29 @@ static int build_op_tables(eng *e)
 {
     const graph_profile *g = e->g;
     int32_t no = e->no;
-    e->total_ticks = 0;
+    e->time.total_ticks = 0;
     for (int32_t o = 0; o < no; o++) {
         const graph_op *op = &g->ops[o];
         double ns = op->time_s * 1e9;
-        e->ticks[o] = ns > 0 ? (int64_t)llround(ns) : 0;
-        e->total_ticks += e->ticks[o];
-        e->args_off[o] = op->n_in + op->n_mut;
+        e->graph.ticks[o] = ns > 0 ? (int64_t)llround(ns) : 0;
+        e->time.total_ticks += e->graph.ticks[o];
+        e->graph.args_off[o] = op->n_in + op->n_mut;
         for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
             if (g->acc_flag[k] & GA_CREATE) {
-                e->created_off[o]++;
-                e->created_bytes[o] += sbytes(e, g->acc[k]);
+                e->graph.created_off[o]++;
+                e->graph.created_bytes[o] += sbytes(e, g->acc[k]);
             }
     }
-    if (graph_counts_to_offsets(e->args_off, no) || graph_counts_to_offsets(e->created_off, no))
+    if (graph_counts_to_offsets(e->graph.args_off, no) ||
+        graph_counts_to_offsets(e->graph.created_off, no))
         return SW_ENOMEM;
-    if (!ALLOC(e->args, e->args_off[no]) || !ALLOC(e->created, e->created_off[no]))
+    if (!ALLOC(e->graph.args, e->graph.args_off[no]) ||
+        !ALLOC(e->graph.created, e->graph.created_off[no]))
         return SW_ENOMEM;
     for (int32_t o = 0; o < no; o++) {
         const graph_op *op = &g->ops[o];
-        int32_t *P = e->args + e->args_off[o], *C = e->created + e->created_off[o];
+        int32_t *P = e->graph.args + e->graph.args_off[o],
+                *C = e->graph.created + e->graph.created_off[o];
         for (int32_t k = 0; k < op->n_in; k++)
             *P++ = op->in[k];
         for (int32_t k = 0; k < op->n_mut; k++)
@@ -983,16 +1050,16 @@ static int build_storage_tensors(eng *e)
     const graph_profile *g = e->g;
     int32_t nt = e->nt;
     for (int32_t t = 0; t < nt; t++) {
-        e->on_storage_off[stor(e, t)]++;
-        e->is_view[t] = g->tensors[t].view_of >= 0;
+        e->graph.on_storage_off[stor(e, t)]++;
+        e->graph.is_view[t] = g->tensors[t].view_of >= 0;
     }
-    if (graph_counts_to_offsets(e->on_storage_off, nt))
+    if (graph_counts_to_offsets(e->graph.on_storage_off, nt))
         return SW_ENOMEM;
     int32_t *fill = sw_calloc((size_t)nt + 1, sizeof *fill); /* per storage: tensors placed */
     if (!fill)
         return SW_ENOMEM;
     for (int32_t t = 0; t < nt; t++)
-        e->on_storage[e->on_storage_off[stor(e, t)] + fill[stor(e, t)]++] = t;
+        e->graph.on_storage[e->graph.on_storage_off[stor(e, t)] + fill[stor(e, t)]++] = t;
     sw_free(fill);
     return 0;
 }
@@ -1007,32 +1074,34 @@ static int build_storage_edges(eng *e)
     for (int pass = 0; pass < 2; pass++) {
         for (int32_t o = 0; o < no; o++) {
             const graph_op *op = &g->ops[o];
-            for (int32_t k = e->args_off[o]; k < e->args_off[o + 1]; k++)
+            for (int32_t k = e->graph.args_off[o]; k < e->graph.args_off[o + 1]; k++)
                 for (int32_t j = 0; j < op->n_out; j++) {
-                    int32_t a = stor(e, e->args[k]), b = stor(e, op->out[j]);
+                    int32_t a = stor(e, e->graph.args[k]), b = stor(e, op->out[j]);
                     if (a == b)
                         continue;
                     if (pass == 0) {
-                        e->fwd_off[a]++;
-                        e->rev_off[b]++;
+                        e->graph.fwd_off[a]++;
+                        e->graph.rev_off[b]++;
                     } else {
-                        int32_t x = e->fwd_off[a] + fwd_fill[a]++;
-                        e->fwd_to[x] = b;
-                        e->fwd_op[x] = o;
-                        int32_t y = e->rev_off[b] + rev_fill[b]++;
-                        e->rev_to[y] = a;
-                        e->rev_op[y] = o;
+                        int32_t x = e->graph.fwd_off[a] + fwd_fill[a]++;
+                        e->graph.fwd_to[x] = b;
+                        e->graph.fwd_op[x] = o;
+                        int32_t y = e->graph.rev_off[b] + rev_fill[b]++;
+                        e->graph.rev_to[y] = a;
+                        e->graph.rev_op[y] = o;
                     }
                 }
         }
         if (pass == 0) {
-            if (graph_counts_to_offsets(e->fwd_off, nt) || graph_counts_to_offsets(e->rev_off, nt))
+            if (graph_counts_to_offsets(e->graph.fwd_off, nt) ||
+                graph_counts_to_offsets(e->graph.rev_off, nt))
                 return SW_ENOMEM;
             fwd_fill = sw_calloc((size_t)nt + 1, sizeof *fwd_fill);
             rev_fill = sw_calloc((size_t)nt + 1, sizeof *rev_fill);
-            if (!fwd_fill || !rev_fill || !ALLOC(e->fwd_to, e->fwd_off[nt]) ||
-                !ALLOC(e->fwd_op, e->fwd_off[nt]) || !ALLOC(e->rev_to, e->rev_off[nt]) ||
-                !ALLOC(e->rev_op, e->rev_off[nt])) {
+            if (!fwd_fill || !rev_fill || !ALLOC(e->graph.fwd_to, e->graph.fwd_off[nt]) ||
+                !ALLOC(e->graph.fwd_op, e->graph.fwd_off[nt]) ||
+                !ALLOC(e->graph.rev_to, e->graph.rev_off[nt]) ||
+                !ALLOC(e->graph.rev_op, e->graph.rev_off[nt])) {
                 sw_free(fwd_fill);
                 sw_free(rev_fill);
                 return SW_ENOMEM;
@@ -1053,7 +1122,7 @@ static void build_constants(eng *e)
     for (int32_t s = 0; s < e->nt; s++) {
         const graph_tensor *x = &g->tensors[s];
         if (x->storage == s)
-            e->constant[s] = x->persistent || x->producer < 0 || x->kind == GK_INPUT;
+            e->graph.constant[s] = x->persistent || x->producer < 0 || x->kind == GK_INPUT;
     }
 }
 
@@ -1100,23 +1169,24 @@ static int find_evictable(eng *e)
         /* re-running p recreates every missing output: none may be one the
            iteration mutates in place (nor may p mutate anything) */
         int32_t r = op->n_mut ? INT32_MIN : NEVER;
-        for (int32_t k = e->created_off[p]; k < e->created_off[p + 1]; k++)
-            if (mut_off[e->created[k] + 1] > mut_off[e->created[k]])
+        for (int32_t k = e->graph.created_off[p]; k < e->graph.created_off[p + 1]; k++)
+            if (mut_off[e->graph.created[k] + 1] > mut_off[e->graph.created[k]])
                 r = INT32_MIN;
-        for (int32_t k = e->args_off[p]; k < e->args_off[p + 1] && r != INT32_MIN; k++) {
-            int32_t q = stor(e, e->args[k]), nm = NEVER;
+        for (int32_t k = e->graph.args_off[p]; k < e->graph.args_off[p + 1] && r != INT32_MIN;
+             k++) {
+            int32_t q = stor(e, e->graph.args[k]), nm = NEVER;
             for (int32_t j = mut_off[q]; j < mut_off[q + 1]; j++)
                 if (muts[j] > i) {
                     nm = muts[j];
                     break;
                 }
-            int32_t avail = e->constant[q] ? nm : SW_MIN(nm, SW_MAX(e->u.death[q], R[q]));
+            int32_t avail = e->graph.constant[q] ? nm : SW_MIN(nm, SW_MAX(e->u.death[q], R[q]));
             r = SW_MIN(r, avail);
         }
-        for (int32_t k = e->created_off[p]; k < e->created_off[p + 1]; k++) {
-            int32_t s = e->created[k];
-            R[s] = e->constant[s] || mut_off[s + 1] > mut_off[s] ? INT32_MIN : r;
-            e->evictable[s] = !e->constant[s] && R[s] >= e->u.death[s];
+        for (int32_t k = e->graph.created_off[p]; k < e->graph.created_off[p + 1]; k++) {
+            int32_t s = e->graph.created[k];
+            R[s] = e->graph.constant[s] || mut_off[s + 1] > mut_off[s] ? INT32_MIN : r;
+            e->graph.evictable[s] = !e->graph.constant[s] && R[s] >= e->u.death[s];
         }
     }
     sw_free(mut_off);
@@ -1131,16 +1201,16 @@ static int find_evictable(eng *e)
 static void init_state(eng *e)
 {
     const graph_profile *g = e->g;
-    e->pool_head = e->pool_tail = -1;
+    e->pool.head = e->pool.tail = -1;
     for (int32_t s = 0; s < e->nt; s++) {
-        e->eq_node[s] = -1;
-        e->death_event[s] = -1;
-        e->compute_op[s] = -1;
-        e->last_access[s] = 0;
+        e->score.eq_node[s] = -1;
+        e->state.death_event[s] = -1;
+        e->score.compute_op[s] = -1;
+        e->state.last_access[s] = 0;
     }
     for (int32_t t = 0; t < e->nt; t++)
-        if (g->tensors[stor(e, t)].persistent && !e->is_view[t])
-            e->defined[t] = 1;
+        if (g->tensors[stor(e, t)].persistent && !e->graph.is_view[t])
+            e->state.defined[t] = 1;
 }
 
 /* Everything the run reads but never changes, then the initial state. */
@@ -1169,19 +1239,56 @@ static int setup(eng *e)
 
 static void eng_free(eng *e)
 {
-    void *ptrs[] = {e->ticks, e->args_off, e->args, e->created_off, e->created,
-                    e->created_bytes, e->on_storage_off, e->on_storage, e->fwd_off, e->fwd_to,
-                    e->fwd_op, e->rev_off, e->rev_to, e->rev_op, e->constant, e->evictable,
-                    e->is_view, e->defined, e->pinned, e->ran, e->dead, e->banished, e->no_evict, e->fwd_dirty,
-                    e->rev_dirty, e->in_pool, e->locks, e->pool_prev, e->pool_next,
-                    e->last_access, e->compute_ns, e->fwd_region_ns, e->rev_region_ns,
-                    e->eq_node, e->n_remat, e->death_event, e->compute_op, e->uf_parent,
-                    e->uf_cost, e->uf_mark, e->stack, e->visited, e->frames, e->arg_missing,
-                    e->events, e->place};
+    void *ptrs[] = {e->graph.ticks,
+                    e->graph.args_off,
+                    e->graph.args,
+                    e->graph.created_off,
+                    e->graph.created,
+                    e->graph.created_bytes,
+                    e->graph.on_storage_off,
+                    e->graph.on_storage,
+                    e->graph.fwd_off,
+                    e->graph.fwd_to,
+                    e->graph.fwd_op,
+                    e->graph.rev_off,
+                    e->graph.rev_to,
+                    e->graph.rev_op,
+                    e->graph.constant,
+                    e->graph.evictable,
+                    e->graph.is_view,
+                    e->state.defined,
+                    e->state.pinned,
+                    e->state.ran,
+                    e->state.dead,
+                    e->state.banished,
+                    e->state.no_evict,
+                    e->score.fwd_dirty,
+                    e->score.rev_dirty,
+                    e->pool.in,
+                    e->state.locks,
+                    e->pool.prev,
+                    e->pool.next,
+                    e->state.last_access,
+                    e->score.compute_ns,
+                    e->score.fwd_region_ns,
+                    e->score.rev_region_ns,
+                    e->score.eq_node,
+                    e->state.n_remat,
+                    e->state.death_event,
+                    e->score.compute_op,
+                    e->uf.parent,
+                    e->uf.cost,
+                    e->uf.mark,
+                    e->walk.stack,
+                    e->walk.visited,
+                    e->walk.frames,
+                    e->walk.arg_missing,
+                    e->log.events,
+                    e->alloc.place};
     for (size_t i = 0; i < SW_ARRAY_LEN(ptrs); i++)
         sw_free(ptrs[i]);
-    if (e->rng)
-        gsl_rng_free(e->rng);
+    if (e->score.rng)
+        gsl_rng_free(e->score.rng);
     swu_free(&e->u);
 }
 
@@ -1197,9 +1304,9 @@ static int swap_in_external(eng *e, int32_t s)
     if (rc)
         return rc;
     swu_swap_in(&e->u, s);
-    for (int32_t k = e->on_storage_off[s]; k < e->on_storage_off[s + 1]; k++)
-        if (!e->is_view[e->on_storage[k]])
-            e->defined[e->on_storage[k]] = 1;
+    for (int32_t k = e->graph.on_storage_off[s]; k < e->graph.on_storage_off[s + 1]; k++)
+        if (!e->graph.is_view[e->graph.on_storage[k]])
+            e->state.defined[e->graph.on_storage[k]] = 1;
     return log_ev(e, EV_SWAPIN, s);
 }
 
@@ -1217,7 +1324,7 @@ static int run_ops(eng *e, int64_t limit)
     swu_begin(&e->u, NULL, persistent, limit);
     for (int32_t s = 0; s < e->nt && !rc; s++)
         if (persistent[s] && !e->cfg->bytes_only) {
-            if (mem_alloc(e->mem, s, sbytes(e, s), &e->place[s]))
+            if (mem_alloc(e->alloc.mem, s, sbytes(e, s), &e->alloc.place[s]))
                 rc = sw_fail(e->err, SW_ENOFIT, "does not fit: the persistent tensors alone "
                              "exceed the budget");
             else
@@ -1233,9 +1340,9 @@ static int run_ops(eng *e, int64_t limit)
     for (int32_t i = 0; i < e->no && !rc; i++) {
         int32_t o = g->order[i];
         const graph_op *op = &g->ops[o];
-        e->cur_op = o;
-        for (int32_t k = e->args_off[o]; k < e->args_off[o + 1] && !rc; k++) {
-            int32_t s = stor(e, e->args[k]);
+        e->time.cur_op = o;
+        for (int32_t k = e->graph.args_off[o]; k < e->graph.args_off[o + 1] && !rc; k++) {
+            int32_t s = stor(e, e->graph.args[k]);
             if (!e->u.res[s] && swu_on_host(&e->u, s)) /* external: never evicted */
                 rc = swap_in_external(e, s);
         }
@@ -1245,32 +1352,33 @@ static int run_ops(eng *e, int64_t limit)
             /* a sink: its inputs are made resident and pinned one by one */
             for (int32_t k = 0; k < op->n_in && !rc; k++) {
                 int32_t p = op->in[k], s = stor(e, p);
-                if (!e->defined[p] && g->tensors[p].producer < 0)
+                if (!e->state.defined[p] && g->tensors[p].producer < 0)
                     rc = sw_fail(e->err, SW_EINVAL, "dtr: input %d '%s' of the sink is missing "
                                  "(a bug)", p, g->tensors[p].name);
-                else if (!e->defined[p])
+                else if (!e->state.defined[p])
                     rc = materialize(e, g->tensors[p].producer, 1, p);
-                if (!rc && !e->pinned[s]) {
+                if (!rc && !e->state.pinned[s]) {
                     lock(e, s);
-                    e->pinned[s] = 1;
+                    e->state.pinned[s] = 1;
                 }
             }
             if (!rc) {
-                e->clock = sw_add_sat(e->clock, e->ticks[o]); /* bounded inputs; saturate, never wrap */
-                e->model_ticks += e->ticks[o];
-                e->ran[o] = 1;
+                e->time.clock = sw_add_sat(
+                    e->time.clock, e->graph.ticks[o]); /* bounded inputs; saturate, never wrap */
+                e->time.model_ticks += e->graph.ticks[o];
+                e->state.ran[o] = 1;
                 rc = log_ev(e, EV_RUN, o);
             }
         } else {
             rc = materialize(e, o, 0, op->n_out ? op->out[0] : -1);
             for (int32_t k = 0; k < op->n_out && !rc; k++)
-                e->last_access[stor(e, op->out[k])] = e->clock;
+                e->state.last_access[stor(e, op->out[k])] = e->time.clock;
         }
         int real = e->cfg->real_delete_bwd && op->phase != GP_FORWARD;
         for (int32_t k = e->u.dth_off[i]; k < e->u.dth_off[i + 1] && !rc; k++) {
             int32_t s = e->u.dth[k];
-            e->dead[s] = 1;
-            if (e->constant[s] || e->pinned[s])
+            e->state.dead[s] = 1;
+            if (e->graph.constant[s] || e->state.pinned[s])
                 continue;
             if (real)
                 rc = real_delete(e, s, i);
@@ -1284,7 +1392,7 @@ static int run_ops(eng *e, int64_t limit)
     /* storages the runtime keeps past their death (rematerialised after it,
        constants): the builder would free them after their last use */
     for (int32_t s = 0; s < e->nt && !rc; s++)
-        if (g->tensors[s].storage == s && e->u.res[s] && e->dead[s] &&
+        if (g->tensors[s].storage == s && e->u.res[s] && e->state.dead[s] &&
             e->u.death[s] < e->no - 1)
             rc = log_ev(e, EV_DROP, s);
     return rc;
@@ -1297,8 +1405,8 @@ static int record_in(eng *e, mem_model *m, int64_t budget, plan **out, sw_err *e
     if (!b)
         return SW_ENOMEM;
     pb_resident_persistent(b);
-    for (size_t i = 0; i < e->n_events; i++) {
-        const dtr_ev *v = &e->events[i];
+    for (size_t i = 0; i < e->log.n_events; i++) {
+        const dtr_ev *v = &e->log.events[i];
         switch (v->kind) {
         case EV_RUN:
             pb_run(b, v->x);
@@ -1326,7 +1434,7 @@ static int record_in(eng *e, mem_model *m, int64_t budget, plan **out, sw_err *e
 static int record(eng *e, plan **out)
 {
     sw_err e2;
-    int rc = record_in(e, e->mem, e->u.limit + e->g->max_workspace, out, &e2);
+    int rc = record_in(e, e->alloc.mem, e->u.limit + e->g->max_workspace, out, &e2);
     if (rc == SW_ENOFIT || rc == SW_EINVAL)
         return sw_fail(e->err, rc, "dtr: the recorded plan does not build (a bug): %s", e2.msg);
     if (rc)
@@ -1388,37 +1496,37 @@ int dtr_run(const graph_profile *g, int64_t budget, const dtr_config *cfg, plan 
     e.cfg = cfg;
     e.st = st;
     e.err = err;
-    e.cur_op = -1;
-    e.heur = heuristic_of(cfg->heuristic);
-    e.use_regions = e.heur->regions;
-    e.use_eq = e.heur->eq;
+    e.time.cur_op = -1;
+    e.score.heur = heuristic_of(cfg->heuristic);
+    e.score.use_regions = e.score.heur->regions;
+    e.score.use_eq = e.score.heur->eq;
     int64_t limit = budget - g->max_workspace; /* bytes for tensors */
-    e.clock = 1;
+    e.time.clock = 1;
     if (limit <= 0)
         return sw_fail(err, SW_ENOFIT, "does not fit: the budget does not cover the largest op "
                        "workspace (%lld bytes)", (long long)g->max_workspace);
     int rc = setup(&e);
     if (!rc) {
-        e.remat_limit =
-            cfg->overhead_cap > 0 ? (cfg->overhead_cap - 1) * (double)e.total_ticks : -1;
-        e.mem = mem_address_new(limit, cfg->fit, cfg->align > 0 ? cfg->align : 1);
-        e.rng = gsl_rng_alloc(gsl_rng_mt19937);
-        if (!e.mem || !e.rng)
+        e.time.remat_limit =
+            cfg->overhead_cap > 0 ? (cfg->overhead_cap - 1) * (double)e.time.total_ticks : -1;
+        e.alloc.mem = mem_address_new(limit, cfg->fit, cfg->align > 0 ? cfg->align : 1);
+        e.score.rng = gsl_rng_alloc(gsl_rng_mt19937);
+        if (!e.alloc.mem || !e.score.rng)
             rc = SW_ENOMEM;
         else
-            gsl_rng_set(e.rng, (unsigned long)cfg->seed);
+            gsl_rng_set(e.score.rng, (unsigned long)cfg->seed);
     }
     if (!rc)
         rc = run_ops(&e, limit);
-    st->compute_ns = e.total_ticks;
-    st->remat_ns = e.remat_ticks;
-    st->clock_ns = e.clock;
-    st->overhead = e.total_ticks > 0 ? (double)e.clock / (double)e.total_ticks : 1;
+    st->compute_ns = e.time.total_ticks;
+    st->remat_ns = e.time.remat_ticks;
+    st->clock_ns = e.time.clock;
+    st->overhead = e.time.total_ticks > 0 ? (double)e.time.clock / (double)e.time.total_ticks : 1;
     if (!rc && !cfg->no_plan)
         rc = cfg->bytes_only ? record_bytes(&e, out) : record(&e, out);
     if (rc == SW_ENOMEM)
         sw_fail(err, SW_ENOMEM, "out of memory");
-    mem_destroy(e.mem);
+    mem_destroy(e.alloc.mem);
     eng_free(&e);
     return rc;
 }
