@@ -31,7 +31,7 @@
 
 #include "../sim/simulate.h"
 #include "lib/arena.h"
-#include "swap_util.h"
+#include "lib/swap_util.h"
 
 #define HY_NEVER INT32_MAX
 /* Eviction costs per byte within this fraction of each other tie; the

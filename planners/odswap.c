@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "lib/arena.h"
-#include "swap_util.h"
+#include "lib/swap_util.h"
 
 static const param_def odswap_params[] = {
     {"schedule", PT_CHOICE, "profile", "operator order: the profile's, or a dataflow engine's "

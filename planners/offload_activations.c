@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "lib/segments.h"
-#include "swap_util.h"
+#include "lib/swap_util.h"
 
 static const param_def offload_activations_params[] = {
     {"prefetch", PT_BOOL, "false", "false: bring each activation back when its backward op "

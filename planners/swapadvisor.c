@@ -17,8 +17,8 @@
 #include "../sim/verify.h"
 #include "lib/schedule.h"
 #include "planner.h"
-#include "swap_util.h"
-#include "swapplan.h"
+#include "lib/swap_util.h"
+#include "lib/swapplan.h"
 
 /* ------------------------------------------------------------------ */
 /* the size-class operators (the schedule operators: lib/schedule.c)    */

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "swap_util.h"
+#include "lib/swap_util.h"
 
 static const param_def tflms_params[] = {
     {"n_tensors", PT_INT, "0", "how many activations to swap, in topological order (0: all "

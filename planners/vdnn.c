@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "swap_util.h"
+#include "lib/swap_util.h"
 
 static const param_def vdnn_params[] = {
     {"policy", PT_CHOICE, "all", "offload every layer's input activation, or only the inputs "

@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "lib/arena.h"
-#include "swap_util.h"
+#include "lib/swap_util.h"
 
 /* adam_s_per_param's default: DeepSpeed PR #735 (R. Yazdani Aminabadi,
    2021) reports CPU-Adam's optimizer step for an 11.6B-parameter GPT-2 at

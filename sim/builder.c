@@ -947,6 +947,11 @@ done:
     return rc;
 }
 
+/* A twin: planners/lib/swapplan_fast.c re-implements this placement and
+   edge inference (finish_once and what it calls) for SwapAdvisor's
+   evaluations, on purpose (speed), and must give the same result; a change
+   to one is a change to both (tests/test_swapplan_fast compares them). */
+
 /* A persistent tensor of the resident set that is brought back in the middle
    of the iteration may find its home taken. It is then sent out again (copy
    if dirty, else drop) and brought home at the end, and the plan rebuilt:

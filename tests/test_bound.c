@@ -13,7 +13,7 @@
 #include "../profiles/calibrate.h"
 #include "../sim/bound.h"
 #include "../planners/planner.h"
-#include "../planners/swapplan.h"
+#include "../planners/lib/swapplan.h"
 #include "../sim/simulate.h"
 #include "tap.h"
 

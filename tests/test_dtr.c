@@ -6,7 +6,7 @@
    log against simrd's figures; one named test each (tap_run). */
 #include <dirent.h>
 
-#include "../planners/dtr_engine.h"
+#include "../planners/lib/dtr_engine.h"
 #include "../profiles/importers.h"
 #include "../sim/simulate.h"
 #include "../sim/verify.h"

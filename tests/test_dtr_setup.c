@@ -1,7 +1,7 @@
 /* test_dtr_setup.c: the DTR runtime's setup on profiles with more operators
    than tensors (its per-position tables are sized by operators). One named
    test each (tap_run). */
-#include "../planners/dtr_engine.h"
+#include "../planners/lib/dtr_engine.h"
 #include "../sim/simulate.h"
 #include "../sim/verify.h"
 #include "tap.h"

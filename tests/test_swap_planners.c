@@ -5,7 +5,7 @@
    named test each (tap_run). */
 #include "../sim/simulate.h"
 #include "../sim/verify.h"
-#include "../planners/swap_util.h"
+#include "../planners/lib/swap_util.h"
 #include "random_plans.h"
 #include "tap.h"
 

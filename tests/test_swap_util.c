@@ -2,7 +2,7 @@
    engine share (planners/swap_util.h), step by step on a hand-made profile
    without a builder, every figure worked out by hand; one named test each
    (tap_run). */
-#include "../planners/swap_util.h"
+#include "../planners/lib/swap_util.h"
 #include "tap.h"
 
 /* w (100 B, persistent), x (10 B, an input from the host); f1: w, x -> a

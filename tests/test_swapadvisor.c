@@ -7,8 +7,8 @@
 
 #include "../planners/lib/schedule.h"
 #include "../planners/swapadvisor.h"
-#include "../planners/swap_util.h"
-#include "../planners/swapplan.h"
+#include "../planners/lib/swap_util.h"
+#include "../planners/lib/swapplan.h"
 #include "../sim/plan_io.h"
 #include "../sim/verify.h"
 #include "fixtures.h"

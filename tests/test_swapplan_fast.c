@@ -10,7 +10,7 @@
 #include "../planners/planner.h"
 #include "../planners/lib/schedule.h"
 #include "../planners/swapadvisor.h"
-#include "../planners/swapplan.h"
+#include "../planners/lib/swapplan.h"
 #include "../sim/simulate.h"
 #include "../sim/verify.h"
 #include "random_plans.h"

@@ -4,7 +4,7 @@
 #ifndef PLANNERS_DTR_CONFIG_H
 #define PLANNERS_DTR_CONFIG_H
 
-#include "../dtr_engine.h"
+#include "dtr_engine.h"
 
 /* Fill cfg from the options of a planner running this runtime (dtr,
    dtr-megengine): the shared options (dtr_engine.h's DTR_PARAM_*), and

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/arena.h"
+#include "arena.h"
 
 static int64_t sz(const swu *u, int32_t s) { return u->g->tensors[s].bytes; }
 

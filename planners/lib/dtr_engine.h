@@ -5,8 +5,8 @@
 #ifndef DTR_ENGINE_H
 #define DTR_ENGINE_H
 
-#include "../sim/mem.h"
-#include "planner.h"
+#include "../../sim/mem.h"
+#include "../planner.h"
 
 typedef enum {
     DH_DTR,      /* h_DTR: (cost + evicted neighbourhood) / (size * staleness) */

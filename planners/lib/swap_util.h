@@ -5,8 +5,8 @@
 #ifndef SWAP_UTIL_H
 #define SWAP_UTIL_H
 
-#include "../sim/builder.h"
-#include "planner.h"
+#include "../../sim/builder.h"
+#include "../planner.h"
 
 #define SWU_NEVER INT32_MAX
 

@@ -7,8 +7,8 @@
 #ifndef SWAPPLAN_H
 #define SWAPPLAN_H
 
-#include "../sim/builder.h"
-#include "../sim/simulate.h"
+#include "../../sim/builder.h"
+#include "../../sim/simulate.h"
 
 typedef struct swapplan swapplan;
 
