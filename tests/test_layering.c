@@ -224,8 +224,40 @@ typedef struct scan {
     const layers *m;
     int files, includes;
     int upward, unresolved, planners; /* breaches of each rule */
+    int long_files, long_functions;   /* breaches of the size limits */
     char planners_first[10000];
 } scan;
+
+/* The size limits (issue 33): no file over MAX_FILE_LINES lines, no function
+   over MAX_FUNC_LINES lines, tests excluded. A function body is a '{' and
+   a '}' in column 0 (the house style's layout of a function). */
+enum { MAX_FILE_LINES = 1500, MAX_FUNC_LINES = 150 };
+
+static void check_sizes(scan *sc, const char *rel, const char *text)
+{
+    int line = 0, open_at = 0;
+    for (const char *s = text; *s;) {
+        const char *nl = strchr(s, '\n');
+        line++;
+        if (*s == '{')
+            open_at = line;
+        else if (*s == '}' && open_at) {
+            if (line - open_at - 1 > MAX_FUNC_LINES) {
+                sc->long_functions++;
+                printf("#   %s:%d: a function of %d lines (at most %d)\n", rel, open_at,
+                       line - open_at - 1, MAX_FUNC_LINES);
+            }
+            open_at = 0;
+        }
+        if (!nl)
+            break;
+        s = nl + 1;
+    }
+    if (line > MAX_FILE_LINES) {
+        sc->long_files++;
+        printf("#   %s: %d lines (at most %d)\n", rel, line, MAX_FILE_LINES);
+    }
+}
 
 static void check_file(scan *sc, const char *rel)
 {
@@ -243,6 +275,8 @@ static void check_file(scan *sc, const char *rel)
     else
         dir[0] = 0;
     top_of(rel, from_top, sizeof from_top);
+    if (strcmp(from_top, "tests"))
+        check_sizes(sc, rel, text);
     int line = 0;
     for (char *s = text; *s;) {
         char *nl = strchr(s, '\n');
@@ -389,7 +423,7 @@ int main(void)
     OK(n > 0 && unnamed == 0, "every top-level folder is named in the map (%d not)", unnamed);
 
     /* the includes */
-    scan sc = {&m, 0, 0, 0, 0, 0, ""};
+    scan sc = {&m, 0, 0, 0, 0, 0, 0, 0, ""};
     for (int i = 0; i < n; i++) {
         const char *nm = ents[i]->d_name;
         int k = folder_index(&m, nm);
@@ -405,6 +439,10 @@ int main(void)
     OK(sc.upward == 0, "no include crosses a floor upward or sideways (%d do)", sc.upward);
     /* the planners rule: a top-level planners/ file includes planner.h and
        planners/lib/ only, never another planner's header */
+    OK(sc.long_files == 0, "no file over %d lines outside tests/ (%d are)", MAX_FILE_LINES,
+       sc.long_files);
+    OK(sc.long_functions == 0, "no function over %d lines outside tests/ (%d are)",
+       MAX_FUNC_LINES, sc.long_functions);
     OK(sc.planners == 0, "no planner includes another planner's header (%d do%s%s)", sc.planners,
        sc.planners ? "; first: " : "", sc.planners ? sc.planners_first : "");
     return tap_done();
