@@ -5,6 +5,9 @@
 
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -78,6 +81,66 @@ static int csc_build(const milp *m, milp_csc *c, sw_err *err)
     return 0;
 }
 
+/* CBC and CLP as Debian builds them keep their assert()s: on some programs
+   (e.g. an optimal-swap model of `model random --ops 8 --seed 11` at 0.8x,
+   ClpNonLinearCost::checkInfeasibilities) a failed assertion calls abort()
+   inside the solve. A solve runs under this guard: SIGABRT raised on the
+   solving thread jumps back to it, and the solve ends with an error instead
+   of killing the process (the solver's state is then abandoned, not freed).
+   SIGABRT anywhere else keeps its default action. */
+static _Thread_local sigjmp_buf *abort_jump;
+static pthread_once_t abort_once = PTHREAD_ONCE_INIT;
+
+static void on_abort(int sig)
+{
+    sigjmp_buf *j = abort_jump;
+    if (j) {
+        abort_jump = NULL;
+        siglongjmp(*j, 1);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void abort_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_abort;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGABRT, &sa, NULL);
+}
+
+/* Cbc_solve(cbc) into *st; -1 if the solver aborted. */
+static int guarded_cbc_solve(Cbc_Model *cbc, int *st)
+{
+    sigjmp_buf jb;
+    pthread_once(&abort_once, abort_install);
+    if (sigsetjmp(jb, 1))
+        return -1;
+    abort_jump = &jb;
+    *st = Cbc_solve(cbc);
+    abort_jump = NULL;
+    return 0;
+}
+
+/* Clp_initialSolveWithOptions(clp, how); -1 if the solver aborted. */
+static int guarded_clp_solve(Clp_Simplex *clp, Clp_Solve *how)
+{
+    sigjmp_buf jb;
+    pthread_once(&abort_once, abort_install);
+    if (sigsetjmp(jb, 1))
+        return -1;
+    abort_jump = &jb;
+    Clp_initialSolveWithOptions(clp, how);
+    abort_jump = NULL;
+    return 0;
+}
+
+#define SOLVER_ABORTED                                                                             \
+    "the solver aborted on an internal assertion (a CBC/CLP bug on this program; another model "   \
+    "or node limit may avoid it)"
+
 static int cbc_solve_lp(milp *m, const milp_opts *o, milp_lp_method method, milp_result *r,
                         sw_err *err)
 {
@@ -110,7 +173,11 @@ static int cbc_solve_lp(milp *m, const milp_opts *o, milp_lp_method method, milp
     ClpSolve_setSolveType(how, type[meth], -1);
     ClpSolve_setPresolveType(how, 0, -1);
     double t0 = sw_now();
-    Clp_initialSolveWithOptions(clp, how);
+    if (guarded_clp_solve(clp, how)) {
+        clp = NULL; /* abandoned: its state is not safe to free */
+        rc = sw_fail(err, SW_EUNSUPPORTED, SOLVER_ABORTED);
+        goto done;
+    }
     r->solve_s = sw_now() - t0;
     int st = Clp_status(clp); /* 0 optimal, 1 primal infeasible, 2 dual infeasible, 3 limit */
     if (st == 0 && Clp_isProvenOptimal(clp)) {
@@ -181,7 +248,12 @@ static int cbc_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
     if (m->start)
         Cbc_setInitialSolution(cbc, m->start);
     double t0 = sw_now();
-    int st = Cbc_solve(cbc);
+    int st = 0;
+    if (guarded_cbc_solve(cbc, &st)) {
+        cbc = NULL; /* abandoned: its state is not safe to free */
+        rc = sw_fail(err, SW_EUNSUPPORTED, SOLVER_ABORTED);
+        goto done;
+    }
     r->solve_s = sw_now() - t0;
     r->nodes = Cbc_getNodeCount(cbc);
     if (st == 2 || Cbc_isAbandoned(cbc)) {

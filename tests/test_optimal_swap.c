@@ -818,6 +818,32 @@ static void size_limit(void)
     graph_free(g);
 }
 
+/* CBC/CLP as Debian builds them keep their assert()s, and the optimality
+   experiment's `model random --ops 8 --seed 11` at 0.8x (the default v100,
+   200 nodes, no time limit) fails one inside CLP
+   (ClpNonLinearCost::checkInfeasibilities): the solve must end with an
+   error naming the solver's abort (or, with a solver that does not abort, a
+   plan), never kill the process (an abort ends this program: a failure). */
+static void solver_abort(void)
+{
+    static const char *const kv[] = {"ops=8", "seed=11", NULL};
+    graph_profile *g = gen_on("random", kv, 1);
+    int64_t peak = 0;
+    sw_err e;
+    if (!g || planner_ideal_peak(g, &peak, &e)) {
+        OK(0, "random ops 8 seed 11: a profile");
+        graph_free(g);
+        return;
+    }
+    plan *p = NULL;
+    int rc = run_osw(g, (int64_t)((double)peak * 0.8), "max_ops=150", 86400, &p, &e);
+    OK(rc ? strstr(e.msg, "solver aborted") != NULL : p != NULL,
+       "the solve returned (%s)", rc ? e.msg : "a plan");
+    if (!rc)
+        plan_free(p);
+    graph_free(g);
+}
+
 static const tap_test tests[] = {
     {"hand_worked", hand_worked},
     {"impossible_budget", impossible_budget},
@@ -831,6 +857,7 @@ static const tap_test tests[] = {
     {"size_limit", size_limit},
     {"lowered_refusal", lowered_refusal},
     {"contended_label", contended_label},
+    {"solver_abort", solver_abort},
 };
 
 int main(int argc, char **argv)
