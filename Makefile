@@ -265,7 +265,7 @@ EXP_CPU := awk '{ s = 0; for (i = 1; i <= 2; i++) { split($$i, a, "m"); s += a[1
 , := ,
 
 experiments: deps $(SWAPSIM)
-	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets as evaluations (hours),quick mode: searches budgeted by evaluations and three to five seeds (at most 30 minutes on 2 idle cores); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
+	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets as evaluations (hours),quick mode: searches budgeted by evaluations and three to five seeds (budgeted for 30 minutes on 2 idle cores; the run of 2026-11-28 took longer: README); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
 	@$(if $(MPI),command -v $(MPIRUN) > /dev/null || { echo "experiments: MPI=$(MPI) needs $(MPIRUN) (Debian: openmpi-bin) and a swapsim built with MPI (libopenmpi-dev; docs/cluster.md)"; exit 1; })
 	@start=$$(date +%s); \
 	for e in $(EXPERIMENTS); do \
