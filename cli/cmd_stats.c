@@ -37,7 +37,11 @@ int cmd_stats(int argc, char **argv)
         .about = "Model statistics. Memory is reported two ways: peak_memory_bytes, the peak of\n"
                  "the ideal execution in the profile's operator order with every tensor freed\n"
                  "after its last use (persistent tensors always resident, plus the largest\n"
-                 "workspace); total_tensor_bytes, the sum of every storage (views count 0).\n"
+                 "workspace, reserved throughout as the simulator and planners hold it);\n"
+                 "peak_op_workspace_bytes, the same with each operator's workspace held only\n"
+                 "while it runs (a caching allocator's view, as torch.cuda.max_memory_allocated\n"
+                 "sees cuDNN's workspaces; docs/pytorch-import.md); total_tensor_bytes, the\n"
+                 "sum of every storage (views count 0).\n"
                  "footprint_bytes: persistent storages, every storage the forward pass makes and\n"
                  "the parameter gradients (an iteration that frees nothing before the backward\n"
                  "pass; the definition that reproduces the SwapAdvisor paper's Table 1, see\n"
@@ -66,13 +70,14 @@ int cmd_stats(int argc, char **argv)
         sw_buf_put_jstr(&b, g->device.name);
         sw_buf_printf(&b, ",\"batch\":%lld,\"operators\":%d,\"tensors\":%d,\"storages\":%d,"
                       "\"distinct_tensor_sizes\":%d,\"peak_memory_bytes\":%lld,"
+                      "\"peak_op_workspace_bytes\":%lld,"
                       "\"total_tensor_bytes\":%lld,\"footprint_bytes\":%lld,"
                       "\"parameter_bytes\":%lld,"
                       "\"optimizer_state_bytes\":%lld,\"persistent_bytes\":%lld,"
                       "\"max_workspace_bytes\":%lld,\"total_compute_s\":",
                       (long long)g->batch, st.operators, st.tensors, st.storages,
                       st.distinct_tensor_sizes, (long long)st.peak_memory_bytes,
-                      (long long)st.total_tensor_bytes, (long long)st.footprint_bytes,
+                      (long long)st.peak_op_workspace_bytes, (long long)st.total_tensor_bytes, (long long)st.footprint_bytes,
                       (long long)st.parameter_bytes,
                       (long long)st.optimizer_bytes, (long long)st.persistent_bytes,
                       (long long)st.max_workspace_bytes);
@@ -96,6 +101,11 @@ int cmd_stats(int argc, char **argv)
         printf("  tensors              %d (%d storages, %d distinct sizes)\n", st.tensors,
                st.storages, st.distinct_tensor_sizes);
         printf("  peak memory (ideal)  %s\n", sw_fmt_bytes(st.peak_memory_bytes, h1, sizeof h1));
+        if (st.peak_op_workspace_bytes != st.peak_memory_bytes)
+            printf("  peak, op workspaces  %s (each only while its op runs; the simulator reserves the "
+                   "largest, %s, throughout)\n",
+                   sw_fmt_bytes(st.peak_op_workspace_bytes, h2, sizeof h2),
+                   sw_fmt_bytes(st.max_workspace_bytes, h3, sizeof h3));
         printf("  all tensors          %s\n", sw_fmt_bytes(st.total_tensor_bytes, h2, sizeof h2));
         printf("  footprint            %s (forward tensors + persistent + parameter gradients)\n",
                sw_fmt_bytes(st.footprint_bytes, h5, sizeof h5));

@@ -8,7 +8,8 @@
 #   BACKEND=cuda experiments/fig11.sh       on a GPU (needs libswapsim_cuda.so)
 #
 # Environment: OUT (default out/fig11), BACKEND (cpu|cuda, default cpu),
-# ITERATIONS (measured iterations per replay, default 8), DEVICE_INDEX (cuda),
+# ITERATIONS (measured iterations per replay, default 8), CANARY_ITERATIONS
+# (iterations of each replay's canary pass, default replay's 3), DEVICE_INDEX (cuda),
 # DESIGN (synthetic|paper; default synthetic on the CPU, paper with cuda),
 # DEVICE (replay --device: the GPU used, a built-in name or the device file
 # `swapsim calibrate-device` wrote; default: each profile's device).
@@ -92,6 +93,7 @@ replay_row() {
     set -- --backend "$BACKEND" --device-index "$DEV" --iterations "$ITER" --warmup 2 --json
     if [ -n "$DEVICE" ]; then set -- "$@" --device "$DEVICE"; fi
     if [ "$BACKEND" = cuda ] && [ -n "${OPS:-}" ]; then set -- "$@" --ops "$OPS"; fi
+    if [ -n "${CANARY_ITERATIONS:-}" ]; then set -- "$@" --canary-iterations "$CANARY_ITERATIONS"; fi
     if ! r=$("$S" replay "$plan" "$@" 2>"$OUT/replay.err"); then
         echo "fig11: $group $planner at ${frac}x: $(cat "$OUT/replay.err")" >&2
         # a result despite the failure (canaries caught something) makes a row;

@@ -894,7 +894,9 @@ int graph_lifetimes_again(const graph_profile *g, const int32_t *order, int32_t 
     return 0;
 }
 
-int64_t graph_peak_memory(const graph_profile *g, const int32_t *order)
+/* per_op 0: live bytes + the largest workspace, reserved throughout (the
+   simulator's model); 1: each operator's workspace only while it runs */
+static int64_t peak_memory(const graph_profile *g, const int32_t *order, int per_op)
 {
     int32_t nt = g->n_tensors, no = g->n_ops;
     int32_t *death = sw_malloc(((size_t)nt + 1) * sizeof *death);
@@ -932,8 +934,9 @@ int64_t graph_peak_memory(const graph_profile *g, const int32_t *order)
                 cur += g->tensors[s].bytes;
             }
         }
-        if (cur > peak)
-            peak = cur;
+        int64_t need = cur + (per_op ? g->ops[o].workspace_bytes : 0);
+        if (need > peak)
+            peak = need;
         for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
             int32_t s = g->acc[k];
             if (death[s] == i && !g->tensors[s].persistent && live[s]) {
@@ -949,7 +952,8 @@ int64_t graph_peak_memory(const graph_profile *g, const int32_t *order)
             }
         }
     }
-    peak += g->max_workspace;
+    if (!per_op)
+        peak += g->max_workspace;
 done:
     sw_free(death);
     sw_free(last);
@@ -958,6 +962,16 @@ done:
     sw_free(held_off);
     sw_free(held);
     return peak;
+}
+
+int64_t graph_peak_memory(const graph_profile *g, const int32_t *order)
+{
+    return peak_memory(g, order, 0);
+}
+
+int64_t graph_peak_memory_op_workspace(const graph_profile *g, const int32_t *order)
+{
+    return peak_memory(g, order, 1);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -1018,7 +1032,8 @@ int graph_compute_stats(const graph_profile *g, graph_stats *st)
             st->footprint_bytes += g->tensors[t].bytes;
     sw_free(mark);
     st->peak_memory_bytes = graph_peak_memory(g, g->order);
-    return st->peak_memory_bytes < 0 ? SW_ENOMEM : 0;
+    st->peak_op_workspace_bytes = graph_peak_memory_op_workspace(g, g->order);
+    return st->peak_memory_bytes < 0 || st->peak_op_workspace_bytes < 0 ? SW_ENOMEM : 0;
 }
 
 static int streq(const char *a, const char *b)

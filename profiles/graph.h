@@ -200,9 +200,14 @@ int graph_lifetimes_again(const graph_profile *g, const int32_t *order, int32_t 
    largest workspace. Returns bytes, or
    -1 on allocation failure or if order is not a permutation of the ops. */
 int64_t graph_peak_memory(const graph_profile *g, const int32_t *order);
+/* The same peak with each operator's workspace held only while it runs (a
+   caching allocator's view: PyTorch allocates cuDNN's workspace inside the
+   convolution) instead of the largest one reserved throughout. */
+int64_t graph_peak_memory_op_workspace(const graph_profile *g, const int32_t *order);
 
 typedef struct graph_stats {
     int64_t peak_memory_bytes;    /* graph_peak_memory over the default order */
+    int64_t peak_op_workspace_bytes; /* graph_peak_memory_op_workspace, same order */
     int64_t total_tensor_bytes;   /* every storage's bytes (views excluded) */
     int64_t parameter_bytes;      /* kind parameter */
     int64_t optimizer_bytes;      /* kind optimizer_state */

@@ -416,12 +416,19 @@ static int provenance(ctx *c, const char *etf, const char *kf, const dev_spec *u
                                "profile_memory=True): memory that no operator's tensors name "
                                "(library workspaces) is not in the profile; ");
     if (kf)
-        snprintf(notes + nn, sizeof notes - nn, "%s = GPU time of the kernels, copies and "
-                 "memsets each top-level operator launched, time that kernels on several "
-                 "streams share split among them; kernels %.6f s in all, the GPU busy "
+        nn += (size_t)snprintf(notes + nn, sizeof notes - nn, "%s = GPU time of the kernels, "
+                 "copies and memsets each top-level operator launched, time that kernels on "
+                 "several streams share split among them; kernels %.6f s in all, the GPU busy "
                  "%.6f s of a %.6f s span from the first kernel to the last (idle between "
                  "kernels %.6f s)", pn->by_model ? "recorded time" : "operator time",
                  c->gpu_sum_s, c->gpu_busy_s, c->gpu_span_s, c->gpu_span_s - c->gpu_busy_s);
+    /* the GPU idle for most of the recorded iteration: the host (Python, the
+       framework's dispatch, kernel launches) set the pace, which swapsim,
+       timing GPU work only, does not model (docs/pytorch-import.md) */
+    if (kf && nn < sizeof notes && c->gpu_span_s > 0 && c->gpu_busy_s < 0.5 * c->gpu_span_s)
+        snprintf(notes + nn, sizeof notes - nn, "; host-bound: the GPU was idle %.0f%% of the "
+                 "recorded span, so a measured iteration is longer than the ideal one (GPU "
+                 "time only)", 100.0 * (1.0 - c->gpu_busy_s / c->gpu_span_s));
     else if (!pn->by_model)
         snprintf(notes + nn, sizeof notes - nn, "no Kineto trace: operator times are zero");
     if (graph_set_str(&c->g->prov.source, "recorded") ||

@@ -143,12 +143,14 @@ def _sync(device):
 
 
 def record(model, inputs, target=None, out="trace", device="cuda", precision="fp32",
-           warmup=3, loss=None, optimizer=None, module_names=True, gzip_out=False):
+           warmup=3, loss=None, optimizer=None, module_names=True, gzip_out=False, timed=5):
     """Record one training iteration of model on (inputs, target).
 
     Writes OUT_et.json and, where PyTorch has Kineto, OUT_kineto.json (with .gz
     when gzip_out); returns the list of files written. precision: fp32 (TF32
-    off), tf32, or amp (autocast to float16 with a gradient scaler)."""
+    off), tf32, or amp (autocast to float16 with a gradient scaler). On a GPU,
+    timed synchronised iterations after the warm-up give OUT_memory.json's
+    iteration time (their mean; each in iteration_s_each) and allocator peaks."""
     if torch is None:
         raise RuntimeError("PyTorch is not installed")
     dev = torch.device(device)
@@ -203,13 +205,19 @@ def record(model, inputs, target=None, out="trace", device="cuda", precision="fp
     # its wall time (OUT_memory.json; docs/pytorch-import.md)
     measured = {"device": str(dev), "torch": torch.__version__}
     if dev.type == "cuda":
+        measured["memory_allocated_before"] = torch.cuda.memory_allocated(dev)
         torch.cuda.reset_peak_memory_stats(dev)
-        t0 = time.perf_counter()
-        step()
-        _sync(dev)
-        measured["iteration_s"] = time.perf_counter() - t0
+        each = []
+        for _ in range(max(1, timed)):
+            t0 = time.perf_counter()
+            step()
+            _sync(dev)
+            each.append(time.perf_counter() - t0)
+        measured["iteration_s"] = sum(each) / len(each)
+        measured["iteration_s_each"] = each
         measured["max_memory_allocated"] = torch.cuda.max_memory_allocated(dev)
         measured["max_memory_reserved"] = torch.cuda.max_memory_reserved(dev)
+        measured["gpu"] = torch.cuda.get_device_name(dev)
     # profile_memory: the allocator's [memory] events, from which the importer
     # recovers memory no operator names (library workspaces)
     prof_kw = {"profile_memory": True}
@@ -332,6 +340,9 @@ def main(argv=None):
     ap.add_argument("--precision", choices=("fp32", "tf32", "amp"), default="fp32",
                     help="fp32 with TF32 off (default), tf32, or amp (autocast fp16 + grad scaler)")
     ap.add_argument("--warmup", type=int, default=3, help="iterations before the recorded one")
+    ap.add_argument("--timed", type=int, default=5,
+                    help="GPU: synchronised iterations timed after the warm-up; their mean is "
+                         "OUT_memory.json's iteration_s (default 5)")
     ap.add_argument("--image-size", type=int, default=0,
                     help="torchvision models: input height and width (default 224; 299 for "
                          "inception)")
@@ -351,6 +362,8 @@ def main(argv=None):
         fail("--batch: expected a positive integer, got %d" % a.batch)
     if a.warmup < 0:
         fail("--warmup: expected an integer >= 0, got %d" % a.warmup)
+    if a.timed < 1:
+        fail("--timed: expected a positive integer, got %d" % a.timed)
     device = a.device or ("cuda" if torch.cuda.is_available() else "cpu")
     try:
         torch.device(device)
@@ -369,7 +382,8 @@ def main(argv=None):
     try:
         files = record(model, spec["inputs"], spec.get("target"), out=a.out, device=device,
                        precision=a.precision, warmup=a.warmup, loss=spec.get("loss"),
-                       optimizer=opt, module_names=not a.no_module_names, gzip_out=a.gzip)
+                       optimizer=opt, module_names=not a.no_module_names, gzip_out=a.gzip,
+                       timed=a.timed)
     except (RuntimeError, ValueError) as e:
         fail(str(e).splitlines()[0])
     for f in files:
