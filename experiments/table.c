@@ -1,6 +1,8 @@
 /* table.c: CSV reading, pivots with aggregates, rendering, report templates. */
 #include "table.h"
 
+#include "../profiles/device.h"
+
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_statistics_double.h>
 #include <ctype.h>
@@ -132,6 +134,28 @@ int csv_col(const csv_data *d, const char *name)
 
 /* ---- specs ---- */
 
+/* 1 when f is text around one printf conversion of a double (%g, %.1f,
+   %.0f%%...) */
+static int num_format(const char *f)
+{
+    int conv = 0;
+    for (const char *p = f; *p; p++) {
+        if (*p != '%')
+            continue;
+        if (p[1] == '%') {
+            p++;
+            continue;
+        }
+        p++;
+        while (*p == '.' || isdigit((unsigned char)*p))
+            p++;
+        if (!*p || !strchr("fgeFGE", *p) || conv++)
+            return 0;
+    }
+    return conv == 1;
+}
+
+
 void table_spec_init(table_spec *t)
 {
     memset(t, 0, sizeof *t);
@@ -182,6 +206,9 @@ int table_spec_set(table_spec *t, const char *kv, sw_err *err)
         t->where[t->nwhere][1] = st + (c - v) + 1;
         t->nwhere++;
     } else if (KEY("fmt")) {
+        if (!num_format(v))
+            return sw_fail(err, SW_EINVAL, "table option fmt=%s: expected one printf conversion "
+                           "of a number (%%g, %%.2f, %%.0f%%%%)", v);
         snprintf(st, 256, "%s", v);
         t->fmt = st;
     } else if (KEY("na")) {
@@ -982,6 +1009,55 @@ static const char *expand_computed(rstate *s, const char *open, int kind)
     return end;
 }
 
+/* {{device NAME FIELD [fmt=F]}}: one figure of a built-in device, from the
+   simulator's own table (profiles/device.c), in the unit the prose uses:
+   memory GiB; h2d, d2h, duplex, mem_bw GB/s; latency, launch us; fp32,
+   fp16 TFLOP/s. The settings a page describes are written this way, so
+   that they follow the simulator. A device or field not known is an error
+   of the template. */
+static const char *expand_device(rstate *s, const char *open)
+{
+    static const char *const fields[] = {"memory", "h2d", "d2h", "duplex", "mem_bw",
+                                         "latency", "launch", "fp32", "fp16"};
+    char args[256], name[64] = "", field[32] = "", fmt[32] = "%g";
+    const char *end = directive_args(s, open, 9, "device", args, sizeof args);
+    if (!end)
+        return NULL;
+    char *save = NULL;
+    int nw = 0;
+    for (char *w = strtok_r(args, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save), nw++) {
+        if (nw == 0)
+            snprintf(name, sizeof name, "%s", w);
+        else if (nw == 1)
+            snprintf(field, sizeof field, "%s", w);
+        else if (!strncmp(w, "fmt=", 4) && strlen(w + 4) < sizeof fmt && num_format(w + 4))
+            snprintf(fmt, sizeof fmt, "%s", w + 4);
+        else
+            nw = 99;
+    }
+    const dev_spec *d = dev_find(name);
+    size_t f;
+    for (f = 0; f < SW_ARRAY_LEN(fields) && strcmp(fields[f], field); f++)
+        ;
+    if (nw < 2 || nw > 3 || !d || f == SW_ARRAY_LEN(fields)) {
+        sw_fail(s->err, SW_EINVAL, "%s:%d: {{device NAME FIELD [fmt=F]}}: expected a built-in "
+                "device (swapsim devices) and one of memory, h2d, d2h, duplex, mem_bw, latency, "
+                "launch, fp32, fp16 (got '%s' '%s')", s->tp, s->lineno, name, field);
+        return NULL;
+    }
+    const double v[] = {(double)d->memory_bytes / 1073741824.0, d->h2d_bw / 1e9, d->d2h_bw / 1e9,
+                        d->duplex_bw / 1e9, d->mem_bw / 1e9, d->copy_latency_s * 1e6,
+                        d->launch_overhead_s * 1e6, d->peak_flops_fp32 / 1e12,
+                        d->peak_flops_fp16 / 1e12};
+    char num[64];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    snprintf(num, sizeof num, fmt, v[f]);
+#pragma GCC diagnostic pop
+    sw_buf_puts(s->out, num);
+    return end;
+}
+
 /* {{table FILE KEY=VALUE...}}: the table, rendered in markdown */
 static const char *expand_table(rstate *s, const char *open)
 {
@@ -1035,14 +1111,17 @@ static int expand_text(rstate *s, const char *text)
             if (!strncmp(open, heads[k], strlen(heads[k])))
                 kind = k;
         int inc = !strncmp(open, "{{include ", 10), tab = !strncmp(open, "{{table ", 8);
+        int dev = !strncmp(open, "{{device ", 9);
         sw_buf_put(s->out, p, (size_t)(open - p));
-        if (kind < 0 && !inc && !tab) {
+        if (kind < 0 && !inc && !tab && !dev) {
             sw_buf_puts(s->out, "{{");
             p = open + 2;
             continue;
         }
-        const char *end = inc ? expand_include(s, open) : tab ? expand_table(s, open)
-                                                              : expand_computed(s, open, kind);
+        const char *end = inc   ? expand_include(s, open)
+                          : tab ? expand_table(s, open)
+                          : dev ? expand_device(s, open)
+                                : expand_computed(s, open, kind);
         if (!end)
             return SW_EINVAL;
         for (const char *q = open; q < end; q++)

@@ -631,6 +631,40 @@ static void report_check(void)
     sw_free(o);
 }
 
+/* report: {{device NAME FIELD}} writes a built-in device's figure from the
+   simulator's table (the V100: 16 GiB, 12 GB/s each way, 20 GB/s both,
+   10 us per copy; the 2080 Ti: 11 GiB); an unknown device or field, or a
+   fmt= that is not one conversion of a number, is an error of the
+   template, named */
+static void report_device(void)
+{
+    char args[1024], *o = NULL;
+    put_text("dev.in", "A {{device v100 memory}} GiB V100, {{device v100 h2d}} GB/s one way, "
+                       "{{device v100 duplex fmt=%.1f}} GB/s both, {{device v100 latency}} us; "
+                       "{{device rtx2080ti memory}} GiB.\n");
+    snprintf(args, sizeof args, "report %s/dev.in --check --data %s", dir, dir);
+    IS_INT(sh(args, &o, NULL), 0, "check: device figures are not typed-in numbers");
+    IS_STR_HAS(o, " 0 bare numbers in the prose", "check: no bare number in device directives");
+    sw_free(o);
+    snprintf(args, sizeof args, "report %s/dev.in --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "report with {{device}}");
+    IS_STR_HAS(o, "A 16 GiB V100, 12 GB/s one way, 20.0 GB/s both, 10 us; 11 GiB.",
+               "device: the figures of the simulator's table");
+    sw_free(o);
+    put_text("dev2.in", "{{device v100 colour}}\n");
+    snprintf(args, sizeof args, "report %s/dev2.in --data %s", dir, dir);
+    expect_fail(args, 1, "dev2.in:1: {{device NAME FIELD [fmt=F]}}: expected a built-in device",
+                "device: an unknown field");
+    put_text("dev3.in", "{{device v100 memory fmt=%s}}\n");
+    snprintf(args, sizeof args, "report %s/dev3.in --data %s", dir, dir);
+    expect_fail(args, 1, "dev3.in:1: {{device", "device: a format that is not a number's");
+    put_text("fmt.in", "{{table cmp.csv rows=label value=normalized_throughput fmt=%s}}\n");
+    snprintf(args, sizeof args, "report %s/fmt.in --data %s", dir, dir);
+    expect_fail(args, 1, "table option fmt=%s: expected one printf conversion", "table: fmt= "
+                "checked before it reaches printf");
+}
+
 /* an exact planner's solve in `run --json` (solver_status, objective, bound,
    gap) and in the plan file, where `simulate --json` reads it back; other
    planners have none */
@@ -687,6 +721,7 @@ static const tap_test tests[] = {
     {"report_compare_best", report_compare_best},
     {"report_compare_quoted", report_compare_quoted},
     {"report_check", report_check},
+    {"report_device", report_device},
     {"experiment_derive", experiment_derive},
     {"solver_fields", solver_fields},
 };
