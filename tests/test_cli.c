@@ -659,6 +659,33 @@ static void report_device(void)
     put_text("dev3.in", "{{device v100 memory fmt=%s}}\n");
     snprintf(args, sizeof args, "report %s/dev3.in --data %s", dir, dir);
     expect_fail(args, 1, "dev3.in:1: {{device", "device: a format that is not a number's");
+    /* {{budget}}: an experiment file's setting (FILE is relative to the
+       current directory; here an absolute path to the test's own file) */
+    put_text("exp.json", "{\"name\": \"e\", \"vars\": {\"seed\": [1, 2, 3], \"label\": "
+                         "[\"a\"], \"generations\": {\"quick\": [40], \"full\": [400]}}}\n");
+    char text[2048];
+    snprintf(text, sizeof text, "{{budget %s/exp.json generations}} generations, {{budget "
+             "%s/exp.json generations full}} with FULL=1; seeds {{budget %s/exp.json seed}}, "
+             "{{budget %s/exp.json seed n=1}} of them.\n", dir, dir, dir, dir);
+    put_text("bud.in", text);
+    snprintf(args, sizeof args, "report %s/bud.in --check --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "check: budget directives are not typed-in numbers");
+    sw_free(o);
+    snprintf(args, sizeof args, "report %s/bud.in --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "report with {{budget}}");
+    IS_STR_HAS(o, "40 generations, 400 with FULL=1; seeds 1, 2, 3, 3 of them.",
+               "budget: quick and full values and a count from the experiment file");
+    sw_free(o);
+    snprintf(text, sizeof text, "{{budget %s/exp.json label}}\n", dir);
+    put_text("bud2.in", text);
+    snprintf(args, sizeof args, "report %s/bud2.in --data %s", dir, dir);
+    expect_fail(args, 1, "bud2.in:1: {{budget", "budget: a variable of text without n=1");
+    snprintf(text, sizeof text, "{{budget %s/exp.json nothing}}\n", dir);
+    put_text("bud3.in", text);
+    snprintf(args, sizeof args, "report %s/bud3.in --data %s", dir, dir);
+    expect_fail(args, 1, "no such variable", "budget: a variable not in the file");
     put_text("fmt.in", "{{table cmp.csv rows=label value=normalized_throughput fmt=%s}}\n");
     snprintf(args, sizeof args, "report %s/fmt.in --data %s", dir, dir);
     expect_fail(args, 1, "table option fmt=%s: expected one printf conversion", "table: fmt= "
