@@ -50,9 +50,11 @@ static char *csv_field(char **cur)
    this way, so that it cannot contradict the table beside it. B may be
    several columns, b=B1|B2 (up to 4): each cell compares A with the best
    of them that ran. big=P (percent, > 0) adds in how many cells A leads
-   by P% or more, and in how many B ran and A did not. */
+   by P% or more, and in how many B ran and A did not. claim=ahead (ahead
+   in every cell where both ran), not-behind, level or behind: what the
+   sentence says, checked like the claims below. */
 static int compare_render(table_spec *t, const char *a, const char *bname, const char *na,
-                          const char *nb, double big, sw_buf *out, sw_err *err)
+                          const char *nb, double big, int counts[3], sw_buf *out, sw_err *err)
 {
     t->format = TF_CSV;
     t->stat = TS_MEAN;
@@ -137,6 +139,9 @@ static int compare_render(table_spec *t, const char *a, const char *bname, const
             sw_buf_printf(into, "%s%s", into->len ? ", " : "", key);
     }
     int n = ahead + level + behind;
+    counts[0] = ahead;
+    counts[1] = level;
+    counts[2] = behind;
     if (n == 0)
         sw_buf_printf(out, "*(no cell where both %s and %s ran)*", na, nb);
     else {
@@ -257,13 +262,13 @@ static int pick_render(table_spec *t, const char *a, const char *bname, int pick
     return 0;
 }
 
-/* {{within FILE rows=... cols=COL value=V a=A b=B [tol=P] [where=...]
-   [claim=K1|K2|none]}}: the rows where A differs from B by more than P
+/* {{within FILE rows=... cols=COL value=V a=A b=B [tol=P] [bscale=X] [where=...]
+   [claim=K1|K2|none]}} (bscale: B times X, for a B in other units): the rows where A differs from B by more than P
    percent (default 1; mean of repeated runs), each with its difference,
    "K1 (+2.3%), K2 (-1.7%)", or "none": the "within P% except ..." of a
    sentence, computed. keys gets "K1|K2" (or "none") for a claim. */
 static int within_render(table_spec *t, const char *a, const char *bname, double tol,
-                         sw_buf *out, char *keys, size_t nkeys, sw_err *err)
+                         double bscale, sw_buf *out, char *keys, size_t nkeys, sw_err *err)
 {
     t->format = TF_CSV;
     t->stat = TS_MEAN;
@@ -302,7 +307,7 @@ static int within_render(table_spec *t, const char *a, const char *bname, double
             else if (i == ca && *f)
                 va = strtod(f, NULL);
             else if (i == cb && *f)
-                vb = strtod(f, NULL);
+                vb = strtod(f, NULL) * bscale;
         }
         if (!(va == va && vb == vb && vb > 0))
             continue;
@@ -336,6 +341,7 @@ typedef struct directive {
     int pick;           /* number: 1 max, 0 min, -1 not given */
     int cell;           /* number: name the row the number comes from */
     double tol;         /* within: percent (default 1) */
+    double bscale;      /* within: B multiplied by this (B in other units than A; default 1) */
     char claim[256];    /* argmax, within: what the template's sentence says ("": nothing) */
 } directive;
 
@@ -348,6 +354,7 @@ static int directive_parse(char *args, const char *data_dir, directive *d, sw_er
     d->pick = -1;
     d->cell = 0;
     d->tol = 1;
+    d->bscale = 1;
     d->claim[0] = 0;
     char *save = NULL;
     for (char *w = strtok_r(args, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
@@ -368,6 +375,10 @@ static int directive_parse(char *args, const char *data_dir, directive *d, sw_er
             d->cell = 1;
         else if (!strncmp(w, "tol=", 4))
             d->tol = strtod(w + 4, NULL);
+        else if (!strncmp(w, "bscale=", 7)) {
+            if (sw_parse_f64(w + 7, &d->bscale) || !(d->bscale > 0))
+                return sw_fail(err, SW_EINVAL, "bscale=%s: expected a positive number", w + 7);
+        }
         else if (!strncmp(w, "claim=", 6)) {
             snprintf(d->claim, sizeof d->claim, "%s", w + 6);
             for (char *c = d->claim; *c; c++)
@@ -519,16 +530,37 @@ static const char *expand_computed(rstate *s, const char *open, int kind)
         char *comma = strchr(d.names, ',');
         if (comma)
             *comma = 0;
-        if (compare_render(&d.t, d.a, d.b, d.names[0] ? d.names : d.a, comma ? comma + 1 : d.b,
-                           d.big, s->out, &e2))
+        int c[3] = {0, 0, 0};
+        int bad = compare_render(&d.t, d.a, d.b, d.names[0] ? d.names : d.a,
+                                 comma ? comma + 1 : d.b, d.big, c, s->out, &e2);
+        if (bad)
             sw_buf_printf(s->out, "*(comparison not available: %s)*", e2.msg);
+        /* claim=ahead|not-behind|level|behind: what holds in every cell
+           where both ran (ahead: by more than 1%; level: within 1%) */
+        char got[128];
+        int n = c[0] + c[1] + c[2];
+        int holds = !strcmp(d.claim, "ahead")        ? n && c[0] == n
+                    : !strcmp(d.claim, "not-behind") ? n && c[2] == 0
+                    : !strcmp(d.claim, "level")      ? n && c[1] == n
+                    : !strcmp(d.claim, "behind")     ? n && c[2] == n
+                                                     : -1;
+        if (d.claim[0] && holds < 0) {
+            sw_fail(s->err, SW_EINVAL, "%s:%d: {{compare}} claim=%s: expected ahead, "
+                    "not-behind, level or behind", s->tp, s->lineno, d.claim);
+            return NULL;
+        }
+        snprintf(got, sizeof got, "%s", d.claim);
+        if (holds == 0)
+            snprintf(got, sizeof got, "ahead in %d, level in %d, behind in %d of %d cells", c[0],
+                     c[1], c[2], n);
+        check_claim(s, what[kind], d.claim, bad ? NULL : got);
     } else if (kind == 1) {
         if (number_render(&d.t, d.a, d.b, d.pick, d.cell, s->out, &e2))
             sw_buf_printf(s->out, "*(not available: %s)*", e2.msg);
     } else {
         size_t at = s->out->len;
         char keys[1024];
-        int bad = kind == 4 ? within_render(&d.t, d.a, d.b, d.tol, s->out, keys, sizeof keys, &e2)
+        int bad = kind == 4 ? within_render(&d.t, d.a, d.b, d.tol, d.bscale, s->out, keys, sizeof keys, &e2)
                             : pick_render(&d.t, d.a, d.b, kind == 2, 0, 1, s->out, &e2);
         if (bad) {
             sw_buf_printf(s->out, "*(not available: %s)*", e2.msg);

@@ -624,6 +624,24 @@ static void report_check(void)
     IS_INT(sh(args, &o, NULL), 1, "check: a false {{within}} claim fails");
     IS_STR_HAS(o, "claim=N 64 is false: the table gives W 16|N 64", "check: within's rows");
     sw_free(o);
+    /* {{compare}} claim=: what holds in every cell (W 16 ahead, I 16 level,
+       N 64 behind) */
+    put_text("cmpclaim.in", "{{compare cmp.csv rows=label,batch cols=planner "
+                            "value=normalized_throughput a=sa b=od where=label:W claim=ahead}}; "
+                            "{{compare cmp.csv rows=label,batch cols=planner "
+                            "value=normalized_throughput a=sa b=od claim=not-behind}}.\n");
+    snprintf(args, sizeof args, "report %s/cmpclaim.in --check --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 1, "check: a false {{compare}} claim fails");
+    IS_STR_HAS(o, "{{compare}} claim=not-behind is false: the table gives ahead in 1, level in "
+               "1, behind in 1 of 3 cells", "check: compare's counts");
+    IS_STR_HAS(o, "2 claims (1 false", "check: the true compare claim (W 16 ahead) holds");
+    sw_free(o);
+    put_text("cmpbad.in", "{{compare cmp.csv rows=label,batch cols=planner "
+                          "value=normalized_throughput a=sa b=od claim=best}}\n");
+    snprintf(args, sizeof args, "report %s/cmpbad.in --data %s", dir, dir);
+    expect_fail(args, 1, "cmpbad.in:1: {{compare}} claim=best: expected ahead", "check: an "
+                "unknown compare claim is the template's error");
     snprintf(args, sizeof args, "report %s/within.in --check --data %s/nowhere", dir, dir);
     o = NULL;
     IS_INT(sh(args, &o, NULL), 0, "check: without the CSVs a claim is unchecked, not false");
