@@ -86,7 +86,8 @@ int cmd_report(int argc, char **argv)
                  "(memory GiB; h2d, d2h, duplex, mem_bw GB/s; latency, launch us; fp32, fp16\n"
                  "TFLOP/s); {{budget FILE VAR [full] [n=1]}} an experiment file's setting\n"
                  "(vars.VAR, quick mode's or FULL=1's; n=1: how many values). --check also fails on a number typed into the prose (not in a\n"
-                 "directive, code, a link, \"(paper: ...)\", a name such as ResNet-50, a year, or\n"
+                 "directive, code, a link, \"(paper: ...)\", a name such as ResNet-50, a year, a\n"
+                 "confidence level, or\n"
                  "after Figure, section, batch...) unless --allow lists it.\n"
                  "paper_results.md is made this way from paper_results.md.in\n"
                  "(make paper_results.md).\n",

@@ -837,7 +837,8 @@ static void prose_only(char *t)
    bare number when it is part of a name or a setting (a letter, a joined
    word or "=" before it, or a letter after it other than an x ratio:
    ResNet-50, V100, RNN-8-8K, 8K, FULL=1), a year (1900-2099), a list marker ("(2)", "1." starting a
-   line) or named by the word before it (Figure 6, section 4, batch 16; see
+   line), a confidence level ("95% confidence interval", "95% interval") or
+   named by the word before it (Figure 6, section 4, batch 16; see
    naming_word). */
 static void bare_numbers(const char *path, const char *text, sw_buf *out, int *n)
 {
@@ -866,6 +867,12 @@ static void bare_numbers(const char *path, const char *text, sw_buf *out, int *n
         int year = len == 4 && v >= 1900 && v <= 2099;
         int marker = (before == '(' && after == ')' && len <= 2) ||
                      ((s == t || s[-1] == '\n') && after == '.');
+        /* a confidence level names the interval, not a figure: "95%
+           confidence interval", "95% interval" */
+        const char *pe = e;
+        while (*pe == '%' || isspace((unsigned char)*pe))
+            pe++;
+        int level = *e == '%' && (!strncmp(pe, "confidence", 10) || !strncmp(pe, "interval", 8));
         char word[32] = "";
         const char *w = s;
         while (w > t && isspace((unsigned char)w[-1]))
@@ -882,7 +889,7 @@ static void bare_numbers(const char *path, const char *text, sw_buf *out, int *n
         int listed = named_run && (!strcmp(word, "and") || !strcmp(word, "or") ||
                                    (isdigit((unsigned char)word[0]) && we[-1] == ','));
         named_run = naming_word(word) || listed;
-        if (name || year || marker || named_run)
+        if (name || year || marker || named_run || level)
             continue;
         char ctx[128];
         int k = 0, sp = 0;

@@ -582,11 +582,12 @@ static void report_check(void)
     char args[1024], *o = NULL;
     report_compare_csv();
     put_text("bare.in", "# Results\n\nOur ODSwap keeps ResNet-50 at batch 16 (Figure 6, section 4,\n"
-                        "ASPLOS 2020) near the paper's (paper: 0.53) and `--memory 12GiB`;\n"
+                        "ASPLOS 2020) near the paper's (paper: 0.53) and `--memory 12GiB`,\n"
+                        "mean and 95%\nconfidence interval (a 95% interval);\n"
                         "time sharing saturates near 243 samples/s.\n");
     snprintf(args, sizeof args, "report %s/bare.in --check --data %s", dir, dir);
     IS_INT(sh(args, &o, NULL), 1, "check: a bare measured number fails");
-    IS_STR_HAS(o, "bare.in:5: time sharing saturates near 243 samples/s.: a measured number "
+    IS_STR_HAS(o, "bare.in:7: time sharing saturates near 243 samples/s.: a measured number "
                "typed into the prose", "check: names the line and the number's context");
     IS_STR_HAS(o, " 1 bare numbers in the prose", "check: only that one (names, years, figure "
                "and section numbers, code, the paper's own are not measured figures)");
