@@ -201,6 +201,9 @@ int table_spec_set(table_spec *t, const char *kv, sw_err *err)
             return sw_fail(err, SW_EINVAL, "table option where=%s: expected COLUMN:VALUE", v);
         snprintf(st, 256, "%s", v);
         st[c - v] = 0;
+        for (char *q = st + (c - v) + 1; *q; q++)
+            if (*q == '~') /* a space in a value: a directive's words are split on spaces */
+                *q = ' ';
         t->where[t->nwhere][0] = st;
         t->where[t->nwhere][1] = st + (c - v) + 1;
         t->nwhere++;
