@@ -638,6 +638,23 @@ static void report_check(void)
                "1, behind in 1 of 3 cells", "check: compare's counts");
     IS_STR_HAS(o, "2 claims (1 false", "check: the true compare claim (W 16 ahead) holds");
     sw_free(o);
+    /* a ~ in a where= value stands for a space (labels such as "ResNet-50 b128") */
+    put_text("sp.csv", "label,planner,normalized_throughput\nR b1,sa,0.5\nR b1,od,0.25\n"
+                       "V b2,sa,0.9\nV b2,od,0.3\n");
+    put_text("sp.in", "{{number sp.csv rows=label cols=planner value=normalized_throughput "
+                      "where=label:R~b1 a=sa b=od pick=max fmt=%.2f}}; {{compare sp.csv rows=label "
+                      "cols=planner value=normalized_throughput where=label:V~b2 a=sa b=od "
+                      "claim=ahead}}.\n");
+    snprintf(args, sizeof args, "report %s/sp.in --check --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "check: where=label:R~b1 selects the label with a space");
+    sw_free(o);
+    snprintf(args, sizeof args, "report %s/sp.in --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "report with ~ in where=");
+    IS_STR_HAS(o, "2.00; sa is ahead of od (by more than 1%) in 1 of the 1 cells", "where: R b1's "
+               "ratio alone, V b2 alone in the comparison");
+    sw_free(o);
     put_text("cmpbad.in", "{{compare cmp.csv rows=label,batch cols=planner "
                           "value=normalized_throughput a=sa b=od claim=best}}\n");
     snprintf(args, sizeof args, "report %s/cmpbad.in --data %s", dir, dir);
