@@ -537,7 +537,7 @@ static const char *expand_computed(rstate *s, const char *open, int kind)
             sw_buf_printf(s->out, "*(comparison not available: %s)*", e2.msg);
         /* claim=ahead|not-behind|level|behind: what holds in every cell
            where both ran (ahead: by more than 1%; level: within 1%) */
-        char got[128];
+        char got[320];
         int n = c[0] + c[1] + c[2];
         int holds = !strcmp(d.claim, "ahead")        ? n && c[0] == n
                     : !strcmp(d.claim, "not-behind") ? n && c[2] == 0
