@@ -626,7 +626,9 @@ static const char *expand_device(rstate *s, const char *open)
 /* {{budget FILE VAR [full] [n=1]}}: a setting of an experiment file (FILE
    relative to the current directory, experiments/fig6.json): the values of
    its vars.VAR, quick mode's (full: FULL=1's) where the variable has both,
-   joined by ", "; n=1: how many values (five seeds). The budgets a page
+   joined by ", "; n=1: how many values (five seeds). A VAR that is not a
+   variable is looked for as a fixed setting "VAR=VALUE" in the file's
+   "command" (generations=50). The budgets a page
    states are written this way, so that they follow the experiment files. A
    file or variable not there, or a value that is not a number, is an error
    of the template. */
@@ -666,19 +668,37 @@ static const char *expand_budget(rstate *s, const char *open)
     else if (sw_read_file(file, &text, &len, &e2) ||
              json_parse(doc, text, len, file, 1, &root, &e2))
         why = e2.msg;
-    else if (!(v = json_get(json_get(root, "vars"), var)))
-        why = "no such variable under \"vars\"";
-    else if (v->type == JSON_OBJECT && !(v = json_get(v, full ? "full" : "quick")))
+    else if (!(v = json_get(json_get(root, "vars"), var))) {
+        /* not a variable: a fixed setting of the command, "VAR=VALUE" */
+        const json_value *cmd = json_get(root, "command");
+        const char *set = NULL;
+        size_t vl = strlen(var);
+        for (uint32_t i = 0; cmd && cmd->type == JSON_ARRAY && i < cmd->n && !set; i++) {
+            const json_value *w = &cmd->u.items[i];
+            if (w->type == JSON_STRING && !strncmp(w->u.str, var, vl) && w->u.str[vl] == '=')
+                set = w->u.str + vl + 1;
+        }
+        double x;
+        if (!set)
+            why = "no such variable under \"vars\", nor VAR=VALUE in \"command\"";
+        else if (count || full || sw_parse_f64(set, &x))
+            why = "a command's setting is one number (no full, no n=1)";
+        else
+            sw_buf_puts(s->out, set);
+        v = NULL;
+    } else if (v->type == JSON_OBJECT && !(v = json_get(v, full ? "full" : "quick")))
         why = full ? "no \"full\" values" : "no \"quick\" values";
     else if (v->type != JSON_ARRAY || !v->n)
         why = "not a list of values";
-    for (uint32_t i = 0; !why && !count && i < v->n; i++)
+    for (uint32_t i = 0; !why && v && !count && i < v->n; i++)
         if (v->u.items[i].type != JSON_NUMBER)
             why = "a value that is not a number (n=1 counts them)";
     if (why) {
         sw_fail(s->err, SW_EINVAL, "%s:%d: {{budget %s %s}}: %s", s->tp, s->lineno, file, var,
                 why);
         end = NULL;
+    } else if (!v) {
+        /* the command's setting, written above */
     } else if (count) {
         sw_buf_printf(s->out, "%u", v->n);
     } else {

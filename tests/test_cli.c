@@ -697,12 +697,14 @@ static void report_device(void)
     expect_fail(args, 1, "dev3.in:1: {{device", "device: a format that is not a number's");
     /* {{budget}}: an experiment file's setting (FILE is relative to the
        current directory; here an absolute path to the test's own file) */
-    put_text("exp.json", "{\"name\": \"e\", \"vars\": {\"seed\": [1, 2, 3], \"label\": "
+    put_text("exp.json", "{\"name\": \"e\", \"command\": [\"run\", \"--set\", \"population=16\"], "
+                         "\"vars\": {\"seed\": [1, 2, 3], \"label\": "
                          "[\"a\"], \"generations\": {\"quick\": [40], \"full\": [400]}}}\n");
     char text[2048];
     snprintf(text, sizeof text, "{{budget %s/exp.json generations}} generations, {{budget "
              "%s/exp.json generations full}} with FULL=1; seeds {{budget %s/exp.json seed}}, "
-             "{{budget %s/exp.json seed n=1}} of them.\n", dir, dir, dir, dir);
+             "{{budget %s/exp.json seed n=1}} of them; population {{budget %s/exp.json "
+             "population}}.\n", dir, dir, dir, dir, dir);
     put_text("bud.in", text);
     snprintf(args, sizeof args, "report %s/bud.in --check --data %s", dir, dir);
     o = NULL;
@@ -711,8 +713,9 @@ static void report_device(void)
     snprintf(args, sizeof args, "report %s/bud.in --data %s", dir, dir);
     o = NULL;
     IS_INT(sh(args, &o, NULL), 0, "report with {{budget}}");
-    IS_STR_HAS(o, "40 generations, 400 with FULL=1; seeds 1, 2, 3, 3 of them.",
-               "budget: quick and full values and a count from the experiment file");
+    IS_STR_HAS(o, "40 generations, 400 with FULL=1; seeds 1, 2, 3, 3 of them; population 16.",
+               "budget: quick and full values, a count and a command's setting from the "
+               "experiment file");
     sw_free(o);
     snprintf(text, sizeof text, "{{budget %s/exp.json label}}\n", dir);
     put_text("bud2.in", text);
@@ -721,7 +724,8 @@ static void report_device(void)
     snprintf(text, sizeof text, "{{budget %s/exp.json nothing}}\n", dir);
     put_text("bud3.in", text);
     snprintf(args, sizeof args, "report %s/bud3.in --data %s", dir, dir);
-    expect_fail(args, 1, "no such variable", "budget: a variable not in the file");
+    expect_fail(args, 1, "no such variable under \"vars\", nor VAR=VALUE in \"command\"",
+                "budget: a variable not in the file");
     put_text("fmt.in", "{{table cmp.csv rows=label value=normalized_throughput fmt=%s}}\n");
     snprintf(args, sizeof args, "report %s/fmt.in --data %s", dir, dir);
     expect_fail(args, 1, "table option fmt=%s: expected one printf conversion", "table: fmt= "
