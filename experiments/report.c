@@ -623,18 +623,53 @@ static const char *expand_device(rstate *s, const char *open)
     return end;
 }
 
+/* In a list of variable objects, the one whose FIELD is VAL (of: "FIELD:VAL"),
+   its "opts" string's "NAME=NUMBER" (after a space or at the start): the
+   number into out, or why not */
+static const char *opts_setting(const json_value *list, const char *of, const char *name,
+                                char *out, size_t n)
+{
+    const char *colon = strchr(of, ':');
+    if (!colon)
+        return "of= expects FIELD:VALUE";
+    const json_value *obj = NULL;
+    for (uint32_t i = 0; i < list->n && !obj; i++) {
+        const json_value *it = &list->u.items[i];
+        char field[64];
+        snprintf(field, sizeof field, "%.*s", (int)(colon - of), of);
+        const json_value *fv = it->type == JSON_OBJECT ? json_get(it, field) : NULL;
+        if (fv && fv->type == JSON_STRING && !strcmp(fv->u.str, colon + 1))
+            obj = it;
+    }
+    const json_value *opts = obj ? json_get(obj, "opts") : NULL;
+    if (!opts || opts->type != JSON_STRING)
+        return "no value of the variable with that field (and an \"opts\" string)";
+    size_t nl = strlen(name);
+    for (const char *p = opts->u.str; (p = strstr(p, name)); p += nl) {
+        if ((p != opts->u.str && p[-1] != ' ') || p[nl] != '=')
+            continue;
+        size_t l = strcspn(p + nl + 1, " ");
+        double x;
+        snprintf(out, n, "%.*s", (int)l, p + nl + 1);
+        return l < n && !sw_parse_f64(out, &x) ? NULL : "the setting is not a number";
+    }
+    return "no NAME=VALUE in its \"opts\"";
+}
+
 /* {{budget FILE VAR [full] [n=1]}}: a setting of an experiment file (FILE
    relative to the current directory, experiments/fig6.json): the values of
    its vars.VAR, quick mode's (full: FULL=1's) where the variable has both,
    joined by ", "; n=1: how many values (five seeds). A VAR that is not a
    variable is looked for as a fixed setting "VAR=VALUE" in the file's
-   "command" (generations=50). The budgets a page
+   "command" (generations=50). of=FIELD:VALUE set=NAME: in the variable's
+   object whose FIELD is VALUE, the number of "NAME=N" in its "opts"
+   (optimality.json's max_nodes of optimal-swap). The budgets a page
    states are written this way, so that they follow the experiment files. A
    file or variable not there, or a value that is not a number, is an error
    of the template. */
 static const char *expand_budget(rstate *s, const char *open)
 {
-    char args[512], file[256] = "", var[64] = "";
+    char args[512], file[256] = "", var[64] = "", of[128] = "", set[64] = "";
     const char *end = directive_args(s, open, 9, "budget", args, sizeof args);
     if (!end)
         return NULL;
@@ -649,12 +684,16 @@ static const char *expand_budget(rstate *s, const char *open)
             full = 1;
         else if (!strcmp(w, "n=1"))
             count = 1;
+        else if (!strncmp(w, "of=", 3))
+            snprintf(of, sizeof of, "%s", w + 3);
+        else if (!strncmp(w, "set=", 4))
+            snprintf(set, sizeof set, "%s", w + 4);
         else
             bad = 1;
     }
-    if (nw < 2 || bad) {
-        sw_fail(s->err, SW_EINVAL, "%s:%d: {{budget FILE VAR [full] [n=1]}}: expected an "
-                "experiment file and a variable", s->tp, s->lineno);
+    if (nw < 2 || bad || !of[0] != !set[0] || (of[0] && count)) {
+        sw_fail(s->err, SW_EINVAL, "%s:%d: {{budget FILE VAR [full] [n=1 | of=FIELD:VALUE "
+                "set=NAME]}}: expected an experiment file and a variable", s->tp, s->lineno);
         return NULL;
     }
     char *text = NULL;
@@ -671,25 +710,31 @@ static const char *expand_budget(rstate *s, const char *open)
     else if (!(v = json_get(json_get(root, "vars"), var))) {
         /* not a variable: a fixed setting of the command, "VAR=VALUE" */
         const json_value *cmd = json_get(root, "command");
-        const char *set = NULL;
+        const char *fixed = NULL;
         size_t vl = strlen(var);
-        for (uint32_t i = 0; cmd && cmd->type == JSON_ARRAY && i < cmd->n && !set; i++) {
+        for (uint32_t i = 0; cmd && cmd->type == JSON_ARRAY && i < cmd->n && !fixed; i++) {
             const json_value *w = &cmd->u.items[i];
             if (w->type == JSON_STRING && !strncmp(w->u.str, var, vl) && w->u.str[vl] == '=')
-                set = w->u.str + vl + 1;
+                fixed = w->u.str + vl + 1;
         }
         double x;
-        if (!set)
+        if (!fixed)
             why = "no such variable under \"vars\", nor VAR=VALUE in \"command\"";
-        else if (count || full || sw_parse_f64(set, &x))
+        else if (count || full || sw_parse_f64(fixed, &x))
             why = "a command's setting is one number (no full, no n=1)";
         else
-            sw_buf_puts(s->out, set);
+            sw_buf_puts(s->out, fixed);
         v = NULL;
     } else if (v->type == JSON_OBJECT && !(v = json_get(v, full ? "full" : "quick")))
         why = full ? "no \"full\" values" : "no \"quick\" values";
     else if (v->type != JSON_ARRAY || !v->n)
         why = "not a list of values";
+    else if (of[0]) {
+        char num[64];
+        if (!(why = opts_setting(v, of, set, num, sizeof num)))
+            sw_buf_puts(s->out, num);
+        v = NULL;
+    }
     for (uint32_t i = 0; !why && v && !count && i < v->n; i++)
         if (v->u.items[i].type != JSON_NUMBER)
             why = "a value that is not a number (n=1 counts them)";

@@ -698,13 +698,18 @@ static void report_device(void)
     /* {{budget}}: an experiment file's setting (FILE is relative to the
        current directory; here an absolute path to the test's own file) */
     put_text("exp.json", "{\"name\": \"e\", \"command\": [\"run\", \"--set\", \"population=16\"], "
-                         "\"vars\": {\"seed\": [1, 2, 3], \"label\": "
+                         "\"vars\": {\"planner\": {\"quick\": [{\"planner\": \"a\", \"opts\": "
+                         "\"--set max_nodes=200 --set x=1\"}, {\"planner\": \"b\", \"opts\": "
+                         "\"--set max_nodes=500\"}], \"full\": [{\"planner\": \"b\", \"opts\": "
+                         "\"--set max_nodes=5000\"}]}, \"seed\": [1, 2, 3], \"label\": "
                          "[\"a\"], \"generations\": {\"quick\": [40], \"full\": [400]}}}\n");
-    char text[2048];
+    char text[4096];
     snprintf(text, sizeof text, "{{budget %s/exp.json generations}} generations, {{budget "
              "%s/exp.json generations full}} with FULL=1; seeds {{budget %s/exp.json seed}}, "
              "{{budget %s/exp.json seed n=1}} of them; population {{budget %s/exp.json "
-             "population}}.\n", dir, dir, dir, dir, dir);
+             "population}}; nodes {{budget %s/exp.json planner of=planner:b set=max_nodes}}, "
+             "{{budget %s/exp.json planner full of=planner:b set=max_nodes}}.\n", dir, dir, dir,
+             dir, dir, dir, dir);
     put_text("bud.in", text);
     snprintf(args, sizeof args, "report %s/bud.in --check --data %s", dir, dir);
     o = NULL;
@@ -713,7 +718,8 @@ static void report_device(void)
     snprintf(args, sizeof args, "report %s/bud.in --data %s", dir, dir);
     o = NULL;
     IS_INT(sh(args, &o, NULL), 0, "report with {{budget}}");
-    IS_STR_HAS(o, "40 generations, 400 with FULL=1; seeds 1, 2, 3, 3 of them; population 16.",
+    IS_STR_HAS(o, "40 generations, 400 with FULL=1; seeds 1, 2, 3, 3 of them; population 16; "
+               "nodes 500, 5000.",
                "budget: quick and full values, a count and a command's setting from the "
                "experiment file");
     sw_free(o);
@@ -726,6 +732,10 @@ static void report_device(void)
     snprintf(args, sizeof args, "report %s/bud3.in --data %s", dir, dir);
     expect_fail(args, 1, "no such variable under \"vars\", nor VAR=VALUE in \"command\"",
                 "budget: a variable not in the file");
+    snprintf(text, sizeof text, "{{budget %s/exp.json planner of=planner:c set=max_nodes}}\n", dir);
+    put_text("bud4.in", text);
+    snprintf(args, sizeof args, "report %s/bud4.in --data %s", dir, dir);
+    expect_fail(args, 1, "no value of the variable with that field", "budget: of= matching none");
     put_text("fmt.in", "{{table cmp.csv rows=label value=normalized_throughput fmt=%s}}\n");
     snprintf(args, sizeof args, "report %s/fmt.in --data %s", dir, dir);
     expect_fail(args, 1, "table option fmt=%s: expected one printf conversion", "table: fmt= "
