@@ -49,8 +49,11 @@ typedef struct table_spec {
 
 void table_spec_init(table_spec *t);
 /* Parse "key=value" (rows=a,b cols=c value=v where=k:v fmt=%.2f stat=mean
-   format=md na=N/A scale=100). */
+   format=md na=N/A scale=100; a ~ in a where= value stands for a space). */
 int table_spec_set(table_spec *t, const char *kv, sw_err *err);
+/* 1 when f is text around one printf conversion of a number (%g, %.1f,
+   %.0f%%...): what fmt= accepts */
+int table_num_format(const char *f);
 /* Render the table into b. */
 int table_render(const table_spec *t, sw_buf *b, sw_err *err);
 

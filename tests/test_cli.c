@@ -582,11 +582,12 @@ static void report_check(void)
     char args[1024], *o = NULL;
     report_compare_csv();
     put_text("bare.in", "# Results\n\nOur ODSwap keeps ResNet-50 at batch 16 (Figure 6, section 4,\n"
-                        "ASPLOS 2020) near the paper's (paper: 0.53) and `--memory 12GiB`;\n"
+                        "ASPLOS 2020) near the paper's (paper: 0.53) and `--memory 12GiB`,\n"
+                        "mean and 95%\nconfidence interval (a 95% interval);\n"
                         "time sharing saturates near 243 samples/s.\n");
     snprintf(args, sizeof args, "report %s/bare.in --check --data %s", dir, dir);
     IS_INT(sh(args, &o, NULL), 1, "check: a bare measured number fails");
-    IS_STR_HAS(o, "bare.in:5: time sharing saturates near 243 samples/s.: a measured number "
+    IS_STR_HAS(o, "bare.in:7: time sharing saturates near 243 samples/s.: a measured number "
                "typed into the prose", "check: names the line and the number's context");
     IS_STR_HAS(o, " 1 bare numbers in the prose", "check: only that one (names, years, figure "
                "and section numbers, code, the paper's own are not measured figures)");
@@ -624,11 +625,121 @@ static void report_check(void)
     IS_INT(sh(args, &o, NULL), 1, "check: a false {{within}} claim fails");
     IS_STR_HAS(o, "claim=N 64 is false: the table gives W 16|N 64", "check: within's rows");
     sw_free(o);
+    /* {{compare}} claim=: what holds in every cell (W 16 ahead, I 16 level,
+       N 64 behind) */
+    put_text("cmpclaim.in", "{{compare cmp.csv rows=label,batch cols=planner "
+                            "value=normalized_throughput a=sa b=od where=label:W claim=ahead}}; "
+                            "{{compare cmp.csv rows=label,batch cols=planner "
+                            "value=normalized_throughput a=sa b=od claim=not-behind}}.\n");
+    snprintf(args, sizeof args, "report %s/cmpclaim.in --check --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 1, "check: a false {{compare}} claim fails");
+    IS_STR_HAS(o, "{{compare}} claim=not-behind is false: the table gives ahead in 1, level in "
+               "1, behind in 1 of 3 cells", "check: compare's counts");
+    IS_STR_HAS(o, "2 claims (1 false", "check: the true compare claim (W 16 ahead) holds");
+    sw_free(o);
+    /* a ~ in a where= value stands for a space (labels such as "ResNet-50 b128") */
+    put_text("sp.csv", "label,planner,normalized_throughput\nR b1,sa,0.5\nR b1,od,0.25\n"
+                       "V b2,sa,0.9\nV b2,od,0.3\n");
+    put_text("sp.in", "{{number sp.csv rows=label cols=planner value=normalized_throughput "
+                      "where=label:R~b1 a=sa b=od pick=max fmt=%.2f}}; {{compare sp.csv rows=label "
+                      "cols=planner value=normalized_throughput where=label:V~b2 a=sa b=od "
+                      "claim=ahead}}.\n");
+    snprintf(args, sizeof args, "report %s/sp.in --check --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "check: where=label:R~b1 selects the label with a space");
+    sw_free(o);
+    snprintf(args, sizeof args, "report %s/sp.in --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "report with ~ in where=");
+    IS_STR_HAS(o, "2.00; sa is ahead of od (by more than 1%) in 1 of the 1 cells", "where: R b1's "
+               "ratio alone, V b2 alone in the comparison");
+    sw_free(o);
+    put_text("cmpbad.in", "{{compare cmp.csv rows=label,batch cols=planner "
+                          "value=normalized_throughput a=sa b=od claim=best}}\n");
+    snprintf(args, sizeof args, "report %s/cmpbad.in --data %s", dir, dir);
+    expect_fail(args, 1, "cmpbad.in:1: {{compare}} claim=best: expected ahead", "check: an "
+                "unknown compare claim is the template's error");
     snprintf(args, sizeof args, "report %s/within.in --check --data %s/nowhere", dir, dir);
     o = NULL;
     IS_INT(sh(args, &o, NULL), 0, "check: without the CSVs a claim is unchecked, not false");
     IS_STR_HAS(o, "2 claims (0 false, 2 unchecked", "check: counted as unchecked");
     sw_free(o);
+}
+
+/* report: {{device NAME FIELD}} writes a built-in device's figure from the
+   simulator's table (the V100: 16 GiB, 12 GB/s each way, 20 GB/s both,
+   10 us per copy; the 2080 Ti: 11 GiB); an unknown device or field, or a
+   fmt= that is not one conversion of a number, is an error of the
+   template, named */
+static void report_device(void)
+{
+    char args[1024], *o = NULL;
+    put_text("dev.in", "A {{device v100 memory}} GiB V100, {{device v100 h2d}} GB/s one way, "
+                       "{{device v100 duplex fmt=%.1f}} GB/s both, {{device v100 latency}} us; "
+                       "{{device rtx2080ti memory}} GiB.\n");
+    snprintf(args, sizeof args, "report %s/dev.in --check --data %s", dir, dir);
+    IS_INT(sh(args, &o, NULL), 0, "check: device figures are not typed-in numbers");
+    IS_STR_HAS(o, " 0 bare numbers in the prose", "check: no bare number in device directives");
+    sw_free(o);
+    snprintf(args, sizeof args, "report %s/dev.in --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "report with {{device}}");
+    IS_STR_HAS(o, "A 16 GiB V100, 12 GB/s one way, 20.0 GB/s both, 10 us; 11 GiB.",
+               "device: the figures of the simulator's table");
+    sw_free(o);
+    put_text("dev2.in", "{{device v100 colour}}\n");
+    snprintf(args, sizeof args, "report %s/dev2.in --data %s", dir, dir);
+    expect_fail(args, 1, "dev2.in:1: {{device NAME FIELD [fmt=F]}}: expected a built-in device",
+                "device: an unknown field");
+    put_text("dev3.in", "{{device v100 memory fmt=%s}}\n");
+    snprintf(args, sizeof args, "report %s/dev3.in --data %s", dir, dir);
+    expect_fail(args, 1, "dev3.in:1: {{device", "device: a format that is not a number's");
+    /* {{budget}}: an experiment file's setting (FILE is relative to the
+       current directory; here an absolute path to the test's own file) */
+    put_text("exp.json", "{\"name\": \"e\", \"command\": [\"run\", \"--set\", \"population=16\"], "
+                         "\"vars\": {\"planner\": {\"quick\": [{\"planner\": \"a\", \"opts\": "
+                         "\"--set max_nodes=200 --set x=1\"}, {\"planner\": \"b\", \"opts\": "
+                         "\"--set max_nodes=500\"}], \"full\": [{\"planner\": \"b\", \"opts\": "
+                         "\"--set max_nodes=5000\"}]}, \"seed\": [1, 2, 3], \"label\": "
+                         "[\"a\"], \"generations\": {\"quick\": [40], \"full\": [400]}}}\n");
+    char text[4096];
+    snprintf(text, sizeof text, "{{budget %s/exp.json generations}} generations, {{budget "
+             "%s/exp.json generations full}} with FULL=1; seeds {{budget %s/exp.json seed}}, "
+             "{{budget %s/exp.json seed n=1}} of them; population {{budget %s/exp.json "
+             "population}}; nodes {{budget %s/exp.json planner of=planner:b set=max_nodes}}, "
+             "{{budget %s/exp.json planner full of=planner:b set=max_nodes}}.\n", dir, dir, dir,
+             dir, dir, dir, dir);
+    put_text("bud.in", text);
+    snprintf(args, sizeof args, "report %s/bud.in --check --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "check: budget directives are not typed-in numbers");
+    sw_free(o);
+    snprintf(args, sizeof args, "report %s/bud.in --data %s", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "report with {{budget}}");
+    IS_STR_HAS(o, "40 generations, 400 with FULL=1; seeds 1, 2, 3, 3 of them; population 16; "
+               "nodes 500, 5000.",
+               "budget: quick and full values, a count and a command's setting from the "
+               "experiment file");
+    sw_free(o);
+    snprintf(text, sizeof text, "{{budget %s/exp.json label}}\n", dir);
+    put_text("bud2.in", text);
+    snprintf(args, sizeof args, "report %s/bud2.in --data %s", dir, dir);
+    expect_fail(args, 1, "bud2.in:1: {{budget", "budget: a variable of text without n=1");
+    snprintf(text, sizeof text, "{{budget %s/exp.json nothing}}\n", dir);
+    put_text("bud3.in", text);
+    snprintf(args, sizeof args, "report %s/bud3.in --data %s", dir, dir);
+    expect_fail(args, 1, "no such variable under \"vars\", nor VAR=VALUE in \"command\"",
+                "budget: a variable not in the file");
+    snprintf(text, sizeof text, "{{budget %s/exp.json planner of=planner:c set=max_nodes}}\n", dir);
+    put_text("bud4.in", text);
+    snprintf(args, sizeof args, "report %s/bud4.in --data %s", dir, dir);
+    expect_fail(args, 1, "no value of the variable with that field", "budget: of= matching none");
+    put_text("fmt.in", "{{table cmp.csv rows=label value=normalized_throughput fmt=%s}}\n");
+    snprintf(args, sizeof args, "report %s/fmt.in --data %s", dir, dir);
+    expect_fail(args, 1, "table option fmt=%s: expected one printf conversion", "table: fmt= "
+                "checked before it reaches printf");
 }
 
 /* an exact planner's solve in `run --json` (solver_status, objective, bound,
@@ -687,6 +798,7 @@ static const tap_test tests[] = {
     {"report_compare_best", report_compare_best},
     {"report_compare_quoted", report_compare_quoted},
     {"report_check", report_check},
+    {"report_device", report_device},
     {"experiment_derive", experiment_derive},
     {"solver_fields", solver_fields},
 };
