@@ -66,8 +66,10 @@ int cmd_report(int argc, char **argv)
     const cli_cmd cmd = {
         .name = "report",
         .about = "Copy TEMPLATE, replacing every {{table FILE KEY=VALUE...}} with the table\n"
-                 "'swapsim table DIR/FILE KEY=VALUE...' renders (markdown). A table whose CSV is\n"
-                 "missing becomes a note saying so. {{include FILE}} copies a file (DIR/FILE,\n"
+                 "'swapsim table DIR/FILE KEY=VALUE...' renders (markdown); a FILE with a folder\n"
+                 "in its name that is not under DIR is read where it is (results committed with\n"
+                 "the repository). A table whose CSV is missing becomes a note saying so.\n"
+                 "{{include FILE}} copies a file (DIR/FILE,\n"
                  "else FILE; FILE#Section: only that section). {{compare FILE rows=... cols=COL\n"
                  "value=V a=A b=B [names=NameA,NameB]}} writes a sentence computed from that\n"
                  "table: in how many cells A is ahead of B by more than 1%, level within 1%,\n"

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The next field of a CSV line as put_text quotes it (a field holding a
    comma or a quote is in quotes, quotes doubled): unquoted in place and
@@ -345,6 +346,17 @@ typedef struct directive {
     char claim[256];    /* argmax, within: what the template's sentence says ("": nothing) */
 } directive;
 
+/* A directive's FILE: DIR/FILE, or FILE itself (relative to the working
+   directory, the repository's root under make) where DIR/FILE does not exist
+   and FILE names a folder: results committed with the repository, such as
+   docs/gpu/fig11/fig11.csv, beside the CSVs make experiments writes. */
+static void csv_path(char *path, size_t n, const char *data_dir, const char *name)
+{
+    snprintf(path, n, "%s/%s", data_dir, name);
+    if (strchr(name, '/') && access(path, F_OK) && !access(name, F_OK))
+        snprintf(path, n, "%s", name);
+}
+
 static int directive_parse(char *args, const char *data_dir, directive *d, sw_err *err)
 {
     table_spec_init(&d->t);
@@ -359,7 +371,7 @@ static int directive_parse(char *args, const char *data_dir, directive *d, sw_er
     char *save = NULL;
     for (char *w = strtok_r(args, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
         if (!d->t.file) {
-            snprintf(d->path, sizeof d->path, "%s/%s", data_dir, w);
+            csv_path(d->path, sizeof d->path, data_dir, w);
             d->t.file = d->path;
         } else if (!strncmp(w, "a=", 2))
             d->a = w + 2;
@@ -768,7 +780,7 @@ static const char *expand_table(rstate *s, const char *open)
     int first = 1, rc = 0;
     for (char *w = strtok_r(args, " \t\n", &save); w && !rc; w = strtok_r(NULL, " \t\n", &save)) {
         if (first) {
-            snprintf(path, sizeof path, "%s/%s", s->data_dir, w);
+            csv_path(path, sizeof path, s->data_dir, w);
             t.file = path;
             first = 0;
         } else {

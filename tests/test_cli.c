@@ -359,6 +359,8 @@ static void report_compare_best(void)
 /* report: {{number}} picks one cell or the extreme ratio over rows (by hand
    from cmp.csv, which report_compare writes: sa/od is 0.97/0.64 = 1.516 at
    W 16, 1.00 at I 16, 0.80 at N 64; R 8's od failed and does not count) */
+static void put_text(const char *name, const char *text);
+
 static void report_number(void)
 {
     char args[1024], path[512], *o = NULL;
@@ -391,6 +393,19 @@ static void report_number(void)
     snprintf(args, sizeof args, "report %s/num2.in --data %s", dir, dir);
     expect_fail(args, 1, "num2.in:1: {{number}} needs a CSV file and pick=min|max",
                 "number without pick");
+    /* FILE with a folder in it, absent under --data: read where it is (results
+       committed with the repository); a bare name is looked for under --data only */
+    char tpl[1200];
+    snprintf(tpl, sizeof tpl, "{{number %s/cmp.csv rows=label value=normalized_throughput "
+             "where=planner:sa pick=max scale=100 fmt=%%.0f%%%%}} and {{number cmp.csv "
+             "rows=label value=normalized_throughput pick=max}}\n", dir);
+    put_text("num3.in", tpl);
+    snprintf(args, sizeof args, "report %s/num3.in --data %s/empty", dir, dir);
+    o = NULL;
+    IS_INT(sh(args, &o, NULL), 0, "report with a FILE outside --data");
+    IS_STR_HAS(o, "100% and *(not available:", "number: FILE/with/folders read where it is, "
+               "a bare FILE only under --data");
+    sw_free(o);
 }
 
 static void put_text(const char *name, const char *text)
