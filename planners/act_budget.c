@@ -33,8 +33,10 @@
    use; just before the first op that then reads one of them, the op is
    re-run, after re-running whatever it needs that is gone (a chain), and
    the remade storages live until their last use. A re-run that would read
-   another version of an input than the forward op read, or an input no op
-   can remake, makes its item kept instead (the plan is retried).
+   another version of an input than the forward op read, need an input no
+   op can remake, or remake a storage still resident (an op's other output,
+   kept: a re-run places all of them), makes its item kept instead (the
+   plan is retried).
 
    Regions: `block` takes each block of the block rule (segments.h: the
    generators' scopes, one transformer layer) as a compiled region, as
@@ -88,6 +90,7 @@ typedef struct ab {
     uint8_t *drop;     /* per item: recomputed */
     /* the walk */
     uint8_t *made, *dropped, *rer;
+    uint8_t *chained;  /* per storage: a dropped item's re-run needs it remade */
     int32_t *ver;      /* per storage: mutations so far */
     int32_t *item_of;  /* per op: its item index or -1 */
     int32_t n_rerun;
@@ -157,7 +160,7 @@ static void ab_free(ab *a)
     void *p[] = {a->pos,    a->death,   a->lf,     a->fb,     a->region, a->elig,
                  a->saved,  a->boundary, a->items, a->reg_off, a->weight, a->worth,
                  a->chain,  a->forced,  a->drop,   a->made,   a->dropped, a->rer,
-                 a->ver,    a->item_of};
+                 a->ver,    a->item_of, a->chained};
     for (size_t i = 0; i < SW_ARRAY_LEN(p); i++)
         sw_free(p[i]);
 }
@@ -187,11 +190,12 @@ static int ab_init(ab *a, const graph_profile *g, const planner_opts *o)
     a->made = sw_calloc(st, 1);
     a->dropped = sw_calloc(st, 1);
     a->rer = sw_calloc(st, 1);
+    a->chained = sw_calloc(st, 1);
     a->ver = sw_calloc(st, sizeof *a->ver);
     a->item_of = sw_malloc(so * sizeof *a->item_of);
     if (!a->pos || !a->death || !a->lf || !a->fb || !a->region || !a->elig || !a->saved ||
         !a->boundary || !a->items || !a->weight || !a->worth || !a->chain || !a->forced ||
-        !a->drop || !a->made || !a->dropped || !a->rer || !a->ver || !a->item_of ||
+        !a->drop || !a->made || !a->dropped || !a->rer || !a->ver || !a->item_of || !a->chained ||
         graph_lifetimes(g, g->order, a->pos, a->death, NULL, NULL, NULL))
         return SW_ENOMEM;
     const char *rmode = params_str(&o->params, "regions");
@@ -330,31 +334,57 @@ static int knapsack(ab *a, int32_t r, double f)
     return 0;
 }
 
-static int resident(const ab *a, int32_t s, int32_t i)
+/* Resident for the plan builder: a storage stays so from its making until
+   it is dropped (an implicit free at its last use moves with the uses the
+   plan adds: reading it later lengthens its life), or from its re-run on. */
+static int resident(const ab *a, int32_t s)
 {
     const graph_profile *g = a->g;
-    if (g->tensors[s].persistent || a->rer[s])
+    if (g->tensors[s].persistent || a->rer[s] || g->tensors[s].producer < 0)
         return 1;
-    if (g->tensors[s].producer < 0)
-        return a->death[s] >= i;
-    return a->made[s] && !a->dropped[s] && a->death[s] >= i;
+    return a->made[s] && !a->dropped[s];
 }
 
-/* Make storage s resident before the op at position i by re-running its
-   producer (and first what that needs). Returns 0, or 1 if it cannot. */
-static int materialize(ab *a, plan_builder *b, int32_t s, int32_t i, int depth)
+/* Mark the storages the re-run of op needs remade: its inputs the forward
+   pass is done with (read by no later op but forward ones), made by an op
+   that can be re-run, and theirs in turn (the chain of chain_time). */
+static void mark_chain(ab *a, int32_t op, int depth)
 {
     const graph_profile *g = a->g;
-    if (resident(a, s, i))
+    if (depth > 10000)
+        return;
+    for (int32_t k = g->acc_off[op]; k < g->acc_off[op + 1]; k++) {
+        int32_t s = g->acc[k];
+        if ((g->acc_flag[k] & GA_CREATE) || g->tensors[s].persistent ||
+            a->death[s] >= a->first_bwd || a->chained[s])
+            continue;
+        int32_t p = g->tensors[s].producer;
+        if (p < 0 || !a->elig[p])
+            continue;
+        a->chained[s] = 1;
+        mark_chain(a, p, depth + 1);
+    }
+}
+
+/* Make storage s resident before the next op by re-running its producer
+   (and first what that needs). Returns 0, or 1 if it cannot. */
+static int materialize(ab *a, plan_builder *b, int32_t s, int depth)
+{
+    const graph_profile *g = a->g;
+    if (resident(a, s))
         return 0;
     int32_t p = g->tensors[s].producer;
     if (p < 0 || !a->elig[p] || depth > 10000)
         return 1;
+    /* a re-run places every storage its op makes: none may be resident */
+    for (int32_t k = g->acc_off[p]; k < g->acc_off[p + 1]; k++)
+        if ((g->acc_flag[k] & GA_CREATE) && resident(a, g->acc[k]))
+            return 1;
     for (int32_t k = g->acc_off[p]; k < g->acc_off[p + 1]; k++) {
         int32_t t = g->acc[k];
         if (g->acc_flag[k] & GA_CREATE)
             continue;
-        if (materialize(a, b, t, i, depth + 1) || a->ver[t] != g->acc_ver[k])
+        if (materialize(a, b, t, depth + 1) || a->ver[t] != g->acc_ver[k])
             return 1;
     }
     pb_rerun(b, p);
@@ -376,6 +406,10 @@ static int walk(ab *a, plan_builder *b, int32_t *bad)
     memset(a->dropped, 0, (size_t)a->nt);
     memset(a->rer, 0, (size_t)a->nt);
     memset(a->ver, 0, (size_t)a->nt * sizeof *a->ver);
+    memset(a->chained, 0, (size_t)a->nt);
+    for (int32_t j = 0; j < a->n_items; j++)
+        if (a->drop[j])
+            mark_chain(a, a->items[j], 0);
     a->n_rerun = 0;
     a->recompute_s = 0;
     a->kept_bytes = 0;
@@ -389,7 +423,7 @@ static int walk(ab *a, plan_builder *b, int32_t *bad)
             int32_t s = g->acc[k];
             if (g->acc_flag[k] & GA_CREATE)
                 continue;
-            if (materialize(a, b, s, i, 0)) {
+            if (materialize(a, b, s, 0)) {
                 int32_t p = g->tensors[s].producer;
                 *bad = p >= 0 ? a->item_of[p] : -1;
                 return 1;
@@ -403,11 +437,13 @@ static int walk(ab *a, plan_builder *b, int32_t *bad)
             if (g->acc_flag[k] & GA_MUTATE)
                 a->ver[s]++;
         }
-        /* drop the recomputed items' saved storages after their last forward use */
+        /* drop the recomputed items' saved storages after their last forward
+           use, and what their re-runs need remade (the builder remakes only
+           what was dropped) */
         for (int32_t k = g->acc_off[op]; k < g->acc_off[op + 1]; k++) {
             int32_t s = g->acc[k], p = g->tensors[s].producer;
-            if (p < 0 || a->item_of[p] < 0 || !a->drop[a->item_of[p]] || !a->saved[s] ||
-                a->lf[s] != i || a->dropped[s] || a->rer[s])
+            int item = p >= 0 && a->item_of[p] >= 0 && a->drop[a->item_of[p]] && a->saved[s];
+            if ((!item && !a->chained[s]) || a->lf[s] != i || a->dropped[s] || a->rer[s])
                 continue;
             pb_drop(b, s);
             a->dropped[s] = 1;
