@@ -487,7 +487,9 @@ static char *csv_field(char **cur)
    cell by cell (mean of repeated runs): in how many cells A is ahead by more
    than 1%, level within 1%, or behind, naming the level and behind cells,
    and the range of A's lead. Commentary that states a comparison is written
-   this way, so that it cannot contradict the table beside it. B may be
+   this way, so that it cannot contradict the table beside it. stat=max
+   (or min) takes the largest (smallest) of a cell's rows instead of their
+   mean: the best of several planners grouped under one column. B may be
    several columns, b=B1|B2 (up to 4): each cell compares A with the best
    of them that ran. big=P (percent, > 0) adds in how many cells A leads
    by P% or more, and in how many B ran and A did not. */
@@ -495,7 +497,7 @@ static int compare_render(table_spec *t, const char *a, const char *bname, const
                           const char *nb, double big, sw_buf *out, sw_err *err)
 {
     t->format = TF_CSV;
-    t->stat = TS_MEAN;
+    t->stat = t->stat == TS_MIN || t->stat == TS_MAX ? t->stat : TS_MEAN;
     t->fmt = "%.17g";
     t->na = "";
     sw_buf tb;
@@ -607,7 +609,8 @@ static int pick_render(table_spec *t, const char *a, const char *bname, int pick
 /* {{number FILE [rows=...] [cols=COL] value=V [where=...] [a=A b=B]
    pick=min|max [fmt=F] [cell=1]}}: one number computed from the table (the
    mean of repeated runs per cell): the smallest or largest cell, or with a=
-   and b= the smallest or largest ratio A/B over the rows where both ran;
+   and b= the smallest or largest ratio A/B over the rows where both ran
+   (stat=max or min: a cell's largest or smallest row instead of the mean);
    cell=1 appends the row it comes from in parentheses. Headline figures are
    written this way, so that they follow the CSVs. */
 static int number_render(table_spec *t, const char *a, const char *bname, int pick_max,
@@ -624,7 +627,7 @@ static int pick_render(table_spec *t, const char *a, const char *bname, int pick
     const char *fmt = t->fmt ? t->fmt : "%.3g";
     double scale = t->scale;
     t->format = TF_CSV;
-    t->stat = TS_MEAN;
+    t->stat = t->stat == TS_MIN || t->stat == TS_MAX ? t->stat : TS_MEAN;
     t->fmt = "%.17g";
     t->na = "";
     t->scale = 1;
