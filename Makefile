@@ -252,7 +252,7 @@ optimality: deps $(SWAPSIM)
 OUT ?= out
 EXPERIMENTS := table1 fig6 table1-variants fig6-inception-relu fig6-brnn-concat fig7 table2 fig9 fig9-dataflow fig10 fig10-dataflow ablation tuning defaults mutation first-allocation planners \
                planners-recorded dtr dtr-megengine hybrid hybrid-dtr optimality optimality-schedules \
-               paper-readings
+               paper-readings today-planners
 
 # MPI=N: each experiment's cells spread over N ranks ($(MPIRUN) -np N
 # $(MPIRUN_FLAGS); under Slurm, see docs/cluster.md).

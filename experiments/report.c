@@ -48,7 +48,9 @@ static char *csv_field(char **cur)
    cell by cell (mean of repeated runs): in how many cells A is ahead by more
    than 1%, level within 1%, or behind, naming the level and behind cells,
    and the range of A's lead. Commentary that states a comparison is written
-   this way, so that it cannot contradict the table beside it. B may be
+   this way, so that it cannot contradict the table beside it. stat=max
+   (or min) takes the largest (smallest) of a cell's rows instead of their
+   mean: the best of several planners grouped under one column. B may be
    several columns, b=B1|B2 (up to 4): each cell compares A with the best
    of them that ran. big=P (percent, > 0) adds in how many cells A leads
    by P% or more, and in how many B ran and A did not. claim=ahead (ahead
@@ -58,7 +60,7 @@ static int compare_render(table_spec *t, const char *a, const char *bname, const
                           const char *nb, double big, int counts[3], sw_buf *out, sw_err *err)
 {
     t->format = TF_CSV;
-    t->stat = TS_MEAN;
+    t->stat = t->stat == TS_MIN || t->stat == TS_MAX ? t->stat : TS_MEAN;
     t->fmt = "%.17g";
     t->na = "";
     sw_buf tb;
@@ -190,7 +192,7 @@ static int pick_render(table_spec *t, const char *a, const char *bname, int pick
     const char *fmt = t->fmt ? t->fmt : "%.3g";
     double scale = t->scale;
     t->format = TF_CSV;
-    t->stat = TS_MEAN;
+    t->stat = t->stat == TS_MIN || t->stat == TS_MAX ? t->stat : TS_MEAN;
     t->fmt = "%.17g";
     t->na = "";
     t->scale = 1;

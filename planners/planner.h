@@ -108,6 +108,7 @@ int planner_resolve_budget(const graph_profile *g, const char *text, int64_t *bu
     X(zero_offload)                                                              \
     X(selective)                                                                 \
     X(sac)                                                                       \
+    X(act_budget)                                                                \
     X(random)              /* test and validation only: random legal swaps */
 
 /* Built-in planners: extern const planner planner_NAME; for each line above. */

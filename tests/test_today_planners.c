@@ -1,5 +1,5 @@
 /* test_today_planners.c: today's planners (checkpoint-blocks,
-   offload-activations, zero-offload, selective, sac) on a 4-layer decoder (swapsim model decoder
+   offload-activations, zero-offload, selective, sac, act-budget) on a 4-layer decoder (swapsim model decoder
    --layers 4 --hidden 64 --heads 4 --kv-heads 2 --ffn 128 --vocab 100
    --seq 16), each plan's keep / recompute / offload sets checked against
    the sets derived by hand below; every plan verifies and simulates. One
@@ -73,10 +73,55 @@
      mlp_add: input down_proj died -> kept (it is the next layer's x);
      head.norm: input layer3.mlp_add (kept) -> recomputed.
    So 3 per layer + 1 = 13 re-runs and 13 drops, each re-run just before
-   the first backward op reading its output. */
+   the first backward op reading its output.
+
+   act-budget (mode=fraction), with the op times set by the test so that
+   the knapsack can be worked by hand: linear 10 us, attn 20, rmsnorm 2,
+   rope 2, swiglu 3, add and everything else 1. Regions are the blocks
+   (embed, layer0..3, head). A layer's items are the ops that can be re-run
+   whose storages the backward pass reads, the layer's output (mlp_add,
+   read by the next block) excluded; weight the bytes of those storages
+   (bf16, 16 tokens: hidden 64 -> 2048 B, kv 32 -> 1024, ffn 128 -> 4096;
+   attn:1 the fp32 statistics 4 heads x 16 = 256), worth the op's time plus
+   that of re-running the inputs the forward pass freed (q_proj under
+   q_rope, k_proj under k_rope, o_proj under attn_add):
+     attn_norm 2048 B 2 us | v_proj 1024 10 | q_rope 2048 2+10 |
+     k_rope 1024 2+10 | attn 2048+256 20 | attn_add 2048 1+10 |
+     mlp_norm 2048 2 | gate_proj 4096 10 | up_proj 4096 10 | swiglu 4096 3
+   24832 B in all; units of ceil(24832/1000) = 25 B, weights rounded up:
+   82 41 82 41 93 82 82 164 164 164 (995 units).
+   fraction 0.7: capacity floor(0.7 x 24832 / 25) = 695 units, so at least
+   300 units must be dropped; attn_norm, mlp_norm and swiglu (82+82+164 =
+   328 units, 7 us) are the only items worth under 10 us, and no other set
+   of weight >= 300 costs 7 us or less: those three are recomputed.
+   The head's items: head.norm (2048 B, 2 us; its input layer3.mlp_add is
+   kept for its backward) and lm_head (the bf16 logits 16 x 100 = 3200 B,
+   10 us); units ceil(5248/1000) = 6 B, weights 342 and 534; capacity
+   floor(0.7 x 5248 / 6) = 612 holds one: lm_head (worth more) is kept,
+   head.norm recomputed. embed's only output feeds layer0: no item.
+   So 3 x 4 + 1 = 13 re-runs and 13 drops (sac's set on this model).
+   fraction 0.4: capacity floor(0.4 x 993.28) = 397 units. The five densest
+   items k_rope (41, 12), v_proj (41, 10), attn (93, 20), q_rope (82, 12),
+   attn_add (82, 11) weigh 339 and are worth 65; the 58 units left hold no
+   other item (the lightest, a norm, is 82), and trading any of the five
+   for a norm or an MLP item loses worth: attn_norm, mlp_norm, gate_proj,
+   up_proj and swiglu are recomputed. Head: capacity floor(0.4 x 874.67)
+   = 349 units holds head.norm (342) but not lm_head (534): lm_head is
+   recomputed. 5 x 4 + 1 = 21 re-runs and 21 drops. swiglu's re-run needs
+   gate and up, theirs mlp_norm (all dropped): the four re-run in forward
+   order just before down_proj's backward, the first op to read swiglu's
+   output.
+   fraction 0: every item recomputed, with the chains q_proj, k_proj,
+   o_proj: 13 re-runs per layer (checkpoint-blocks' set) and 2 in the head,
+   54; drops: each item's saved storages, 11 per layer (attn's two), and
+   the chain inputs q_proj, k_proj, o_proj, dropped after their forward use
+   so that they can be remade (the plan builder remakes only a dropped
+   storage): 14 per layer (checkpoint-blocks' 14), and 2 in the head, 58.
+   At 0.7 and 0.4 no dropped item reads a chain input: no such drops. */
 #include <string.h>
 
 #include "../profiles/calibrate.h"
+#include "../profiles/importers.h"
 #include "../planners/planner.h"
 #include "../sim/simulate.h"
 #include "../sim/verify.h"
@@ -489,7 +534,272 @@ static void sac(void)
     graph_free(g);
 }
 
+/* The times of the hand-worked knapsack (the header). */
+static void knapsack_times(graph_profile *g)
+{
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        const char *t = g->ops[o].type ? g->ops[o].type : "";
+        double us = 1;
+        if (g->ops[o].phase != GP_FORWARD)
+            us = 1;
+        else if (!strcmp(t, "linear"))
+            us = 10;
+        else if (!strcmp(t, "flash_attention"))
+            us = 20;
+        else if (!strcmp(t, "rmsnorm") || !strcmp(t, "rope"))
+            us = 2;
+        else if (!strcmp(t, "swiglu"))
+            us = 3;
+        g->ops[o].time_s = us * 1e-6;
+    }
+}
+
+/* act-budget at a fraction: the ops re-run and the storages dropped per
+   layer (suffixes), in the head, and the totals. */
+static void act_budget_case(const char *fraction, const char *const *layer_rerun, size_t nlr,
+                            const char *const *head_rerun, size_t nhr, int reruns, int drops)
+{
+    graph_profile *g = decoder4();
+    plan *p = NULL;
+    char kv[64];
+    snprintf(kv, sizeof kv, "fraction=%s", fraction);
+    if (g)
+        knapsack_times(g);
+    const planner *pl = planner_find("act-budget");
+    OK(pl != NULL, "act-budget is registered");
+    if (!g || !pl) {
+        graph_free(g);
+        return;
+    }
+    planner_opts o;
+    planner_opts_init(&o, pl);
+    o.memory_budget = g->device.memory_bytes;
+    sw_err e;
+    int rc = params_set_kv(&o.params, "mode=fraction", &e);
+    if (!rc)
+        rc = params_set_kv(&o.params, kv, &e);
+    if (!rc)
+        rc = planner_run(pl, g, &o, &p, &e);
+    planner_opts_free(&o);
+    IS_INT(rc, 0, "act-budget %s plans the 4-layer decoder (%s)", kv, rc ? e.msg : "ok");
+    if (rc) {
+        graph_free(g);
+        return;
+    }
+    IS_INT(plan_verify(p, NULL, &e), 0, "%s: the plan verifies", kv);
+    sim_result r;
+    IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "%s: the plan simulates", kv);
+    IS_INT(count_kind(p, TASK_RERUN), reruns, "%s: %d re-runs", kv, reruns);
+    IS_INT(count_kind(p, TASK_DROP), drops, "%s: %d drops", kv, drops);
+    IS_INT(count_kind(p, TASK_SWAP_IN) + count_kind(p, TASK_SWAP_OUT), 0, "%s: nothing swapped",
+           kv);
+    int ok = 1;
+    char nm[64];
+    for (int l = 0; l < 4; l++)
+        for (size_t k = 0; k < SW_ARRAY_LEN(layer_ops); k++) {
+            int want = 0;
+            for (size_t j = 0; j < nlr; j++)
+                want |= !strcmp(layer_ops[k], layer_rerun[j]);
+            snprintf(nm, sizeof nm, "layer%d.%s", l, layer_ops[k]);
+            if (count(p, TASK_RERUN, nm) != want) {
+                printf("#   %s re-run %d times, want %d\n", nm, count(p, TASK_RERUN, nm), want);
+                ok = 0;
+            }
+        }
+    static const char *const head_ops[] = {"head.norm", "head.lm_head", "head.loss"};
+    for (size_t k = 0; k < SW_ARRAY_LEN(head_ops); k++) {
+        int want = 0;
+        for (size_t j = 0; j < nhr; j++)
+            want |= !strcmp(head_ops[k], head_rerun[j]);
+        if (count(p, TASK_RERUN, head_ops[k]) != want) {
+            printf("#   %s re-run %d times, want %d\n", head_ops[k],
+                   count(p, TASK_RERUN, head_ops[k]), want);
+            ok = 0;
+        }
+    }
+    OK(ok, "%s: exactly the hand-derived ops re-run, once each", kv);
+    /* every re-run is followed by re-runs and then a backward op reading
+       what the re-runs made; a dropped storage is an item's output */
+    int when = 1;
+    for (int32_t i = 0; i < p->n_tasks; i++) {
+        if (p->tasks[i].kind != TASK_RERUN)
+            continue;
+        int32_t nx = next_run(p, i);
+        if (nx < 0 || g->ops[nx].phase != GP_BACKWARD) {
+            printf("#   %s re-run in the forward pass\n", g->ops[p->tasks[i].op].name);
+            when = 0;
+        }
+    }
+    OK(when, "%s: every re-run in the backward pass", kv);
+    IS_STR_HAS(p->notes, "act-budget: fraction", "%s: notes name the fraction", kv);
+    plan_free(p);
+    graph_free(g);
+}
+
+static void act_budget_07(void)
+{
+    static const char *const lr[] = {"attn_norm", "mlp_norm", "swiglu"};
+    static const char *const hr[] = {"head.norm"};
+    act_budget_case("0.7", lr, SW_ARRAY_LEN(lr), hr, SW_ARRAY_LEN(hr), 13, 13);
+}
+
+static void act_budget_04(void)
+{
+    static const char *const lr[] = {"attn_norm", "mlp_norm", "gate_proj", "up_proj", "swiglu"};
+    static const char *const hr[] = {"head.lm_head"};
+    act_budget_case("0.4", lr, SW_ARRAY_LEN(lr), hr, SW_ARRAY_LEN(hr), 21, 21);
+    /* the MLP chain: mlp_norm, gate_proj, up_proj, swiglu re-run right before
+       down_proj's backward */
+    graph_profile *g = decoder4();
+    if (!g)
+        return;
+    knapsack_times(g);
+    const planner *pl = planner_find("act-budget");
+    planner_opts o;
+    planner_opts_init(&o, pl);
+    o.memory_budget = g->device.memory_bytes;
+    sw_err e;
+    plan *p = NULL;
+    int rc = params_set_kv(&o.params, "mode=fraction", &e);
+    if (!rc)
+        rc = params_set_kv(&o.params, "fraction=0.4", &e);
+    if (!rc)
+        rc = planner_run(pl, g, &o, &p, &e);
+    planner_opts_free(&o);
+    int ok = rc == 0;
+    for (int32_t i = 0; ok && i < p->n_tasks; i++) {
+        const plan_task *t = &p->tasks[i];
+        if (t->kind != TASK_RUN || !strstr(g->ops[t->op].name, ".down_proj_bwd"))
+            continue;
+        static const char *const seq[] = {"mlp_norm", "gate_proj", "up_proj", "swiglu"};
+        int l = -1;
+        sscanf(g->ops[t->op].name, "layer%d.", &l);
+        for (int k = 0; k < 4; k++) {
+            char want[64];
+            snprintf(want, sizeof want, "layer%d.%s", l, seq[k]);
+            const plan_task *q = i - 4 + k >= 0 ? &p->tasks[i - 4 + k] : NULL;
+            if (!q || q->kind != TASK_RERUN || strcmp(g->ops[q->op].name, want)) {
+                printf("#   before %s: task %d is not the re-run of %s\n",
+                       g->ops[t->op].name, i - 4 + k, want);
+                ok = 0;
+            }
+        }
+    }
+    OK(ok, "fraction=0.4: mlp_norm, gate, up, swiglu re-run in order just before each "
+       "down_proj backward");
+    plan_free(p);
+    graph_free(g);
+}
+
+static void act_budget_0(void)
+{
+    static const char *const lr[] = {"attn_norm", "q_proj", "k_proj",   "v_proj",
+                                     "q_rope",    "k_rope", "attn",     "o_proj",
+                                     "attn_add",  "mlp_norm", "gate_proj", "up_proj",
+                                     "swiglu"};
+    static const char *const hr[] = {"head.norm", "head.lm_head"};
+    act_budget_case("0", lr, SW_ARRAY_LEN(lr), hr, SW_ARRAY_LEN(hr), 54, 58);
+}
+
+/* mode=bytes: a budget the keep-all plan fits (1.1x the ideal peak, room
+   for the allocator's fragmentation) gives fraction 1; a tighter one (0.9x)
+   a smaller fraction whose plan fits; below the fraction-0 plan (which
+   needs about 0.8x here, as checkpoint-blocks), a one-line refusal. A
+   2-layer decoder at sequence 512, where activations outweigh the
+   parameters. */
+static void act_budget_bytes(void)
+{
+    const char *kv[] = {"layers=2", "hidden=64", "heads=4", "kv_heads=2",
+                        "ffn=256",  "vocab=100", "seq=512"};
+    graph_profile *g = NULL;
+    sw_err e;
+    if (cal_generate("decoder", kv, 7, "h100-pcie", &g, &e)) {
+        OK(0, "generate: %s", e.msg);
+        return;
+    }
+    const planner *pl = planner_find("act-budget");
+    int64_t ideal = 0;
+    planner_ideal_peak(g, &ideal, &e);
+    double fr[] = {1.1, 0.9, 0.5};
+    for (size_t k = 0; k < SW_ARRAY_LEN(fr); k++) {
+        planner_opts o;
+        planner_opts_init(&o, pl);
+        o.memory_budget = (int64_t)((double)ideal * fr[k]);
+        plan *p = NULL;
+        int rc = planner_run(pl, g, &o, &p, &e);
+        planner_opts_free(&o);
+        if (k == 0) {
+            IS_INT(rc, 0, "bytes mode at 1.1x the ideal peak plans (%s)", rc ? e.msg : "ok");
+            if (!rc)
+                IS_STR_HAS(p->notes, "fraction 1.0000", "at 1.1x: fraction 1");
+        } else if (k == 1) {
+            IS_INT(rc, 0, "bytes mode at 0.9x plans (%s)", rc ? e.msg : "ok");
+            if (!rc) {
+                sim_result r;
+                sim_plan(p, NULL, NULL, &r, &e);
+                OK(r.peak_memory_bytes <= o.memory_budget && !strstr(p->notes, "fraction 1."),
+                   "at 0.9x: a fraction under 1 (%s), peak %lld <= budget %lld", p->notes,
+                   (long long)r.peak_memory_bytes, (long long)o.memory_budget);
+            }
+        } else {
+            IS_INT(rc, SW_ENOFIT, "bytes mode at 0.5x: does not fit (%s)", rc ? e.msg : "ok");
+            OK(rc && !strncmp(e.msg, "does not fit", 12) && !strchr(e.msg, '\n'),
+               "one line starting 'does not fit'");
+        }
+        plan_free(p);
+    }
+    graph_free(g);
+}
+
+/* Regression: on the recorded DenseNet-121, max_pool2d's indices are an
+   item while its output stays resident (read by the next dense blocks); a
+   re-run would place both, so the item must be kept, not re-run. At 0.9x
+   of the ideal peak the plan verifies. */
+static void act_budget_densenet(void)
+{
+    const char *d = tap_data_dir();
+    if (!d) {
+        tap_skip(1, "recorded data not found ($SWAPSIM_DATA)");
+        return;
+    }
+    char p1[1024], p2[1024];
+    snprintf(p1, sizeof p1, "%s/pytorch-traces/h100_densenet121_b64_et.json.gz", d);
+    snprintf(p2, sizeof p2, "%s/pytorch-traces/h100_densenet121_b64_kineto.json.gz", d);
+    const importer *im = importer_find("pytorch");
+    param_set ps;
+    params_init(&ps, im->params);
+    const char *files[2] = {p1, p2};
+    graph_profile *g = NULL;
+    sw_err e;
+    int rc = im->import(files, 2, &ps, dev_find("h100-pcie"), &g, &e);
+    params_free(&ps);
+    IS_INT(rc, 0, "DenseNet-121 imports (%s)", rc ? e.msg : "ok");
+    if (rc)
+        return;
+    const planner *pl = planner_find("act-budget");
+    int64_t ideal = 0;
+    planner_ideal_peak(g, &ideal, &e);
+    planner_opts o;
+    planner_opts_init(&o, pl);
+    o.memory_budget = (int64_t)((double)ideal * 0.9);
+    plan *p = NULL;
+    rc = planner_run(pl, g, &o, &p, &e);
+    planner_opts_free(&o);
+    IS_INT(rc, 0, "act-budget plans DenseNet-121 at 0.9x (%s)", rc ? e.msg : "ok");
+    if (!rc) {
+        IS_INT(plan_verify(p, NULL, &e), 0, "the plan verifies (%s)", e.msg);
+        OK(count(p, TASK_RERUN, "n48:aten::max_pool2d") == 0, "max_pool2d is not re-run");
+    }
+    plan_free(p);
+    graph_free(g);
+}
+
 static const tap_test tests[] = {
+    {"act_budget_densenet", act_budget_densenet},
+    {"act_budget_07", act_budget_07},
+    {"act_budget_04", act_budget_04},
+    {"act_budget_0", act_budget_0},
+    {"act_budget_bytes", act_budget_bytes},
     {"sac", sac},
     {"selective", selective},
     {"zero_offload", zero_offload},
