@@ -52,13 +52,34 @@ static void reach_free(reach *x)
 
 static int has_bit(const uint64_t *row, int32_t o) { return (int)((row[o / 64] >> (o % 64)) & 1); }
 
-static double row_time(const graph_profile *g, const uint64_t *row, size_t w)
+/* cD and cA: the compute time of each op's descendants and ancestors
+   (or self), by byte-wide lookup tables (the sum of the op times of each
+   8-op group's 256 subsets). Returns 0 or SW_ENOMEM. */
+static int reach_times(const graph_profile *g, reach *r)
 {
-    double t = 0;
-    for (size_t x = 0; x < w; x++)
-        for (uint64_t m = row[x]; m; m &= m - 1)
-            t += g->ops[x * 64 + (size_t)__builtin_ctzll(m)].time_s;
-    return t;
+    int32_t n = g->n_ops;
+    size_t w = r->w, nb = w * 8;
+    double *tb = sw_calloc(nb * 256 + 1, sizeof *tb);
+    if (!tb)
+        return SW_ENOMEM;
+    for (size_t q = 0; q < nb; q++)
+        for (int v = 1; v < 256; v++) {
+            int low = __builtin_ctz((unsigned)v);
+            size_t o = q * 8 + (size_t)low;
+            tb[q * 256 + (size_t)v] = tb[q * 256 + (size_t)(v & (v - 1))] +
+                                      (o < (size_t)n ? g->ops[o].time_s : 0);
+        }
+    for (int32_t o = 0; o < n; o++)
+        for (int side = 0; side < 2; side++) {
+            const uint64_t *row = (side ? r->A : r->D) + (size_t)o * w;
+            double t = 0;
+            for (size_t x = 0; x < w; x++)
+                for (uint64_t m = row[x], q = x * 8; m; m >>= 8, q++)
+                    t += tb[q * 256 + (m & 255)];
+            (side ? r->cA : r->cD)[o] = t;
+        }
+    sw_free(tb);
+    return 0;
 }
 
 /* Returns 0 or SW_ENOMEM. */
@@ -95,10 +116,6 @@ static int reach_build(const graph_profile *g, reach *r)
             for (size_t x = 0; x < w; x++)
                 a[x] |= ap[x];
         }
-    }
-    for (int32_t o = 0; o < n; o++) {
-        r->cD[o] = row_time(g, r->D + (size_t)o * w, w);
-        r->cA[o] = row_time(g, r->A + (size_t)o * w, w);
     }
     return 0;
 }
@@ -309,6 +326,9 @@ static double w_z1(wctx *x, int32_t n1, int32_t nr, double slack, double z, int 
         bA += c->b;
         if (any && x->rank[x->k1[i].i])
             fen_add(x, nr, x->rank[x->k1[i].i]);
+        double top = (bA - slack) / x->d2h - c->base1; /* this row's need with no re-runs */
+        if (top <= need)
+            continue; /* re-runs only lower it */
         double k = any ? fen_take(x, nr, z) : 0;
         need = SW_MAX(need, (bA - slack - k) / x->d2h - c->base1);
     }
@@ -469,7 +489,7 @@ static void w_bounds(wctx *x, const int64_t *live_at, double *swap_s, double *an
 
 /* The window bounds of r (schedule-free where rc, else for order), given
    the live bytes at each op. Returns 0 or SW_ENOMEM. */
-static int window_bounds(const graph_profile *g, const reach *rc, const int32_t *order,
+static int window_bounds(const graph_profile *g, reach *rc, const int32_t *order,
                          const int32_t *s_off, const int32_t *s_ops, const uint8_t *s_flag,
                          const int64_t *live_at, bound_result *r)
 {
@@ -490,8 +510,19 @@ static int window_bounds(const graph_profile *g, const reach *rc, const int32_t 
     x.fc = sw_malloc(m1 * sizeof *x.fc);
     x.rb = sw_malloc(m1 * sizeof *x.rb);
     x.rr = sw_malloc(m1 * sizeof *x.rr);
-    int rc_ = 0;
-    if ((order && (!pos || !pre)) || !made || !x.mark || !x.c || !x.k1 || !x.k2 || !x.kr ||
+    int rc_ = 0, excess = 0;
+    if (order) {
+        r->order_window_swap_s = r->order_window_any_s = g->total_compute_s;
+        r->order_window_op = -1;
+    } else {
+        r->window_swap_s = r->window_any_s = g->total_compute_s;
+        r->window_op = -1;
+    }
+    for (int32_t o = 0; o < n; o++)
+        excess |= live_at[o] > r->budget_bytes;
+    if (!excess)
+        goto done; /* no op has more live than the budget: the windows add nothing */
+    if ((rc && reach_times(g, rc)) || (order && (!pos || !pre)) || !made || !x.mark || !x.c || !x.k1 || !x.k2 || !x.kr ||
         !x.rank || !x.fb || !x.fc || !x.rb || !x.rr) {
         rc_ = SW_ENOMEM;
         goto done;
