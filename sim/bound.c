@@ -374,13 +374,15 @@ static double w_grid(wctx *x, int32_t n1, int32_t nr, double slack, double a, do
 
 /* The extra time Z1 + Z2 cut k forces, at least: without re-runs (*zs) and
    with them (*za, when za != NULL). */
-static void w_cut(wctx *x, int32_t k, double *zs, double *za)
+static void w_cut(wctx *x, int32_t k, double *zs, double *za, double *z1s, double *z2s)
 {
     double excess, total;
     int32_t m = w_cands(x, k, &excess, &total);
     *zs = 0;
     if (za)
         *za = 0;
+    if (z1s)
+        *z1s = *z2s = 0;
     if (excess <= 0)
         return;
     double slack = total - excess; /* bytes of the candidates that may stay resident */
@@ -396,7 +398,12 @@ static void w_cut(wctx *x, int32_t k, double *zs, double *za)
     }
     qsort(x->k1, (size_t)n1, sizeof *x->k1, wkey_cmp);
     qsort(x->k2, (size_t)n2, sizeof *x->k2, wkey_cmp);
-    *zs = SW_MAX(0, w_z1(x, n1, 0, slack, 0, 0)) + w_z2min(x, n2, 0, slack, 0);
+    double a1 = SW_MAX(0, w_z1(x, n1, 0, slack, 0, 0)), a2 = w_z2min(x, n2, 0, slack, 0);
+    *zs = a1 + a2;
+    if (z1s) {
+        *z1s = a1;
+        *z2s = a2;
+    }
     if (!za || *zs <= 0)
         return;
     qsort(x->kr, (size_t)nr, sizeof *x->kr, wkey_cmp);
@@ -466,17 +473,28 @@ static void w_bounds(wctx *x, const int64_t *live_at, double *swap_s, double *an
             ks[nk++] = (wkey){(double)(live_at[o] - (int64_t)x->budget), o};
     qsort(ks, (size_t)nk, sizeof *ks, wkey_desc);
     nk = SW_MIN(nk, WIN_CUTS);
+    double z1[WIN_CUTS], z2[WIN_CUTS];
+    int32_t op[WIN_CUTS];
     for (int32_t i = 0; i < nk; i++) {
         double zs;
-        w_cut(x, ks[i].i, &zs, NULL);
+        w_cut(x, ks[i].i, &zs, NULL, &z1[i], &z2[i]);
+        op[i] = ks[i].i;
         ks[i].key = zs;
         if (g->total_compute_s + zs > *swap_s)
             *swap_s = g->total_compute_s + zs;
     }
+    /* two cuts, k1 before k2 in every schedule (of the order): the copy-out
+       rows of k1 need Z1 before S_k1, the copy-in rows of k2 Z2 after S_k2,
+       and the two stretches do not overlap */
+    for (int32_t i = 0; i < nk; i++)
+        for (int32_t j = 0; j < nk; j++)
+            if (z1[i] + z2[j] > 0 && w_before(x, op[i], op[j]) &&
+                g->total_compute_s + z1[i] + z2[j] > *swap_s)
+                *swap_s = g->total_compute_s + z1[i] + z2[j];
     qsort(ks, (size_t)nk, sizeof *ks, wkey_desc);
     for (int32_t i = 0; i < SW_MIN(nk, WIN_ANY_CUTS) && ks[i].key > 0; i++) {
         double zs, za;
-        w_cut(x, ks[i].i, &zs, &za);
+        w_cut(x, ks[i].i, &zs, &za, NULL, NULL);
         if (g->total_compute_s + za > *any_s) {
             *any_s = g->total_compute_s + za;
             *cut_op = ks[i].i;
