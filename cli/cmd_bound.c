@@ -21,14 +21,17 @@ static void put_bound_json(const graph_profile *g, const bound_result *r, sw_buf
                   "\"exact_dag\":%s,\"live_bytes\":%lld,\"live_op\":%d,\"excess_bytes\":%lld,"
                   "\"swap_bound_s\":%.9g,\"recompute_s_per_byte\":%.9g,\"any_bound_s\":%.9g,"
                   "\"order_live_bytes\":%lld,\"order_excess_bytes\":%lld,"
-                  "\"order_swap_bound_s\":%.9g,\"order_any_bound_s\":%.9g}\n",
+                  "\"order_swap_bound_s\":%.9g,\"order_any_bound_s\":%.9g,\"d2h_rate\":%.9g,"
+                  "\"window_swap_bound_s\":%.9g,\"window_any_bound_s\":%.9g,\"window_op\":%d,"
+                  "\"order_window_swap_bound_s\":%.9g,\"order_window_any_bound_s\":%.9g}\n",
                   (long long)r->budget_bytes, r->compute_s, r->h2d_rate,
                   (long long)r->persistent_bytes, (long long)r->resident_bytes, r->resident_op,
                   r->exact_dag ? "true" : "false", (long long)r->live_bytes, r->live_op,
                   (long long)r->excess_bytes, r->swap_s,
                   isfinite(r->recompute_s_per_byte) ? r->recompute_s_per_byte : -1, r->any_s,
                   (long long)r->order_live_bytes, (long long)r->order_excess_bytes,
-                  r->order_swap_s, r->order_any_s);
+                  r->order_swap_s, r->order_any_s, r->d2h_rate, r->window_swap_s, r->window_any_s,
+                  r->window_op, r->order_window_swap_s, r->order_window_any_s);
 }
 
 int cmd_bound(int argc, char **argv)
@@ -58,8 +61,11 @@ int cmd_bound(int argc, char **argv)
         .about = "Lower bounds on the steady-state iteration time of every plan of PROFILE\n"
                  "within the budget: compute (every op once), and the bytes that are live in\n"
                  "every schedule beyond the budget, which must come back by PCIe or be\n"
-                 "recomputed; for plans that only swap, for plans that also recompute, and\n"
-                 "for plans that keep the profile's order. No plan is faster (docs/bounds.md).\n"
+                 "recomputed: in all, and in their windows (copied out between their making\n"
+                 "and the cut, back in between the cut and their next use, or re-run at\n"
+                 "their own producer's cost); for plans that only swap, for plans that also\n"
+                 "recompute, and for plans that keep the profile's order. No plan is faster\n"
+                 "(docs/bounds.md).\n"
                  "Exit 1 when some op alone needs more than the budget resident.\n",
         .args = args,
         .opts = opts};
@@ -113,15 +119,21 @@ int cmd_bound(int argc, char **argv)
            r.exact_dag ? "" : " (per-op bound: the DAG is too large for reachability)",
            cli_gib(r.excess_bytes));
     printf("  plans that only swap     >= %.6f s (%.3f GiB back at %.1f GB/s = %.6f s, hidden "
-           "behind compute at best)\n", r.swap_s, cli_gib(r.excess_bytes), r.h2d_rate / 1e9,
-           (double)r.excess_bytes / r.h2d_rate);
-    printf("  plans that also recompute >= %.6f s (cheapest recompute %.3g s per MB)\n", r.any_s,
+           "behind compute at best; out and back in their windows: %.6f s)\n", r.swap_s,
+           cli_gib(r.excess_bytes), r.h2d_rate / 1e9, (double)r.excess_bytes / r.h2d_rate,
+           r.window_swap_s);
+    printf("  plans that also recompute >= %.6f s (each storage re-run at its producer's cost, "
+           "the cheapest %.3g s per MB)\n", r.any_s,
            isfinite(r.recompute_s_per_byte) ? r.recompute_s_per_byte * 1e6 : INFINITY);
+    if (!r.exact_dag)
+        printf("  the windows: not computed (the DAG is too large for reachability)\n");
+    else if (r.window_op >= 0)
+        printf("  the windows bind at op %d '%s'\n", r.window_op, g->ops[r.window_op].name);
     printf("  keeping the profile's order: %.3f GiB live at op %d, so >= %.6f s (swap only), "
            ">= %.6f s (with recompute)\n", cli_gib(r.order_live_bytes), r.order_live_op,
            r.order_swap_s, r.order_any_s);
     printf("  ideal / bound            %.4f (the best normalised throughput any swap-only plan "
-           "can reach)\n", r.compute_s / r.swap_s);
+           "can reach), %.4f (any plan)\n", r.compute_s / r.swap_s, r.compute_s / r.any_s);
     graph_free(g);
     return 0;
 }

@@ -16,6 +16,7 @@
 #include "bound.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../profiles/device.h"
@@ -32,53 +33,113 @@ static double split_bound(double compute, double excess, double rho, double rate
     return (compute + excess * rho) / (1 + rate * rho);
 }
 
-/* Per op: bytes live at it in every schedule (reachability), without the
-   persistent storages and the workspace. Returns 0 or SW_ENOMEM. */
-static int dag_live(const graph_profile *g, const int32_t *s_off, const int32_t *s_ops,
-                    int64_t *live)
+/* Reachability: descendants-or-self (D) and ancestors-or-self (A) of each op,
+   w words a row, and the compute time of each set (cD, cA). */
+typedef struct reach {
+    uint64_t *D, *A;
+    double *cD, *cA;
+    size_t w;
+} reach;
+
+static void reach_free(reach *x)
+{
+    sw_free(x->D);
+    sw_free(x->A);
+    sw_free(x->cD);
+    sw_free(x->cA);
+    memset(x, 0, sizeof *x);
+}
+
+static int has_bit(const uint64_t *row, int32_t o) { return (int)((row[o / 64] >> (o % 64)) & 1); }
+
+/* cD and cA: the compute time of each op's descendants and ancestors
+   (or self), by byte-wide lookup tables (the sum of the op times of each
+   8-op group's 256 subsets). Returns 0 or SW_ENOMEM. */
+static int reach_times(const graph_profile *g, reach *r)
+{
+    int32_t n = g->n_ops;
+    size_t w = r->w, nb = w * 8;
+    double *tb = sw_calloc(nb * 256 + 1, sizeof *tb);
+    if (!tb)
+        return SW_ENOMEM;
+    for (size_t q = 0; q < nb; q++)
+        for (int v = 1; v < 256; v++) {
+            int low = __builtin_ctz((unsigned)v);
+            size_t o = q * 8 + (size_t)low;
+            tb[q * 256 + (size_t)v] = tb[q * 256 + (size_t)(v & (v - 1))] +
+                                      (o < (size_t)n ? g->ops[o].time_s : 0);
+        }
+    for (int32_t o = 0; o < n; o++)
+        for (int side = 0; side < 2; side++) {
+            const uint64_t *row = (side ? r->A : r->D) + (size_t)o * w;
+            double t = 0;
+            for (size_t x = 0; x < w; x++)
+                for (uint64_t m = row[x], q = x * 8; m; m >>= 8, q++)
+                    t += tb[q * 256 + (m & 255)];
+            (side ? r->cA : r->cD)[o] = t;
+        }
+    sw_free(tb);
+    return 0;
+}
+
+/* Returns 0 or SW_ENOMEM. */
+static int reach_build(const graph_profile *g, reach *r)
 {
     int32_t n = g->n_ops;
     size_t w = ((size_t)n + 63) / 64;
-    uint64_t *D = sw_calloc((size_t)n * w, sizeof *D); /* descendants-or-self */
-    uint64_t *A = sw_calloc((size_t)n * w, sizeof *A); /* ancestors-or-self */
-    uint64_t *acc = sw_malloc(w * sizeof *acc);
-    if (!D || !A || !acc) {
-        sw_free(D);
-        sw_free(A);
-        sw_free(acc);
+    memset(r, 0, sizeof *r);
+    r->w = w;
+    r->D = sw_calloc((size_t)n * w + 1, sizeof *r->D);
+    r->A = sw_calloc((size_t)n * w + 1, sizeof *r->A);
+    r->cD = sw_calloc((size_t)n + 1, sizeof *r->cD);
+    r->cA = sw_calloc((size_t)n + 1, sizeof *r->cA);
+    if (!r->D || !r->A || !r->cD || !r->cA) {
+        reach_free(r);
         return SW_ENOMEM;
     }
     for (int32_t k = n - 1; k >= 0; k--) {
         int32_t o = g->order[k];
-        uint64_t *d = D + (size_t)o * w;
+        uint64_t *d = r->D + (size_t)o * w;
         d[o / 64] |= 1ull << (o % 64);
         for (int32_t j = g->succ_off[o]; j < g->succ_off[o + 1]; j++) {
-            const uint64_t *ds = D + (size_t)g->succ[j] * w;
+            const uint64_t *ds = r->D + (size_t)g->succ[j] * w;
             for (size_t x = 0; x < w; x++)
                 d[x] |= ds[x];
         }
     }
     for (int32_t k = 0; k < n; k++) {
         int32_t o = g->order[k];
-        uint64_t *a = A + (size_t)o * w;
+        uint64_t *a = r->A + (size_t)o * w;
         a[o / 64] |= 1ull << (o % 64);
         for (int32_t j = g->pred_off[o]; j < g->pred_off[o + 1]; j++) {
-            const uint64_t *ap = A + (size_t)g->pred[j] * w;
+            const uint64_t *ap = r->A + (size_t)g->pred[j] * w;
             for (size_t x = 0; x < w; x++)
                 a[x] |= ap[x];
         }
     }
+    return 0;
+}
+
+/* Per op: bytes live at it in every schedule (reachability), without the
+   persistent storages and the workspace. Returns 0 or SW_ENOMEM. */
+static int dag_live(const graph_profile *g, const reach *rc, const int32_t *s_off,
+                    const int32_t *s_ops, int64_t *live)
+{
+    size_t w = rc->w;
+    uint64_t *acc = sw_malloc(w * sizeof *acc + 1);
+    if (!acc)
+        return SW_ENOMEM;
     for (int32_t s = 0; s < g->n_tensors; s++) {
         if (s_off[s] == s_off[s + 1] || g->tensors[s].persistent)
             continue;
         memset(acc, 0, w * sizeof *acc);
         for (int32_t j = s_off[s]; j < s_off[s + 1]; j++) {
-            const uint64_t *au = A + (size_t)s_ops[j] * w;
+            const uint64_t *au = rc->A + (size_t)s_ops[j] * w;
             for (size_t x = 0; x < w; x++)
                 acc[x] |= au[x];
         }
         int32_t p = g->tensors[s].producer;
-        const uint64_t *dp = p >= 0 ? D + (size_t)p * w : NULL;
+        const uint64_t *dp = p >= 0 ? rc->D + (size_t)p * w : NULL;
         int64_t b = g->bytes[s];
         for (size_t x = 0; x < w; x++) {
             uint64_t m = dp ? acc[x] & dp[x] : acc[x];
@@ -89,10 +150,487 @@ static int dag_live(const graph_profile *g, const int32_t *s_off, const int32_t 
             }
         }
     }
-    sw_free(D);
-    sw_free(A);
     sw_free(acc);
     return 0;
+}
+
+/* ---- The two-window bound (docs/bounds.md, "Bytes that leave and come back") ----
+
+   At the start of an op k, at most the budget is resident, so at least
+   excess(k) bytes of the storages live at k and not touched by k are off the
+   GPU. Each came back (before its next use u after k) by a swap-in or by a
+   re-run of its producer p. A swapped-in storage made by p in the iteration
+   was copied out after p and before k (the swap-in needs a current host copy);
+   its copy out lies in [end of p, start of k], its copy in in [start of k,
+   start of u]. These windows hold the compute of the ops that can run in
+   them plus the extra time (idle compute stream, re-runs) on either side of
+   k's start: Z1 before, Z2 after; every re-run that restores one of them is in
+   Z2. The iteration lasts at least compute + Z1 + Z2. */
+
+#define WIN_CUTS 64      /* cuts (ops) evaluated, the largest excesses */
+#define WIN_ANY_CUTS 4   /* of which the bound with re-runs is solved on the best */
+#define WIN_GRID 16      /* pieces of the grid of Z2 for the bound with re-runs (cut twice) */
+
+typedef struct wcand {
+    double b;            /* bytes */
+    double base1;        /* the copy-out window's compute, at most (INFINITY: unconstrained) */
+    double base2;        /* the copy-in window's compute, at most (INFINITY: unconstrained) */
+    double rho;          /* re-run seconds per byte restored (INFINITY: cannot be re-run) */
+} wcand;
+
+typedef struct wkey {
+    double key;
+    int32_t i;
+} wkey;
+
+static int wkey_cmp(const void *a, const void *b)
+{
+    const wkey *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->i - y->i;
+}
+
+/* What the cuts need: a schedule-free one (rc != NULL) or a fixed order
+   (pos, pre: the prefix sums of op times in the order). */
+typedef struct wctx {
+    const graph_profile *g;
+    const reach *rc;
+    const int32_t *pos;
+    const double *pre;
+    const int32_t *s_off, *s_ops;
+    const uint8_t *s_flag;
+    const double *made;  /* per op: non-persistent bytes it creates */
+    int32_t *mark;       /* per storage: k + 1 when k touches it */
+    wcand *c;            /* candidates of the cut */
+    wkey *k1, *k2, *kr;  /* scratch: sort keys */
+    int32_t *rank;       /* per candidate: its rank by rho (1..), 0 if never re-run */
+    double *fb, *fc, *rb, *rr; /* Fenwick trees (bytes, cost) and bytes, rho by rank */
+    double d2h, h2d, budget;
+} wctx;
+
+/* ops a, b ordered: is a before b (DAG: an ancestor of b; order: earlier) */
+static int w_before(const wctx *x, int32_t a, int32_t b)
+{
+    if (x->rc)
+        return a != b && has_bit(x->rc->A + (size_t)b * x->rc->w, a);
+    return x->pos[a] < x->pos[b];
+}
+
+/* compute that can run between the end of p and the start of k, at most */
+static double w_between_pk(const wctx *x, int32_t p, int32_t k)
+{
+    if (x->rc)
+        return SW_MAX(0, x->g->total_compute_s - x->rc->cA[p] - x->rc->cD[k]);
+    return x->pre[x->pos[k]] - x->pre[x->pos[p] + 1];
+}
+
+/* compute that can run between the start of k and the start of u (u after k) */
+static double w_between_ku(const wctx *x, int32_t k, int32_t u)
+{
+    if (x->rc)
+        return SW_MAX(0, x->g->total_compute_s - (x->rc->cA[k] - x->g->ops[k].time_s) -
+                             x->rc->cD[u]);
+    return x->pre[x->pos[u]] - x->pre[x->pos[k]];
+}
+
+/* The candidates of cut k (live at k, not touched by k) into x->c; their
+   count. *excess: the bytes of them off the GPU at k's start, at least. */
+static int32_t w_cands(wctx *x, int32_t k, double *excess, double *total)
+{
+    const graph_profile *g = x->g;
+    double live = (double)g->ops[k].workspace_bytes, tot = 0;
+    for (int32_t j = g->acc_off[k]; j < g->acc_off[k + 1]; j++) {
+        x->mark[g->acc[j]] = k + 1;
+        live += (double)g->bytes[g->acc[j]];
+    }
+    int32_t m = 0;
+    for (int32_t s = 0; s < g->n_tensors; s++) {
+        if (x->s_off[s] == x->s_off[s + 1] || x->mark[s] == k + 1)
+            continue;
+        const graph_tensor *t = &g->tensors[s];
+        int32_t p = t->persistent ? -1 : t->producer;
+        if (p >= 0 && !w_before(x, p, k))
+            continue; /* not made before k in every schedule (of the order) */
+        double base2 = INFINITY;
+        int mutated = 0, after = 0;
+        for (int32_t j = x->s_off[s]; j < x->s_off[s + 1]; j++) {
+            int32_t u = x->s_ops[j];
+            if (w_before(x, k, u)) {
+                after = 1;
+                base2 = SW_MIN(base2, w_between_ku(x, k, u));
+            } else if ((x->s_flag[j] & GA_MUTATE) && w_before(x, u, k)) {
+                mutated = 1;
+            }
+        }
+        if (!t->persistent && !after)
+            continue; /* not live at k */
+        wcand *c = &x->c[m++];
+        c->b = (double)g->bytes[s];
+        c->base1 = p >= 0 ? w_between_pk(x, p, k) : INFINITY;
+        c->base2 = base2;
+        c->rho = INFINITY;
+        if (p >= 0 && !mutated && t->kind != GK_INPUT && !g->ops[p].n_mut && x->made[p] > 0)
+            c->rho = g->ops[p].time_s / x->made[p];
+        tot += c->b;
+    }
+    *total = tot;
+    *excess = live + tot - x->budget;
+    return m;
+}
+
+static void fen_clear(wctx *x, int32_t m)
+{
+    memset(x->fb, 0, ((size_t)m + 1) * sizeof *x->fb);
+    memset(x->fc, 0, ((size_t)m + 1) * sizeof *x->fc);
+}
+
+/* Fenwick tree over ranks 1..m: insert rank r */
+static void fen_add(wctx *x, int32_t m, int32_t r)
+{
+    double b = x->rb[r], cst = x->rb[r] * x->rr[r];
+    for (int32_t i = r; i <= m; i += i & -i) {
+        x->fb[i] += b;
+        x->fc[i] += cst;
+    }
+}
+
+/* Bytes re-run within z seconds among the inserted ranks, cheapest first
+   (a fractional knapsack: an upper bound on what re-runs restore in z). */
+static double fen_take(const wctx *x, int32_t m, double z)
+{
+    int32_t at = 0, step = 1;
+    double cost = 0, bytes = 0;
+    while (step * 2 <= m)
+        step *= 2;
+    for (; step; step /= 2)
+        if (at + step <= m && cost + x->fc[at + step] <= z) {
+            at += step;
+            cost += x->fc[at];
+            bytes += x->fb[at];
+        }
+    if (at < m && x->rr[at + 1] > 0)
+        bytes += SW_MIN(x->rb[at + 1], (z - cost) / x->rr[at + 1]);
+    return bytes;
+}
+
+/* Z1 needed for a given Z2 = z: the copy-out windows, with re-runs of z
+   seconds restoring bytes of the prefix instead (any < 0: no re-runs) */
+static double w_z1(wctx *x, int32_t n1, int32_t nr, double slack, double z, int any)
+{
+    double need = 0, bA = 0;
+    if (any)
+        fen_clear(x, nr);
+    for (int32_t i = 0; i < n1; i++) {
+        const wcand *c = &x->c[x->k1[i].i];
+        bA += c->b;
+        if (any && x->rank[x->k1[i].i])
+            fen_add(x, nr, x->rank[x->k1[i].i]);
+        double top = (bA - slack) / x->d2h - c->base1; /* this row's need with no re-runs */
+        if (top <= need)
+            continue; /* re-runs only lower it */
+        double k = any ? fen_take(x, nr, z) : 0;
+        need = SW_MAX(need, (bA - slack - k) / x->d2h - c->base1);
+    }
+    return need;
+}
+
+/* Least Z2 the copy-in windows allow (re-runs restoring bytes instead when
+   any); a lower bound on it */
+static double w_z2min(wctx *x, int32_t n2, int32_t nr, double slack, int any)
+{
+    double z = 0, bB = 0;
+    if (any)
+        fen_clear(x, nr);
+    for (int32_t j = 0; j < n2; j++) {
+        const wcand *c = &x->c[x->k2[j].i];
+        bB += c->b;
+        if (any && x->rank[x->k2[j].i])
+            fen_add(x, nr, x->rank[x->k2[j].i]);
+        double R = bB - slack - x->h2d * c->base2; /* bytes beyond the window's capacity */
+        if (R <= 0)
+            continue;
+        if (!any) {
+            z = SW_MAX(z, R / x->h2d);
+            continue;
+        }
+        if (x->h2d * z + fen_take(x, nr, z) >= R)
+            continue;
+        double lo = z, hi = R / x->h2d; /* h2d * lo + K(lo) < R <= h2d * hi + K(hi) */
+        for (int it = 0; it < 60 && hi - lo > 1e-12 * hi; it++) {
+            double mid = 0.5 * (lo + hi);
+            if (x->h2d * mid + fen_take(x, nr, mid) >= R)
+                hi = mid;
+            else
+                lo = mid;
+        }
+        z = lo; /* the root is above lo */
+    }
+    return z;
+}
+
+static double w_grid(wctx *x, int32_t n1, int32_t nr, double slack, double a, double fa,
+                     double b, double fb, int depth);
+
+/* The extra time Z1 + Z2 cut k forces, at least: without re-runs (*zs) and
+   with them (*za, when za != NULL). */
+static void w_cut(wctx *x, int32_t k, double *zs, double *za, double *z1s, double *z2s)
+{
+    double excess, total;
+    int32_t m = w_cands(x, k, &excess, &total);
+    *zs = 0;
+    if (za)
+        *za = 0;
+    if (z1s)
+        *z1s = *z2s = 0;
+    if (excess <= 0)
+        return;
+    double slack = total - excess; /* bytes of the candidates that may stay resident */
+    int32_t n1 = 0, n2 = 0, nr = 0;
+    for (int32_t i = 0; i < m; i++) {
+        if (isfinite(x->c[i].base1))
+            x->k1[n1++] = (wkey){x->c[i].base1, i};
+        if (isfinite(x->c[i].base2))
+            x->k2[n2++] = (wkey){x->c[i].base2, i};
+        if (isfinite(x->c[i].rho))
+            x->kr[nr++] = (wkey){x->c[i].rho, i};
+        x->rank[i] = 0;
+    }
+    qsort(x->k1, (size_t)n1, sizeof *x->k1, wkey_cmp);
+    qsort(x->k2, (size_t)n2, sizeof *x->k2, wkey_cmp);
+    double a1 = SW_MAX(0, w_z1(x, n1, 0, slack, 0, 0)), a2 = w_z2min(x, n2, 0, slack, 0);
+    *zs = a1 + a2;
+    if (z1s) {
+        *z1s = a1;
+        *z2s = a2;
+    }
+    if (!za || *zs <= 0)
+        return;
+    qsort(x->kr, (size_t)nr, sizeof *x->kr, wkey_cmp);
+    double cost_all = 0;
+    for (int32_t r = 0; r < nr; r++) {
+        const wcand *c = &x->c[x->kr[r].i];
+        x->rank[x->kr[r].i] = r + 1;
+        x->rb[r + 1] = c->b;
+        x->rr[r + 1] = c->rho;
+        cost_all += c->b * c->rho;
+    }
+    double z0 = w_z2min(x, n2, nr, slack, 1);
+    if (!(cost_all > 0)) { /* re-runs restore everything recomputable in no time */
+        *za = z0 + SW_MAX(0, w_z1(x, n1, nr, slack, z0, 1));
+        return;
+    }
+    /* Z1(z) never rises with z, so on [a, b] Z2 + Z1 >= a + Z1(b); beyond
+       cost_all more re-run time restores nothing more */
+    double hi = z0 + cost_all, fhi = hi + SW_MAX(0, w_z1(x, n1, nr, slack, hi, 1));
+    double f0 = z0 + SW_MAX(0, w_z1(x, n1, nr, slack, z0, 1));
+    *za = SW_MIN(*zs, SW_MIN(fhi, w_grid(x, n1, nr, slack, z0, f0, hi, fhi, 2)));
+}
+
+/* A lower bound on min Z2 + Z1(Z2) over [a, b] (fa, fb: the values at the
+   ends): WIN_GRID pieces, each at least its left end + Z1 at its right end;
+   the pieces whose bound is below the least value seen are cut again
+   (depth times). */
+static double w_grid(wctx *x, int32_t n1, int32_t nr, double slack, double a, double fa,
+                     double b, double fb, int depth)
+{
+    double z[WIN_GRID + 1], f[WIN_GRID + 1], best = SW_MIN(fa, fb), lb = best;
+    z[0] = a;
+    f[0] = fa;
+    z[WIN_GRID] = b;
+    f[WIN_GRID] = fb;
+    for (int i = 1; i < WIN_GRID; i++) {
+        z[i] = a + (b - a) * i / WIN_GRID;
+        f[i] = z[i] + SW_MAX(0, w_z1(x, n1, nr, slack, z[i], 1));
+        best = SW_MIN(best, f[i]);
+    }
+    for (int i = 0; i < WIN_GRID; i++) {
+        double piece = z[i] + (f[i + 1] - z[i + 1]); /* left end + Z1 at the right end */
+        if (piece < best && depth > 0)
+            piece = w_grid(x, n1, nr, slack, z[i], f[i], z[i + 1], f[i + 1], depth - 1);
+        lb = SW_MIN(lb, piece);
+    }
+    return lb;
+}
+
+static int wkey_desc(const void *a, const void *b) { return -wkey_cmp(a, b); }
+
+/* The two-window bounds over the cuts: the WIN_CUTS ops with the largest
+   excess (live - budget, from live_at), the bound with re-runs on the
+   WIN_ANY_CUTS of them where the swap-only one is largest. */
+static void w_bounds(wctx *x, const int64_t *live_at, double *swap_s, double *any_s,
+                     int32_t *cut_op)
+{
+    const graph_profile *g = x->g;
+    int32_t n = g->n_ops, nk = 0;
+    wkey *ks = sw_malloc(((size_t)n + 1) * sizeof *ks);
+    *swap_s = *any_s = g->total_compute_s;
+    *cut_op = -1;
+    if (!ks)
+        return; /* (the caller's bounds stand) */
+    for (int32_t o = 0; o < n; o++)
+        if (live_at[o] > x->budget)
+            ks[nk++] = (wkey){(double)(live_at[o] - (int64_t)x->budget), o};
+    qsort(ks, (size_t)nk, sizeof *ks, wkey_desc);
+    nk = SW_MIN(nk, WIN_CUTS);
+    double z1[WIN_CUTS], z2[WIN_CUTS];
+    int32_t op[WIN_CUTS];
+    for (int32_t i = 0; i < nk; i++) {
+        double zs;
+        w_cut(x, ks[i].i, &zs, NULL, &z1[i], &z2[i]);
+        op[i] = ks[i].i;
+        ks[i].key = zs;
+        if (g->total_compute_s + zs > *swap_s)
+            *swap_s = g->total_compute_s + zs;
+    }
+    /* two cuts, k1 before k2 in every schedule (of the order): the copy-out
+       rows of k1 need Z1 before S_k1, the copy-in rows of k2 Z2 after S_k2,
+       and the two stretches do not overlap */
+    for (int32_t i = 0; i < nk; i++)
+        for (int32_t j = 0; j < nk; j++)
+            if (z1[i] + z2[j] > 0 && w_before(x, op[i], op[j]) &&
+                g->total_compute_s + z1[i] + z2[j] > *swap_s)
+                *swap_s = g->total_compute_s + z1[i] + z2[j];
+    qsort(ks, (size_t)nk, sizeof *ks, wkey_desc);
+    for (int32_t i = 0; i < SW_MIN(nk, WIN_ANY_CUTS) && ks[i].key > 0; i++) {
+        double zs, za;
+        w_cut(x, ks[i].i, &zs, &za, NULL, NULL);
+        if (g->total_compute_s + za > *any_s) {
+            *any_s = g->total_compute_s + za;
+            *cut_op = ks[i].i;
+        }
+    }
+    if (*cut_op < 0 && nk > 0 && ks[0].key > 0)
+        *cut_op = ks[0].i;
+    sw_free(ks);
+}
+
+/* The window bounds of r (schedule-free where rc, else for order), given
+   the live bytes at each op. Returns 0 or SW_ENOMEM. */
+static int window_bounds(const graph_profile *g, reach *rc, const int32_t *order,
+                         const int32_t *s_off, const int32_t *s_ops, const uint8_t *s_flag,
+                         const int64_t *live_at, bound_result *r)
+{
+    int32_t n = g->n_ops, nt = g->n_tensors;
+    size_t m1 = (size_t)nt + 1;
+    wctx x = {.g = g, .rc = rc, .s_off = s_off, .s_ops = s_ops, .s_flag = s_flag,
+              .d2h = r->d2h_rate, .h2d = r->h2d_rate, .budget = (double)r->budget_bytes};
+    int32_t *pos = order ? sw_malloc(((size_t)n + 1) * sizeof *pos) : NULL;
+    double *pre = order ? sw_malloc(((size_t)n + 1) * sizeof *pre) : NULL;
+    double *made = sw_calloc((size_t)n + 1, sizeof *made);
+    x.mark = sw_calloc(m1, sizeof *x.mark);
+    x.c = sw_malloc(m1 * sizeof *x.c);
+    x.k1 = sw_malloc(m1 * sizeof *x.k1);
+    x.k2 = sw_malloc(m1 * sizeof *x.k2);
+    x.kr = sw_malloc(m1 * sizeof *x.kr);
+    x.rank = sw_malloc(m1 * sizeof *x.rank);
+    x.fb = sw_malloc(m1 * sizeof *x.fb);
+    x.fc = sw_malloc(m1 * sizeof *x.fc);
+    x.rb = sw_malloc(m1 * sizeof *x.rb);
+    x.rr = sw_malloc(m1 * sizeof *x.rr);
+    int rc_ = 0, excess = 0;
+    if (order) {
+        r->order_window_swap_s = r->order_window_any_s = g->total_compute_s;
+        r->order_window_op = -1;
+    } else {
+        r->window_swap_s = r->window_any_s = g->total_compute_s;
+        r->window_op = -1;
+    }
+    for (int32_t o = 0; o < n; o++)
+        excess |= live_at[o] > r->budget_bytes;
+    if (!excess)
+        goto done; /* no op has more live than the budget: the windows add nothing */
+    if ((rc && reach_times(g, rc)) || (order && (!pos || !pre)) || !made || !x.mark || !x.c || !x.k1 || !x.k2 || !x.kr ||
+        !x.rank || !x.fb || !x.fc || !x.rb || !x.rr) {
+        rc_ = SW_ENOMEM;
+        goto done;
+    }
+    for (int32_t o = 0; o < n; o++)
+        for (int32_t j = g->acc_off[o]; j < g->acc_off[o + 1]; j++)
+            if ((g->acc_flag[j] & GA_CREATE) && !g->tensors[g->acc[j]].persistent)
+                made[o] += (double)g->bytes[g->acc[j]];
+    x.made = made;
+    if (order) {
+        pre[0] = 0;
+        for (int32_t k = 0; k < n; k++) {
+            pos[order[k]] = k;
+            pre[k + 1] = pre[k] + g->ops[order[k]].time_s;
+        }
+        x.pos = pos;
+        x.pre = pre;
+        w_bounds(&x, live_at, &r->order_window_swap_s, &r->order_window_any_s,
+                 &r->order_window_op);
+    } else {
+        w_bounds(&x, live_at, &r->window_swap_s, &r->window_any_s, &r->window_op);
+    }
+done:
+    sw_free(pos);
+    sw_free(pre);
+    sw_free(made);
+    sw_free(x.mark);
+    sw_free(x.c);
+    sw_free(x.k1);
+    sw_free(x.k2);
+    sw_free(x.kr);
+    sw_free(x.rank);
+    sw_free(x.fb);
+    sw_free(x.fc);
+    sw_free(x.rb);
+    sw_free(x.rr);
+    return rc_;
+}
+
+/* The bounds for plans that keep order (r->has_order and the order_ fields). */
+static int order_bounds(const graph_profile *g, const int32_t *order, const int32_t *s_off,
+                        const int32_t *s_ops, const uint8_t *s_flag, bound_result *r)
+{
+    int32_t n = g->n_ops, nt = g->n_tensors;
+    int32_t *pos = sw_malloc(((size_t)n + 1) * sizeof *pos);
+    int64_t *diff = sw_calloc((size_t)n + 2, sizeof *diff);
+    int64_t *live_at = sw_calloc((size_t)n + 1, sizeof *live_at);
+    int rc = 0;
+    if (!pos || !diff || !live_at) {
+        rc = SW_ENOMEM;
+        goto done;
+    }
+    r->has_order = 1;
+    for (int32_t k = 0; k < n; k++)
+        pos[order[k]] = k;
+    for (int32_t s = 0; s < nt; s++) {
+        if (s_off[s] == s_off[s + 1] || g->tensors[s].persistent)
+            continue;
+        int32_t lo = n, hi = -1;
+        for (int32_t j = s_off[s]; j < s_off[s + 1]; j++) {
+            lo = SW_MIN(lo, pos[s_ops[j]]);
+            hi = SW_MAX(hi, pos[s_ops[j]]);
+        }
+        if (g->tensors[s].producer < 0)
+            lo = 0;
+        diff[lo] += g->bytes[s];
+        diff[hi + 1] -= g->bytes[s];
+    }
+    int64_t run = 0;
+    for (int32_t k = 0; k < n; k++) {
+        run += diff[k];
+        int64_t v = run + r->persistent_bytes + g->ops[order[k]].workspace_bytes;
+        live_at[order[k]] = v;
+        if (r->order_live_op < 0 || v > r->order_live_bytes) {
+            r->order_live_bytes = v;
+            r->order_live_op = order[k];
+        }
+    }
+    r->order_excess_bytes = SW_MAX(0, r->order_live_bytes - r->budget_bytes);
+    r->order_swap_s = SW_MAX(r->compute_s, (double)r->order_excess_bytes / r->h2d_rate);
+    r->order_any_s = split_bound(r->compute_s, (double)r->order_excess_bytes,
+                                 r->recompute_s_per_byte, r->h2d_rate);
+    rc = window_bounds(g, NULL, order, s_off, s_ops, s_flag, live_at, r);
+    r->order_swap_s = SW_MAX(r->order_swap_s, r->order_window_swap_s);
+    r->order_any_s = SW_MAX(r->order_any_s, r->order_window_any_s);
+done:
+    sw_free(pos);
+    sw_free(diff);
+    sw_free(live_at);
+    return rc;
 }
 
 int bound_compute(const graph_profile *g, int64_t budget, const int32_t *order, bound_result *r,
@@ -101,10 +639,11 @@ int bound_compute(const graph_profile *g, int64_t budget, const int32_t *order, 
     memset(r, 0, sizeof *r);
     r->budget_bytes = budget;
     r->compute_s = g->total_compute_s;
-    r->resident_op = r->live_op = r->order_live_op = -1;
+    r->resident_op = r->live_op = r->order_live_op = r->window_op = r->order_window_op = -1;
     double h2d_a, d2h_a, h2d_b, d2h_b;
     dev_rates(&g->device, &h2d_a, &d2h_a, &h2d_b, &d2h_b);
     r->h2d_rate = SW_MAX(h2d_a, h2d_b);
+    r->d2h_rate = SW_MAX(d2h_a, d2h_b);
     int32_t n = g->n_ops, nt = g->n_tensors;
     if (order) {
         int32_t bad_op = -1, bad_pred = -1;
@@ -119,15 +658,17 @@ int bound_compute(const graph_profile *g, int64_t budget, const int32_t *order, 
                            n);
         }
     }
-    /* accessors of each storage (CSR), and what each op needs resident */
+    /* accessors of each storage (CSR, with the access flags), and what each op
+       needs resident */
     int32_t *s_off = sw_calloc((size_t)nt + 1, sizeof *s_off);
     int32_t *s_ops = sw_malloc(((size_t)g->acc_off[n] + 1) * sizeof *s_ops);
+    uint8_t *s_flag = sw_malloc((size_t)g->acc_off[n] + 1);
     int64_t *live = sw_calloc((size_t)n + 1, sizeof *live);
     int32_t *first = sw_malloc(((size_t)nt + 1) * sizeof *first);
-    int32_t *pos = sw_malloc(((size_t)n + 1) * sizeof *pos);
-    int64_t *diff = sw_calloc((size_t)n + 2, sizeof *diff);
+    reach rch;
+    memset(&rch, 0, sizeof rch);
     int rc = 0;
-    if (!s_off || !s_ops || !live || !first || !pos || !diff) {
+    if (!s_off || !s_ops || !s_flag || !live || !first) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
     }
@@ -142,6 +683,7 @@ int bound_compute(const graph_profile *g, int64_t budget, const int32_t *order, 
         int64_t need = g->ops[o].workspace_bytes, made = 0;
         for (int32_t j = g->acc_off[o]; j < g->acc_off[o + 1]; j++) {
             int32_t s = g->acc[j];
+            s_flag[first[s]] = g->acc_flag[j];
             s_ops[first[s]++] = o;
             need += g->bytes[s];
             if ((g->acc_flag[j] & GA_CREATE) && !g->tensors[s].persistent)
@@ -169,7 +711,7 @@ int bound_compute(const graph_profile *g, int64_t budget, const int32_t *order, 
     /* live in every schedule */
     r->exact_dag = n <= BOUND_MAX_DAG_OPS;
     if (r->exact_dag) {
-        if (dag_live(g, s_off, s_ops, live)) {
+        if (reach_build(g, &rch) || dag_live(g, &rch, s_off, s_ops, live)) {
             rc = sw_fail(err, SW_ENOMEM, "out of memory");
             goto done;
         }
@@ -180,55 +722,33 @@ int bound_compute(const graph_profile *g, int64_t budget, const int32_t *order, 
                     live[o] += g->bytes[g->acc[j]];
     }
     for (int32_t o = 0; o < n; o++) {
-        int64_t v = live[o] + r->persistent_bytes + g->ops[o].workspace_bytes;
-        if (r->live_op < 0 || v > r->live_bytes) {
-            r->live_bytes = v;
+        live[o] += r->persistent_bytes + g->ops[o].workspace_bytes;
+        if (r->live_op < 0 || live[o] > r->live_bytes) {
+            r->live_bytes = live[o];
             r->live_op = o;
         }
     }
     r->excess_bytes = SW_MAX(0, r->live_bytes - budget);
     r->swap_s = SW_MAX(r->compute_s, (double)r->excess_bytes / r->h2d_rate);
     r->any_s = split_bound(r->compute_s, (double)r->excess_bytes, rho, r->h2d_rate);
+    r->window_swap_s = r->window_any_s = r->compute_s;
+    if (r->exact_dag && window_bounds(g, &rch, NULL, s_off, s_ops, s_flag, live, r)) {
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        goto done;
+    }
+    r->swap_s = SW_MAX(r->swap_s, r->window_swap_s);
+    r->any_s = SW_MAX(r->any_s, r->window_any_s);
     /* live under a given order: made at or before the position, used at or
        after it (persistent storages the iteration uses: throughout) */
-    if (order) {
-        r->has_order = 1;
-        for (int32_t k = 0; k < n; k++)
-            pos[order[k]] = k;
-        for (int32_t s = 0; s < nt; s++) {
-            if (s_off[s] == s_off[s + 1] || g->tensors[s].persistent)
-                continue;
-            int32_t lo = n, hi = -1;
-            for (int32_t j = s_off[s]; j < s_off[s + 1]; j++) {
-                lo = SW_MIN(lo, pos[s_ops[j]]);
-                hi = SW_MAX(hi, pos[s_ops[j]]);
-            }
-            if (g->tensors[s].producer < 0)
-                lo = 0;
-            diff[lo] += g->bytes[s];
-            diff[hi + 1] -= g->bytes[s];
-        }
-        int64_t run = 0;
-        for (int32_t k = 0; k < n; k++) {
-            run += diff[k];
-            int64_t v = run + r->persistent_bytes + g->ops[order[k]].workspace_bytes;
-            if (r->order_live_op < 0 || v > r->order_live_bytes) {
-                r->order_live_bytes = v;
-                r->order_live_op = order[k];
-            }
-        }
-        r->order_excess_bytes = SW_MAX(0, r->order_live_bytes - budget);
-        r->order_swap_s = SW_MAX(r->compute_s, (double)r->order_excess_bytes / r->h2d_rate);
-        r->order_any_s = split_bound(r->compute_s, (double)r->order_excess_bytes, rho,
-                                     r->h2d_rate);
-    }
+    if (order && order_bounds(g, order, s_off, s_ops, s_flag, r))
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
 done:
+    reach_free(&rch);
     sw_free(s_off);
     sw_free(s_ops);
+    sw_free(s_flag);
     sw_free(live);
     sw_free(first);
-    sw_free(pos);
-    sw_free(diff);
     return rc;
 }
 

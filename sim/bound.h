@@ -14,6 +14,7 @@ typedef struct bound_result {
     int64_t budget_bytes;      /* the budget the bounds hold for */
     double compute_s;          /* sum of op times: every plan runs every op at least once */
     double h2d_rate;           /* the fastest host-to-device rate the simulator uses, B/s */
+    double d2h_rate;           /* the fastest device-to-host rate, B/s */
     int64_t persistent_bytes;  /* persistent storages the iteration accesses: live throughout */
     int64_t resident_bytes;    /* max over ops of what must be resident while one runs */
     int32_t resident_op;       /* where (its storages and workspace) */
@@ -24,6 +25,11 @@ typedef struct bound_result {
     double swap_s;             /* plans that never recompute: max(compute, excess / h2d_rate) */
     double recompute_s_per_byte; /* cheapest re-run per byte of output over all ops (s/B) */
     double any_s;              /* plans that swap, recompute or both */
+    /* the two-window bounds (docs/bounds.md), schedule-free (exact_dag only;
+       else the compute time); swap_s and any_s above include them */
+    double window_swap_s;      /* plans that never recompute */
+    double window_any_s;       /* any plan: re-runs at each storage's own producer's rate */
+    int32_t window_op;         /* the cut (op) where window_any_s (or window_swap_s) is set */
     /* the same for plans that keep a given schedule (bound_compute's order) */
     int has_order;
     int64_t order_live_bytes;  /* max over positions of live bytes + workspace */
@@ -31,6 +37,9 @@ typedef struct bound_result {
     int64_t order_excess_bytes;
     double order_swap_s;
     double order_any_s;
+    double order_window_swap_s;/* the two-window bounds of the order (included above) */
+    double order_window_any_s;
+    int32_t order_window_op;
 } bound_result;
 
 /* Bounds for g (finished) at budget bytes. order (n_ops op ids, a
