@@ -194,13 +194,27 @@ $(BUILD)/tests/test_opts: tests/test_opts.c tests/tap.h $(BUILD)/cli/opts.o $(LI
 # so that none of them is left running alone at the end. TEST_ALONE time real
 # replays against the simulator (a neighbour on the same cores would slow
 # them): they run afterwards, one at a time.
+# TEST_PARTS run as two prove jobs each, so that the slowest program does not
+# set the run's wall time alone: PROG.1 runs the named tests of PROG listed in
+# TEST_PART1_PROG, PROG.2 every other test (tap.h: -NAME leaves NAME out, so a
+# test added later runs in part 2). test_optimal_swap's random_graphs and
+# schedule_set share one cache of solves: one part.
 TEST_JOBS ?= 2
-TEST_SLOW := test_optimal_swap test_bound test_roundtrip test_record_pytorch test_apply_plan \
-             test_optimal_remat test_conformance
+TEST_PARTS := test_optimal_swap
+TEST_PART1_test_optimal_swap := random_graphs schedule_set
+TEST_SLOW := test_optimal_swap.1 test_bound test_optimal_swap.2 test_roundtrip \
+             test_record_pytorch test_apply_plan test_optimal_remat test_conformance
 TEST_ALONE := test_validate test_replay_cli
-TEST_ORDER := $(foreach t,$(TEST_SLOW),$(filter $(BUILD)/tests/$(t),$(TEST_BIN))) \
-              $(filter-out $(patsubst %,$(BUILD)/tests/%,$(TEST_SLOW) $(TEST_ALONE)),$(TEST_BIN))
+TEST_PART_BIN := $(foreach t,$(TEST_PARTS),$(BUILD)/tests/$(t).1 $(BUILD)/tests/$(t).2)
+TEST_RUN   := $(filter-out $(patsubst %,$(BUILD)/tests/%,$(TEST_PARTS)),$(TEST_BIN)) $(TEST_PART_BIN)
+TEST_ORDER := $(foreach t,$(TEST_SLOW),$(filter $(BUILD)/tests/$(t),$(TEST_RUN))) \
+              $(filter-out $(patsubst %,$(BUILD)/tests/%,$(TEST_SLOW) $(TEST_ALONE)),$(TEST_RUN))
 TEST_SOLO  := $(filter $(patsubst %,$(BUILD)/tests/%,$(TEST_ALONE)),$(TEST_BIN))
+
+$(BUILD)/tests/%.1: $(BUILD)/tests/%
+	printf '#!/bin/sh\nexec "%s" %s\n' '$(abspath $<)' '$(TEST_PART1_$*)' > $@ && chmod +x $@
+$(BUILD)/tests/%.2: $(BUILD)/tests/%
+	printf '#!/bin/sh\nexec "%s" %s\n' '$(abspath $<)' '$(addprefix -,$(TEST_PART1_$*))' > $@ && chmod +x $@
 
 # tests/test_record_pytorch needs PyTorch (CPU is enough): installed when it
 # can be; where it cannot, that test skips with one line.
@@ -213,7 +227,7 @@ test: deps
 	  echo "test: could not install $(TEST_PY_PKGS): tests/test_record_pytorch will skip"
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_MPI_PKGS)" || \
 	  echo "test: could not install $(TEST_MPI_PKGS): tests/test_mpi will skip"
-	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) cuda lib
+	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) $(TEST_PART_BIN) cuda lib
 	@export SWAPSIM_BIN=$(abspath $(SWAPSIM)) SWAPSIM_DATA=$(abspath $(DATA)) \
 	  LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp); \
 	echo "prove -j$(TEST_JOBS) $(words $(TEST_ORDER)) programs, then $(words $(TEST_SOLO)) alone"; \

@@ -82,7 +82,9 @@ static inline int tap_done(void)
 /* Named tests (libuv style): a program lists its tests in a table and ends
    with return tap_run(tests, n, argc, argv). Each test's TAP lines follow a
    "# name" line, and a failure names its test. With arguments, only the
-   tests named run (`build/rel/tests/test_sim duplex_copies`). */
+   tests named run (`build/rel/tests/test_sim duplex_copies`); with -NAME
+   arguments only, every test but those (how `make test` runs one program
+   as two prove jobs: the Makefile's TEST_PARTS). */
 typedef struct tap_test {
     const char *name;
     void (*fn)(void);
@@ -90,19 +92,30 @@ typedef struct tap_test {
 
 static inline int tap_run(const tap_test *tests, size_t n, int argc, char **argv)
 {
+    int excluding = 0, selecting = 0;
     for (int a = 1; a < argc; a++) {
+        const char *name = argv[a] + (argv[a][0] == '-');
+        if (argv[a][0] == '-')
+            excluding = 1;
+        else
+            selecting = 1;
         size_t i = 0;
-        while (i < n && strcmp(tests[i].name, argv[a]) != 0)
+        while (i < n && strcmp(tests[i].name, name) != 0)
             i++;
         if (i == n) {
-            fprintf(stderr, "%s: no test named %s\n", argv[0], argv[a]);
+            fprintf(stderr, "%s: no test named %s\n", argv[0], name);
             return 2;
         }
     }
+    if (excluding && selecting) {
+        fprintf(stderr, "%s: name tests to run or -tests to leave out, not both\n", argv[0]);
+        return 2;
+    }
     for (size_t i = 0; i < n; i++) {
-        int chosen = argc < 2;
-        for (int a = 1; a < argc && !chosen; a++)
-            chosen = strcmp(tests[i].name, argv[a]) == 0;
+        int chosen = argc < 2 || excluding;
+        for (int a = 1; a < argc; a++)
+            if (!strcmp(tests[i].name, argv[a] + excluding))
+                chosen = !excluding;
         if (!chosen)
             continue;
         printf("# %s\n", tests[i].name);
