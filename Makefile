@@ -265,13 +265,16 @@ EXP_CPU := awk '{ s = 0; for (i = 1; i <= 2; i++) { split($$i, a, "m"); s += a[1
 , := ,
 
 experiments: deps $(SWAPSIM)
-	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets as evaluations (hours),quick mode: searches budgeted by evaluations and three to five seeds (budgeted for 30 minutes on 2 idle cores; the run of 2026-11-28 took longer: README); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
+	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets as evaluations (hours),quick mode: searches budgeted by evaluations$(,) sized by CPU time for 30 minutes on 2 idle cores (docs/experiments.md: the quick mode's size); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
 	@$(if $(MPI),command -v $(MPIRUN) > /dev/null || { echo "experiments: MPI=$(MPI) needs $(MPIRUN) (Debian: openmpi-bin) and a swapsim built with MPI (libopenmpi-dev; docs/cluster.md)"; exit 1; })
-	@start=$$(date +%s); \
+	@start=$$(date +%s); cells=0; cached=0; mkdir -p $(OUT); rm -f $(OUT)/.failed; \
 	for e in $(EXPERIMENTS); do \
 	  t1=$$(date +%s); \
-	  $(EXP_LAUNCH) $(SWAPSIM) experiment experiments/$$e.json $(if $(FULL),--full) --data $(DATA) \
-	    --out $(OUT) --progress || exit 1; \
+	  { $(EXP_LAUNCH) $(SWAPSIM) experiment experiments/$$e.json $(if $(FULL),--full) --data $(DATA) \
+	    --out $(OUT) --progress 2>&1 || touch $(OUT)/.failed; } | tee $(OUT)/.progress; \
+	  if [ -f $(OUT)/.failed ]; then rm -f $(OUT)/.failed; exit 1; fi; \
+	  n=$$(sed -n 's|.* [0-9]*/\([0-9]*\) cells (\([0-9]*\) cached).*|\1 \2|p' $(OUT)/.progress | tail -1); \
+	  cells=$$(( cells + $${n%% *}0 / 10 )); cached=$$(( cached + $${n##* }0 / 10 )); \
 	  times > $(OUT)/.cpu; \
 	  echo "[$$e] $$(( $$(date +%s) - t1 )) s wall; $$(tail -1 $(OUT)/.cpu | $(EXP_CPU)) s of CPU so far"; \
 	done; \
@@ -284,7 +287,7 @@ experiments: deps $(SWAPSIM)
 	OUT=$(OUT)/zico DATA=$(DATA) ./experiments/zico.sh $(SWAPSIM) || exit 1; \
 	OUT=$(OUT)/megengine ./experiments/megengine.sh $(SWAPSIM) || exit 1; \
 	times > $(OUT)/.cpu; \
-	echo "These figures come from \`make experiments$(if $(FULL), FULL=1)\` in $(if $(FULL),full mode (the paper's 30-minute searches as 6$(,)500 generations: 416$(,)032 evaluations per GA run$(,) what 30 minutes of one core give RNN-8-8K here),quick mode (searches budgeted by evaluations: 100-300 generations per GA run (6$(,)432-19$(,)232 evaluations) instead of the paper's 30 minutes$(,) 10-300 generations in the ablations$(,) the tuning and the readings (each file's title says how many); five seeds for the ablation and the tuning$(,) three for the mutation ablation)); every search is budgeted by evaluations or solver nodes$(,) so the figures do not depend on the machine's load. The run took $$(( $$(date +%s) - start )) s of wall time and $$(tail -1 $(OUT)/.cpu | $(EXP_CPU)) s of CPU (user and system) on $$(nproc) cores on $$(date -u +%Y-%m-%d)." > $(OUT)/run-mode.txt; \
+	echo "These figures come from \`make experiments$(if $(FULL), FULL=1)\` in $(if $(FULL),full mode (the paper's 30-minute searches as 6$(,)500 generations: 416$(,)032 evaluations per GA run$(,) what 30 minutes of one core give RNN-8-8K here),quick mode (searches budgeted by evaluations instead of the paper's 30 minutes: 50 generations per GA run on the paper's five models (3$(,)232 evaluations)$(,) 100 in the planners grids and 300 in Table 2; 10-300 generations in the ablations$(,) the tuning and the readings (each file's title says how many); three seeds for the ablation$(,) the tuning$(,) the defaults$(,) the mutation ablation and the readings; the integer programs and their set of schedules at 0.7x of the ideal peak only: docs/experiments.md$(,) "The quick mode's size")); every search is budgeted by evaluations or solver nodes$(,) so the figures do not depend on the machine's load. The run took $$(( $$(date +%s) - start )) s of wall time and $$(tail -1 $(OUT)/.cpu | $(EXP_CPU)) s of CPU (user and system) on $$(nproc) cores on $$(date -u +%Y-%m-%d)$$(if [ $$cached -gt 0 ]; then echo "; $$cached of the grids' $$cells cells were reused from $(OUT)/cache (run earlier with the same binary and command lines)$(,) so their CPU time is not in that figure"; fi)." > $(OUT)/run-mode.txt; \
 	$(MAKE) --no-print-directory plots paper_results.md SWAPSIM=$(SWAPSIM) OUT=$(OUT) || exit 1; \
 	echo "experiments: done in $$(( $$(date +%s) - start )) s$(if $(FULL),, (quick mode))"
 
