@@ -120,7 +120,7 @@ endif
 
 DEB_PKGS := gcc make libc6-dev libgsl-dev libhwloc-dev zlib1g-dev gnuplot-nox perl pkg-config coinor-libcbc-dev libglpk-dev
 
-.PHONY: all deps test bench demo clean install check-warnings cuda fig11 experiments plots \
+.PHONY: all deps test bench demo clean install check-warnings cuda fig11 experiments scripts plots \
         paper_results.md docs-check fuzz FORCE
 .DEFAULT_GOAL := all
 
@@ -244,16 +244,40 @@ demo: deps $(SWAPSIM)
 	./experiments/demo.sh $(SWAPSIM)
 
 fig11: deps $(SWAPSIM) $(if $(filter cuda,$(BACKEND)),cuda)
+	rm -f $(OUT)/fig11/.made-by
 	OUT=$(OUT)/fig11 BACKEND=$(or $(BACKEND),cpu) ./experiments/fig11.sh $(SWAPSIM)
 
 fig8: deps $(SWAPSIM)
+	rm -f $(OUT)/fig8/.made-by
 	OUT=$(OUT)/fig8 ./experiments/fig8.sh $(SWAPSIM)
 
 zico: deps $(SWAPSIM)
+	rm -f $(OUT)/zico/.made-by
 	OUT=$(OUT)/zico DATA=$(DATA) ./experiments/zico.sh $(SWAPSIM)
 
 megengine: deps $(SWAPSIM)
+	rm -f $(OUT)/megengine/.made-by
 	OUT=$(OUT)/megengine ./experiments/megengine.sh $(SWAPSIM)
+
+# The four scripts of `make experiments` (`make scripts` alone), each into
+# $(OUT)/NAME/. Like a grid's cells, a script's output is reused when
+# $(OUT)/NAME/.made-by names the same swapsim binary, the same script and
+# the same settings (the environment variables the script reads, but OUT);
+# `make fig11` and the other single targets remove it. fig11's replays
+# take minutes of wall time on a loaded machine.
+SCRIPTS := fig11 fig8 zico megengine
+RUN_SCRIPTS = reused=; for s in $(SCRIPTS); do \
+	  vars=$$(grep -o '$${[A-Z_]*' experiments/$$s.sh | tr -d '$${' | grep -vx 'OUT' | sort -u | paste -sd'|'); \
+	  st="$$(cat $(SWAPSIM) experiments/$$s.sh | cksum) $$(DATA=$(DATA) env | grep -E "^($$vars)=" | sort | paste -sd' ')"; \
+	  if [ -f $(OUT)/$$s/.made-by ] && [ "$$(cat $(OUT)/$$s/.made-by)" = "$$st" ]; then \
+	    echo "[$$s] reused $(OUT)/$$s/ (the same binary, script and settings: $(OUT)/$$s/.made-by)"; reused="$$reused $$s"; \
+	  else rm -f $(OUT)/$$s/.made-by; \
+	    OUT=$(OUT)/$$s DATA=$(DATA) ./experiments/$$s.sh $(SWAPSIM) || exit 1; \
+	    echo "$$st" > $(OUT)/$$s/.made-by; fi; \
+	done
+
+scripts: deps $(SWAPSIM)
+	@$(RUN_SCRIPTS)
 
 optimality: deps $(SWAPSIM)
 	$(SWAPSIM) experiment experiments/optimality.json $(if $(FULL),--full) --data $(DATA) --out $(OUT) --progress
@@ -279,13 +303,16 @@ EXP_CPU := awk '{ s = 0; for (i = 1; i <= 2; i++) { split($$i, a, "m"); s += a[1
 , := ,
 
 experiments: deps $(SWAPSIM)
-	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets as evaluations (hours),quick mode: searches budgeted by evaluations and three to five seeds (budgeted for 30 minutes on 2 idle cores; the run of 2026-11-28 took longer: README); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
+	@echo "experiments: $(if $(FULL),full mode: the paper's search budgets as evaluations (hours),quick mode: searches budgeted by evaluations$(,) sized by CPU time for 30 minutes on 2 idle cores (docs/experiments.md: the quick mode's size); FULL=1 for the paper's budgets)$(if $(MPI),; cells over $(MPI) MPI ranks)"
 	@$(if $(MPI),command -v $(MPIRUN) > /dev/null || { echo "experiments: MPI=$(MPI) needs $(MPIRUN) (Debian: openmpi-bin) and a swapsim built with MPI (libopenmpi-dev; docs/cluster.md)"; exit 1; })
-	@start=$$(date +%s); \
+	@start=$$(date +%s); cells=0; cached=0; mkdir -p $(OUT); rm -f $(OUT)/.failed; \
 	for e in $(EXPERIMENTS); do \
 	  t1=$$(date +%s); \
-	  $(EXP_LAUNCH) $(SWAPSIM) experiment experiments/$$e.json $(if $(FULL),--full) --data $(DATA) \
-	    --out $(OUT) --progress || exit 1; \
+	  { $(EXP_LAUNCH) $(SWAPSIM) experiment experiments/$$e.json $(if $(FULL),--full) --data $(DATA) \
+	    --out $(OUT) --progress 2>&1 || touch $(OUT)/.failed; } | tee $(OUT)/.progress; \
+	  if [ -f $(OUT)/.failed ]; then rm -f $(OUT)/.failed; exit 1; fi; \
+	  n=$$(sed -n 's|.* [0-9]*/\([0-9]*\) cells (\([0-9]*\) cached).*|\1 \2|p' $(OUT)/.progress | tail -1); \
+	  cells=$$(( cells + $${n%% *}0 / 10 )); cached=$$(( cached + $${n##* }0 / 10 )); \
 	  times > $(OUT)/.cpu; \
 	  echo "[$$e] $$(( $$(date +%s) - t1 )) s wall; $$(tail -1 $(OUT)/.cpu | $(EXP_CPU)) s of CPU so far"; \
 	done; \
@@ -293,12 +320,9 @@ experiments: deps $(SWAPSIM)
 	  $(SWAPSIM) dtr-parity --data $(DATA) -o $(OUT)/dtr-parity > /dev/null && \
 	  echo "[dtr-parity] wrote $(OUT)/dtr-parity.csv and .md"; \
 	else echo "[dtr-parity] skipped: $(DATA)/dtr-logs is absent"; fi; \
-	OUT=$(OUT)/fig11 ./experiments/fig11.sh $(SWAPSIM) || exit 1; \
-	OUT=$(OUT)/fig8 ./experiments/fig8.sh $(SWAPSIM) || exit 1; \
-	OUT=$(OUT)/zico DATA=$(DATA) ./experiments/zico.sh $(SWAPSIM) || exit 1; \
-	OUT=$(OUT)/megengine ./experiments/megengine.sh $(SWAPSIM) || exit 1; \
+	$(RUN_SCRIPTS); \
 	times > $(OUT)/.cpu; \
-	echo "These figures come from \`make experiments$(if $(FULL), FULL=1)\` in $(if $(FULL),full mode (the paper's 30-minute searches as 6$(,)500 generations: 416$(,)032 evaluations per GA run$(,) what 30 minutes of one core give RNN-8-8K here),quick mode (searches budgeted by evaluations: 100-300 generations per GA run (6$(,)432-19$(,)232 evaluations) instead of the paper's 30 minutes$(,) 10-300 generations in the ablations$(,) the tuning and the readings (each file's title says how many); five seeds for the ablation and the tuning$(,) three for the mutation ablation)); every search is budgeted by evaluations or solver nodes$(,) so the figures do not depend on the machine's load. The run took $$(( $$(date +%s) - start )) s of wall time and $$(tail -1 $(OUT)/.cpu | $(EXP_CPU)) s of CPU (user and system) on $$(nproc) cores on $$(date -u +%Y-%m-%d)." > $(OUT)/run-mode.txt; \
+	echo "These figures come from \`make experiments$(if $(FULL), FULL=1)\` in $(if $(FULL),full mode (the paper's 30-minute searches as 6$(,)500 generations: 416$(,)032 evaluations per GA run$(,) what 30 minutes of one core give RNN-8-8K here),quick mode (searches budgeted by evaluations instead of the paper's 30 minutes: 50 generations per GA run on the paper's five models (3$(,)232 evaluations)$(,) 100 in the planners grids and 300 in Table 2; 10-300 generations in the ablations$(,) the tuning and the readings (each file's title says how many); three seeds for the ablation$(,) the tuning$(,) the defaults$(,) the mutation ablation and the readings; the integer programs and their set of schedules at 0.7x of the ideal peak only: docs/experiments.md: the quick mode's size)); every search is budgeted by evaluations or solver nodes$(,) so the figures do not depend on the machine's load. The run took $$(( $$(date +%s) - start )) s of wall time and $$(tail -1 $(OUT)/.cpu | $(EXP_CPU)) s of CPU (user and system) on $$(nproc) cores on $$(date -u +%Y-%m-%d)$$(if [ $$cached -gt 0 ]; then echo "; $$cached of the grids' $$cells cells were reused from $(OUT)/cache (run earlier with the same binary and command lines)$(,) so their CPU time is not in that figure"; fi)$$(if [ -n "$$reused" ]; then echo "; the output of$$reused was reused from an earlier run of the same binary and scripts (its .made-by)$(,) so not counted either"; fi)." > $(OUT)/run-mode.txt; \
 	$(MAKE) --no-print-directory plots paper_results.md SWAPSIM=$(SWAPSIM) OUT=$(OUT) || exit 1; \
 	echo "experiments: done in $$(( $$(date +%s) - start )) s$(if $(FULL),, (quick mode))"
 
