@@ -390,7 +390,8 @@ static void test_one_job_generated(void)
 }
 
 /* every recorded profile in data/: the PyTorch traces (as `swapsim import
-   pytorch ET KINETO --batch 64`), the DTR logs and the PipeDream profiles */
+   pytorch ET KINETO --batch B`, B from the file's name), the DTR logs and the
+   PipeDream profiles */
 static void test_one_job_imported(void)
 {
     const char *d = tap_data_dir();
@@ -399,7 +400,13 @@ static void test_one_job_imported(void)
         return;
     }
     static const char *const pt[] = {"h100_resnet50_b64", "h100_vgg16_b64",
-                                     "h100_inception3_b64", "h100_densenet121_b64", "linear"};
+                                     "h100_inception3_b64", "h100_densenet121_b64", "linear",
+                                     "h100_lstm2x1024_b64s128",
+                                     "h200_lstm_lm_b64s128", "h200_gru_lm_b64s128",
+                                     "h200_vgg16_b64", "h200_resnet50_b64",
+                                     "h200_mobilenet_v3_large_b64", "h200_vit_b_16_b64",
+                                     "h200_unet_b16", "h200_llama_small_b8s1024",
+                                     "h200_gpt2_b8s1024", "h200_bert_base_b32s128"};
     static const char *const dtr[] = {
         "lstm-128-11000000000.0-2020-10-1-16-38-52-default.log",
         "resnet32-56-9000000000.0-2020-10-1-13-3-30-default.log",
@@ -416,13 +423,19 @@ static void test_one_job_imported(void)
         const char *fmt;
         const char *files[2] = {f1, f2};
         int nf = 1, h100 = 0;
+        char batch[32] = "batch=64";
         if (i < SW_ARRAY_LEN(pt)) {
             fmt = "pytorch";
             snprintf(f1, sizeof f1, "%s/pytorch-traces/%s_et.json.gz", d, pt[i]);
             snprintf(f2, sizeof f2, "%s/pytorch-traces/%s_kineto.json.gz", d, pt[i]);
             snprintf(what, sizeof what, "pytorch %s", pt[i]);
             nf = 2;
-            h100 = !strncmp(pt[i], "h100", 4);
+            h100 = !strncmp(pt[i], "h100", 4) || !strncmp(pt[i], "h200", 4);
+            const char *b = strstr(pt[i], "_b");
+            while (b && !(b[2] >= '0' && b[2] <= '9'))
+                b = strstr(b + 1, "_b");
+            if (b)
+                snprintf(batch, sizeof batch, "batch=%d", atoi(b + 2));
         } else if (i < SW_ARRAY_LEN(pt) + SW_ARRAY_LEN(dtr)) {
             const char *x = dtr[i - SW_ARRAY_LEN(pt)];
             fmt = "dtr";
@@ -439,7 +452,7 @@ static void test_one_job_imported(void)
         params_init(&ps, im->params);
         sw_err e;
         if (h100)
-            params_set_kv(&ps, "batch=64", &e);
+            params_set_kv(&ps, batch, &e);
         graph_profile *g = NULL;
         int rc = im->import(files, nf, &ps, dev_find(h100 ? "h100" : "v100"), &g, &e);
         params_free(&ps);
@@ -450,7 +463,7 @@ static void test_one_job_imported(void)
         n += one_job(g, what);
         graph_free(g);
     }
-    IS_INT(n, 18, "%d recorded profiles checked", n);
+    IS_INT(n, 29, "%d recorded profiles checked", n);
 }
 
 static void put_file(const char *name, const char *text)
