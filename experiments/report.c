@@ -43,6 +43,25 @@ static char *csv_field(char **cur)
     return f;
 }
 
+/* The table behind a computed sentence, as CSV at full precision in tb (the
+   caller frees it): each cell the mean of its rows, or with stat=max|min the
+   largest or smallest; missing cells empty; scale is the caller's to apply. */
+static int render_raw(table_spec *t, sw_buf *tb, sw_err *err)
+{
+    t->format = TF_CSV;
+    t->stat = t->stat == TS_MIN || t->stat == TS_MAX ? t->stat : TS_MEAN;
+    t->fmt = "%.17g";
+    t->na = "";
+    t->scale = 1;
+    sw_buf_init(tb);
+    int rc = table_render(t, tb, err);
+    if (rc || tb->oom || !tb->data) {
+        sw_buf_free(tb);
+        return rc ? rc : sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
 /* {{compare FILE rows=... cols=COL value=V a=A b=B [names=NameA,NameB] ...}}:
    a sentence computed from the table, comparing column A with column B
    cell by cell (mean of repeated runs): in how many cells A is ahead by more
@@ -59,17 +78,10 @@ static char *csv_field(char **cur)
 static int compare_render(table_spec *t, const char *a, const char *bname, const char *na,
                           const char *nb, double big, int counts[3], sw_buf *out, sw_err *err)
 {
-    t->format = TF_CSV;
-    t->stat = t->stat == TS_MIN || t->stat == TS_MAX ? t->stat : TS_MEAN;
-    t->fmt = "%.17g";
-    t->na = "";
     sw_buf tb;
-    sw_buf_init(&tb);
-    int rc = table_render(t, &tb, err);
-    if (rc || tb.oom || !tb.data) {
-        sw_buf_free(&tb);
-        return rc ? rc : sw_fail(err, SW_ENOMEM, "out of memory");
-    }
+    int rc = render_raw(t, &tb, err);
+    if (rc)
+        return rc;
     /* header: row keys, then one column per pivot value */
     char *save = NULL, *line = strtok_r(tb.data, "\n", &save);
     char bnames[256];
@@ -191,18 +203,10 @@ static int pick_render(table_spec *t, const char *a, const char *bname, int pick
 {
     const char *fmt = t->fmt ? t->fmt : "%.3g";
     double scale = t->scale;
-    t->format = TF_CSV;
-    t->stat = t->stat == TS_MIN || t->stat == TS_MAX ? t->stat : TS_MEAN;
-    t->fmt = "%.17g";
-    t->na = "";
-    t->scale = 1;
     sw_buf tb;
-    sw_buf_init(&tb);
-    int rc = table_render(t, &tb, err);
-    if (rc || tb.oom || !tb.data) {
-        sw_buf_free(&tb);
-        return rc ? rc : sw_fail(err, SW_ENOMEM, "out of memory");
-    }
+    int rc = render_raw(t, &tb, err);
+    if (rc)
+        return rc;
     char *save = NULL, *line = strtok_r(tb.data, "\n", &save);
     int ca = -1, cb = -1, nf = 0;
     for (char *cur = line; cur; nf++) {
@@ -273,18 +277,10 @@ static int pick_render(table_spec *t, const char *a, const char *bname, int pick
 static int within_render(table_spec *t, const char *a, const char *bname, double tol,
                          double bscale, sw_buf *out, char *keys, size_t nkeys, sw_err *err)
 {
-    t->format = TF_CSV;
-    t->stat = TS_MEAN;
-    t->fmt = "%.17g";
-    t->na = "";
-    t->scale = 1;
     sw_buf tb;
-    sw_buf_init(&tb);
-    int rc = table_render(t, &tb, err);
-    if (rc || tb.oom || !tb.data) {
-        sw_buf_free(&tb);
-        return rc ? rc : sw_fail(err, SW_ENOMEM, "out of memory");
-    }
+    int rc = render_raw(t, &tb, err);
+    if (rc)
+        return rc;
     char *save = NULL, *line = strtok_r(tb.data, "\n", &save);
     int ca = -1, cb = -1, nf = 0, n = 0, rows = 0;
     for (char *cur = line; cur; nf++) {

@@ -475,6 +475,19 @@ static void pytorch_broken(void)
    it, give or take the profiler's overhead) and the caching allocator's
    peak (the imported peak misses cuDNN workspaces and the allocator's
    rounding, so it may only be lower, by at most 30%). */
+/* The two documents the recorded traces are checked against: the data's
+   README (the measured figures) and docs/pytorch-import.md (the table). */
+static void read_references(const char *d, char **readme, char **doc)
+{
+    char path[1024];
+    size_t len;
+    sw_err e;
+    snprintf(path, sizeof path, "%s/README.md", d);
+    OK(sw_read_file(path, readme, &len, &e) == 0, "read %s", path);
+    OK(sw_read_file("docs/pytorch-import.md", doc, &len, &e) == 0,
+       "read docs/pytorch-import.md");
+}
+
 /* The five H100 recordings against what was measured (data/README.md gives
    the figures, and this test checks that it still does): the imported ideal
    iteration (the GPU's busy time, kernels on several streams sharing it)
@@ -500,13 +513,9 @@ static void pytorch2_h100(const char *d)
                   trace (plain SGD) does not hold and the measured run did: the same model
                   recorded on the H200 with momentum is within 4% (pytorch2_h200) */
                {"lstm2x1024_b64s128", "LSTM 2x1024", 0.0418, 0.0418, "41.8 ms", 1.70, 1}};
-    char readme_path[1024], *readme = NULL, *doc = NULL;
-    size_t len;
+    char *readme = NULL, *doc = NULL;
     sw_err e;
-    snprintf(readme_path, sizeof readme_path, "%s/README.md", d);
-    OK(sw_read_file(readme_path, &readme, &len, &e) == 0, "read %s", readme_path);
-    OK(sw_read_file("docs/pytorch-import.md", &doc, &len, &e) == 0,
-       "read docs/pytorch-import.md");
+    read_references(d, &readme, &doc);
     for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++) {
         char p1[1024], p2[1024], fig[64];
         graph_profile *g = NULL;
@@ -601,13 +610,9 @@ static void pytorch2_h200(const char *d)
                 9.81, 8},
                {"gpt2_b8s1024", "GPT-2 small", 0.17752, "177.5 ms (177.0-179.1)", 13.67, 8},
                {"bert_base_b32s128", "BERT-base", 0.05947, "59.5 ms (59.2-59.7)", 3.33, 32}};
-    char readme_path[1024], *readme = NULL, *doc = NULL;
-    size_t len;
+    char *readme = NULL, *doc = NULL;
     sw_err e;
-    snprintf(readme_path, sizeof readme_path, "%s/README.md", d);
-    OK(sw_read_file(readme_path, &readme, &len, &e) == 0, "read %s", readme_path);
-    OK(sw_read_file("docs/pytorch-import.md", &doc, &len, &e) == 0,
-       "read docs/pytorch-import.md");
+    read_references(d, &readme, &doc);
     for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++) {
         char p1[1024], p2[1024], fig[96], kv[64];
         graph_profile *g = NULL;
