@@ -4,6 +4,7 @@
 #   make / make all      build bin/swapsim (and the CUDA backend where nvcc is present)
 #   make cuda            only the CUDA backend and profiler (libswapsim_cuda.so)
 #   make test            deps, build, run the TAP tests with prove
+#   make check           the same, the fast tier: all but the exact solvers' sweeps
 #   make test SANITIZE=1 the same under AddressSanitizer + UBSan
 #   make bench           performance figures, one "bench: NAME VALUE UNIT" line each
 #   make demo            a one-minute demonstration: generate, plan, verify, simulate, trace
@@ -52,6 +53,10 @@ OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sani
 LDSAN   := -fsanitize=address,undefined
 else
 BUILD   := build/rel
+# position-independent, so that build/pic/libswapsim.so links the same
+# objects (the library is compiled once); -fno-semantic-interposition keeps
+# calls within the library direct and inlinable, as in an executable
+OPT     += -fPIC -fno-semantic-interposition
 LDSAN   :=
 endif
 
@@ -80,8 +85,10 @@ NVCC      ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bi
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_ARCH ?= -arch=all-major
 CU_SRC    := $(wildcard validate/cuda/*.cu)
-CU_OBJ    := $(patsubst %.cu,$(BUILD)/%.o,$(CU_SRC))
-CUDA_SO   := $(BUILD)/libswapsim_cuda.so
+# (one CUDA object for every build: SANITIZE=1's tests load build/rel's,
+# through SWAPSIM_CUDA_LIB, instead of compiling it again)
+CU_OBJ    := $(patsubst %.cu,build/rel/%.o,$(CU_SRC))
+CUDA_SO   := build/rel/libswapsim_cuda.so
 NVFLAGS   := -std=c++17 -O2 $(CUDA_ARCH) -Xcompiler -fPIC,-Wall,-Wextra
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcublas -lcupti -Xlinker -rpath,$(CUDA_HOME)/lib64
 ifeq ($(WERROR),1)
@@ -120,7 +127,7 @@ endif
 
 DEB_PKGS := gcc make libc6-dev libgsl-dev libhwloc-dev zlib1g-dev gnuplot-nox perl pkg-config coinor-libcbc-dev libglpk-dev
 
-.PHONY: all deps test bench demo clean install check-warnings cuda fig11 experiments scripts plots \
+.PHONY: all deps test check bench demo clean install check-warnings cuda fig11 experiments scripts plots \
         paper_results.md docs-check fuzz FORCE
 .DEFAULT_GOAL := all
 
@@ -133,7 +140,7 @@ else
 cuda: $(CUDA_SO)
 	@echo "cuda: $(CUDA_SO): $(notdir $(NVCC)) $(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'), cuBLAS, $(CUDNN_SAY)"
 
-$(BUILD)/validate/cuda/%.o: validate/cuda/%.cu validate/backend.h
+build/rel/validate/cuda/%.o: validate/cuda/%.cu validate/backend.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
@@ -192,29 +199,48 @@ $(BUILD)/tests/test_opts: tests/test_opts.c tests/tap.h $(BUILD)/cli/opts.o $(LI
 # its own scratch directory (/tmp/swapsim-NAME-PID, mkstemp), so they can run
 # side by side. The slowest (CPU seconds: docs/testing.md) are started first,
 # so that none of them is left running alone at the end. TEST_ALONE time real
-# replays against the simulator (a neighbour on the same cores would slow
-# them): they run afterwards, one at a time.
-# TEST_PARTS run as two prove jobs each, so that the slowest program does not
-# set the run's wall time alone: PROG.1 runs the named tests of PROG listed in
-# TEST_PART1_PROG, PROG.2 every other test (tap.h: -NAME leaves NAME out, so a
-# test added later runs in part 2). test_optimal_swap's random_graphs and
-# schedule_set share one cache of solves: one part.
+# replays against the simulator (a neighbour busy on the same cores would
+# slow them): they run afterwards, the two of them side by side (each mostly
+# waits on its replay's copies, so they do not slow each other).
+#
+# Test groups: named tests of one program that run as a prove job of their
+# own (a wrapper script, build/rel/tests/PROG.GROUP), so that one slow
+# program does not set the run's wall time alone; PROG.rest runs every other
+# test of PROG (tap.h: -NAME leaves NAME out, so a test added later lands
+# there). The groups are the sweeps of the exact solvers (integer programs
+# stopped by node limits: two thirds of the suite's CPU time), and `make
+# check`, the fast tier, leaves them out: every program, every other test.
+# `make test` runs them all. test_optimal_swap's random_graphs and
+# schedule_set share one cache of solves: one group.
 TEST_JOBS ?= 2
-TEST_PARTS := test_optimal_swap
-TEST_PART1_test_optimal_swap := random_graphs schedule_set
-TEST_SLOW := test_optimal_swap.1 test_bound test_optimal_swap.2 test_roundtrip \
-             test_record_pytorch test_apply_plan test_optimal_remat test_conformance
+TEST_GROUPS := test_bound.exact test_optimal_swap.sets test_optimal_swap.chains \
+               test_bound.exact_pcie
+TEST_GROUP_test_bound.exact := exact_on_tiny_dags
+TEST_GROUP_test_bound.exact_pcie := exact_where_pcie_binds
+TEST_GROUP_test_optimal_swap.sets := random_graphs schedule_set
+TEST_GROUP_test_optimal_swap.chains := chain_lstm stopped_early solver_abort
+TEST_SPLIT := $(sort $(basename $(TEST_GROUPS)))
+TEST_SLOW := $(TEST_GROUPS) test_roundtrip test_record_pytorch test_apply_plan test_optimal_remat \
+             test_conformance test_optimal_swap.rest test_bound.rest
 TEST_ALONE := test_validate test_replay_cli
-TEST_PART_BIN := $(foreach t,$(TEST_PARTS),$(BUILD)/tests/$(t).1 $(BUILD)/tests/$(t).2)
-TEST_RUN   := $(filter-out $(patsubst %,$(BUILD)/tests/%,$(TEST_PARTS)),$(TEST_BIN)) $(TEST_PART_BIN)
-TEST_ORDER := $(foreach t,$(TEST_SLOW),$(filter $(BUILD)/tests/$(t),$(TEST_RUN))) \
-              $(filter-out $(patsubst %,$(BUILD)/tests/%,$(TEST_SLOW) $(TEST_ALONE)),$(TEST_RUN))
+TEST_GROUP_BIN := $(patsubst %,$(BUILD)/tests/%,$(TEST_GROUPS))
+TEST_REST_BIN := $(patsubst %,$(BUILD)/tests/%.rest,$(TEST_SPLIT))
+TEST_WHOLE := $(filter-out $(patsubst %,$(BUILD)/tests/%,$(TEST_SPLIT) $(TEST_ALONE)),$(TEST_BIN))
+# slowest first, then the rest
+test_order = $(foreach t,$(TEST_SLOW),$(filter $(BUILD)/tests/$(t),$(1))) \
+             $(filter-out $(patsubst %,$(BUILD)/tests/%,$(TEST_SLOW)),$(1))
+TEST_ORDER := $(call test_order,$(TEST_WHOLE) $(TEST_GROUP_BIN) $(TEST_REST_BIN))
+CHECK_ORDER := $(call test_order,$(TEST_WHOLE) $(TEST_REST_BIN))
 TEST_SOLO  := $(filter $(patsubst %,$(BUILD)/tests/%,$(TEST_ALONE)),$(TEST_BIN))
 
-$(BUILD)/tests/%.1: $(BUILD)/tests/%
-	printf '#!/bin/sh\nexec "%s" %s\n' '$(abspath $<)' '$(TEST_PART1_$*)' > $@ && chmod +x $@
-$(BUILD)/tests/%.2: $(BUILD)/tests/%
-	printf '#!/bin/sh\nexec "%s" %s\n' '$(abspath $<)' '$(addprefix -,$(TEST_PART1_$*))' > $@ && chmod +x $@
+define test_group_rule
+$(BUILD)/tests/$(1): $(BUILD)/tests/$(basename $(1)) Makefile
+	printf '#!/bin/sh\nexec "%s" %s\n' '$$(abspath $$<)' '$(TEST_GROUP_$(1))' > $$@ && chmod +x $$@
+endef
+$(foreach g,$(TEST_GROUPS),$(eval $(call test_group_rule,$(g))))
+test_rest_args = $(addprefix -,$(foreach g,$(filter $(1).%,$(TEST_GROUPS)),$(TEST_GROUP_$(g))))
+$(BUILD)/tests/%.rest: $(BUILD)/tests/% Makefile
+	printf '#!/bin/sh\nexec "%s" %s\n' '$(abspath $<)' '$(call test_rest_args,$*)' > $@ && chmod +x $@
 
 # tests/test_record_pytorch needs PyTorch (CPU is enough): installed when it
 # can be; where it cannot, that test skips with one line.
@@ -222,17 +248,23 @@ TEST_PY_PKGS := python3-torch python3-torchvision
 # tests/test_mpi needs OpenMPI (mpicc at build time, mpirun to run): the same.
 TEST_MPI_PKGS := libopenmpi-dev openmpi-bin
 
-test: deps
+# make test: every test; make check: the fast tier (above). Both install
+# what the tests need, build, and run prove (TEST_RUN_ORDER: the programs
+# and groups of the tier).
+test: TEST_RUN_ORDER = $(TEST_ORDER)
+check: TEST_RUN_ORDER = $(CHECK_ORDER)
+test check: deps
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PY_PKGS)" || \
-	  echo "test: could not install $(TEST_PY_PKGS): tests/test_record_pytorch will skip"
+	  echo "$@: could not install $(TEST_PY_PKGS): tests/test_record_pytorch will skip"
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_MPI_PKGS)" || \
-	  echo "test: could not install $(TEST_MPI_PKGS): tests/test_mpi will skip"
-	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) $(TEST_PART_BIN) cuda lib
+	  echo "$@: could not install $(TEST_MPI_PKGS): tests/test_mpi will skip"
+	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) $(TEST_RUN_ORDER) cuda lib
 	@export SWAPSIM_BIN=$(abspath $(SWAPSIM)) SWAPSIM_DATA=$(abspath $(DATA)) \
 	  LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp); \
-	echo "prove -j$(TEST_JOBS) $(words $(TEST_ORDER)) programs, then $(words $(TEST_SOLO)) alone"; \
-	prove -j$(TEST_JOBS) --exec '' $(TEST_ORDER); par=$$?; \
-	prove --exec '' $(TEST_SOLO); solo=$$?; \
+	if [ -f $(CUDA_SO) ]; then export SWAPSIM_CUDA_LIB=$(abspath $(CUDA_SO)); fi; \
+	echo "$@: prove -j$(TEST_JOBS) $(words $(TEST_RUN_ORDER)) jobs, then $(words $(TEST_SOLO)) side by side$(if $(filter check,$@), (the fast tier: not $(TEST_GROUPS)))"; \
+	prove -j$(TEST_JOBS) --exec '' $(TEST_RUN_ORDER); par=$$?; \
+	prove -j$(TEST_JOBS) --exec '' $(TEST_SOLO); solo=$$?; \
 	test $$par = 0 && test $$solo = 0
 
 bench: deps
@@ -392,23 +424,27 @@ fuzz: deps
 	  if [ "$$crashes" != 0 ] || [ "$$hangs" != 0 ]; then fail=1; fi; \
 	done; exit $$fail
 
-# The shared library the Python package loads (ctypes): the same sources
-# as position-independent objects in their own directory, without MPI.
+# The shared library the Python package loads (ctypes): build/rel's objects
+# (compiled position-independent, above), but experiments/mpi.o, which is
+# compiled here again without MPI.
 PIC_DIR := build/pic
-PIC_OBJ := $(patsubst %.c,$(PIC_DIR)/%.o,$(LIB_SRC))
+PIC_OBJ := $(filter-out build/rel/experiments/mpi.o,$(patsubst %.c,build/rel/%.o,$(LIB_SRC))) \
+           $(PIC_DIR)/experiments/mpi.o
 PIC_SO  := $(PIC_DIR)/libswapsim.so
 PYTHON  ?= /usr/bin/python3
 
-PIC_CFLAGS := $(CSTD) $(WARN) -O2 -g -fPIC $(CFLAGS)
-
-$(PIC_DIR)/common/sw.o: PIC_CFLAGS += -DSW_DATA_DIR='"$(abspath data)"'
-$(PIC_DIR)/milp/cbc.o: PIC_CFLAGS += $(CBC_CFLAGS)
-$(PIC_DIR)/%.o: %.c
+$(PIC_DIR)/experiments/mpi.o: experiments/mpi.c
 	@mkdir -p $(dir $@)
-	$(CC) $(PIC_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CSTD) $(WARN) -O2 -g -fPIC -fno-semantic-interposition $(CFLAGS) -MMD -MP -c $< -o $@
 
+ifeq ($(BUILD),build/rel)
 $(PIC_SO): $(PIC_OBJ)
 	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LIBS)
+else
+# (SANITIZE=1, FUZZ=1: the library is build/rel's, built by a make of its own)
+$(PIC_SO): FORCE
+	@$(MAKE) --no-print-directory SANITIZE=0 FUZZ=0 $@
+endif
 
 .PHONY: lib python
 lib: $(PIC_SO)
@@ -434,5 +470,5 @@ install: $(SWAPSIM)
 clean:
 	rm -rf build bin
 
--include $(PIC_OBJ:.o=.d)
+-include $(PIC_DIR)/experiments/mpi.d
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d) $(BENCH_BIN:=.d)
