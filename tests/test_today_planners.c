@@ -158,7 +158,14 @@ static int plan_with(const graph_profile *g, const char *name, const char *kv, p
     planner_opts_init(&o, pl);
     o.memory_budget = g->device.memory_bytes; /* roomy: these plans do not adapt */
     sw_err e;
-    int rc = kv ? params_set_kv(&o.params, kv, &e) : 0;
+    int rc = 0;
+    for (const char *c = kv; c && *c && !rc;) { /* KEY=VALUE[,KEY=VALUE]... */
+        char one[64];
+        size_t n = strcspn(c, ",");
+        snprintf(one, sizeof one, "%.*s", (int)n, c);
+        rc = params_set_kv(&o.params, one, &e);
+        c += n + (c[n] == ',');
+    }
     if (!rc)
         rc = planner_run(pl, g, &o, p, &e);
     planner_opts_free(&o);
@@ -794,7 +801,134 @@ static void act_budget_densenet(void)
     graph_free(g);
 }
 
+
+/* The 4-layer decoder as an imported PyTorch trace names it: each op
+   "MODULE.PATH:aten::op" with the transformer layers under a ModuleList
+   ("inner.layers.2.q_proj:..."), and, with types, PyTorch's op names: the
+   linears aten::addmm (GPT-2's Conv1D), the fused attention
+   aten::scaled_dot_product_attention (its output and logsumexp, as the
+   generator's flash_attention), the rest aten:: names with no matmul or
+   attention in them. The ops, tensors and edges are unchanged, so every
+   planner whose rules docs/planners.md states for imported traces must
+   make the same plan, task for task: blocks embed | layer0..3 | head again
+   (inner | inner.layers.0 .. 3 | inner: the path up to the first numeric
+   component, else up to the first '.'). Before the block rule read module
+   paths, every op fell in one block "inner" and checkpoint-blocks re-ran
+   nothing; before the aten:: types were known, selective re-ran nothing
+   and sac re-ran the matmuls and the attention. */
+static void as_imported(graph_profile *g, int types)
+{
+    static const char *const map[][2] = {
+        {"linear", "aten::addmm"},     {"flash_attention", "aten::scaled_dot_product_attention"},
+        {"embedding", "aten::embedding"}, {"softmax_cross_entropy", "aten::cross_entropy_loss"},
+        {"rmsnorm", "aten::rms_norm"}, {"rope", "aten::mul"},
+        {"add", "aten::add"},          {"swiglu", "aten::silu"},
+        {"view", "aten::view"}};
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        graph_op *x = &g->ops[o];
+        char nm[160];
+        int l;
+        if (sscanf(x->name, "layer%d.", &l) == 1)
+            snprintf(nm, sizeof nm, "inner.layers.%d.%s:%s", l, strchr(x->name, '.') + 1,
+                     x->type);
+        else
+            snprintf(nm, sizeof nm, "inner.%s:%s", x->name, x->type);
+        sw_free(x->name);
+        x->name = sw_strdup(nm);
+        for (size_t k = 0; types && x->phase == GP_FORWARD && k < SW_ARRAY_LEN(map); k++)
+            if (!strcmp(x->type, map[k][0])) {
+                sw_free(x->type);
+                x->type = sw_strdup(map[k][1]);
+                break;
+            }
+    }
+}
+
+/* Whether p and q have the same tasks (kind, op, storage) in order. */
+static int same_tasks(const plan *p, const plan *q)
+{
+    if (p->n_tasks != q->n_tasks) {
+        printf("#   %d tasks against %d\n", p->n_tasks, q->n_tasks);
+        return 0;
+    }
+    for (int32_t i = 0; i < p->n_tasks; i++)
+        if (p->tasks[i].kind != q->tasks[i].kind || p->tasks[i].op != q->tasks[i].op ||
+            p->tasks[i].tensor != q->tasks[i].tensor) {
+            printf("#   task %d differs\n", i);
+            return 0;
+        }
+    return 1;
+}
+
+static void imported_names(void)
+{
+    static const char *const who[][2] = {{"checkpoint-blocks", NULL},
+                                         {"act-budget", "mode=fraction,fraction=0.4"},
+                                         {"offload-activations", "prefetch=true"},
+                                         {"selective", NULL},
+                                         {"sac", NULL}};
+    graph_profile *g = decoder4(), *h = decoder4();
+    if (!g || !h) {
+        graph_free(g);
+        graph_free(h);
+        return;
+    }
+    as_imported(h, 1);
+    OK(!strcmp(h->ops[4].name, "inner.layers.0.k_proj:linear") &&
+       !strcmp(h->ops[4].type, "aten::addmm"), "renamed: %s (%s)", h->ops[4].name,
+       h->ops[4].type);
+    for (size_t k = 0; k < SW_ARRAY_LEN(who); k++) {
+        plan *p = NULL, *q = NULL;
+        if (!plan_with(g, who[k][0], who[k][1], &p) && !plan_with(h, who[k][0], who[k][1], &q))
+            OK(same_tasks(p, q) && count_kind(q, TASK_RERUN) + count_kind(q, TASK_SWAP_OUT) > 0,
+               "%s: the same plan on the decoder named as an imported trace", who[k][0]);
+        plan_free(p);
+        plan_free(q);
+    }
+    graph_free(g);
+    graph_free(h);
+}
+
+/* A refusal of selective says what the method keeps: at a budget 1 byte
+   under the roomy plan's peak (placed tensors plus the largest workspace,
+   best-fit in an arena that holds everything: the peak of live bytes) the
+   message names the 4 re-runs, the bytes dropped (8 storages: attn:0 and
+   attn:1 of 4 layers, 4 x (2048 + 256)), the bytes kept and the budget. */
+static void selective_refusal(void)
+{
+    graph_profile *g = decoder4();
+    plan *p = NULL;
+    if (!g || plan_with(g, "selective", NULL, &p)) {
+        graph_free(g);
+        return;
+    }
+    sim_result r;
+    sw_err e;
+    IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "the roomy plan simulates");
+    int64_t need = r.peak_memory_bytes + g->max_workspace;
+    plan_free(p);
+    p = NULL;
+    const planner *pl = planner_find("selective");
+    planner_opts o;
+    planner_opts_init(&o, pl);
+    o.memory_budget = need - 1;
+    int rc = planner_run(pl, g, &o, &p, &e);
+    planner_opts_free(&o);
+    IS_INT(rc, SW_ENOFIT, "selective refuses %lld bytes", (long long)(need - 1));
+    char want[200];
+    snprintf(want, sizeof want, "selective (4 ops re-run, 9216 bytes dropped) keeps");
+    IS_STR_HAS(e.msg, want, "the message names the method's re-runs and drops");
+    snprintf(want, sizeof want, "(%lld bytes: ", (long long)need);
+    IS_STR_HAS(e.msg, want, "the message gives the bytes kept at the peak");
+    snprintf(want, sizeof want, "(%lld bytes)", (long long)(need - 1));
+    IS_STR_HAS(e.msg, want, "and the budget");
+    plan_free(p);
+    graph_free(g);
+}
+
 static const tap_test tests[] = {
+    {"imported_names", imported_names},
+    {"selective_refusal", selective_refusal},
     {"act_budget_densenet", act_budget_densenet},
     {"act_budget_07", act_budget_07},
     {"act_budget_04", act_budget_04},

@@ -8,16 +8,40 @@
 
 #include "../../profiles/opattr.h"
 #include "../../sim/builder.h"
+#include "../../sim/mem.h"
 
 typedef struct seg_rerun {
     int32_t at; /* position before which the op is re-run */
     int32_t op;
 } seg_rerun;
 
-/* Length of a name's block prefix: up to its first '.', or -1 if none. */
+/* Length of a name's block prefix, or -1 if none. An imported trace's op
+   is named "MODULE.PATH:aten::op" (profiles/import_pytorch.c); when its
+   module path has a component that is a decimal number (an nn.ModuleList or
+   nn.Sequential index: "inner.transformer.h.3", "layers.3"), the prefix
+   runs to the end of that component, one repeated layer. Otherwise it is
+   the name up to its first '.' (the generators' scopes, "layer3" of
+   "layer3.q_proj"). */
 static int prefix_len(const char *name)
 {
-    const char *dot = name ? strchr(name, '.') : NULL;
+    if (!name)
+        return -1;
+    const char *colon = strchr(name, ':');
+    if (colon) {
+        const char *c = name; /* start of the current path component */
+        while (c < colon) {
+            const char *e = c;
+            while (e < colon && *e != '.')
+                e++;
+            int digits = e > c;
+            for (const char *d = c; d < e && digits; d++)
+                digits = *d >= '0' && *d <= '9';
+            if (digits)
+                return (int)(e - name);
+            c = e + 1;
+        }
+    }
+    const char *dot = strchr(name, '.');
     return dot ? (int)(dot - name) : -1;
 }
 
@@ -33,6 +57,12 @@ static int32_t fwd_op_of(const graph_op *op)
         if (!strcmp(op->attr[i].key, OA_FWD_OP))
             return (int32_t)op->attr[i].value;
     return -1;
+}
+
+int seg_fused_attention(const char *type)
+{
+    return type && (!strcmp(type, "flash_attention") || strstr(type, "scaled_dot_product") ||
+                    strstr(type, "_flash_attention") || strstr(type, "_efficient_attention"));
 }
 
 int32_t seg_blocks(const graph_profile *g, int32_t *block)
@@ -68,6 +98,93 @@ int32_t seg_blocks(const graph_profile *g, int32_t *block)
     }
     sw_free(first);
     return n;
+}
+
+/* Record the plan of seg_plan_recompute on b: the profile's order, each
+   re-run just before its position, each dropped storage dropped at its
+   drop_at. *recompute and *dropped receive the re-runs' time and the
+   dropped bytes. */
+static void seg_emit(plan_builder *b, const graph_profile *g, const seg_rerun *reruns,
+                     int32_t n_rerun, const int32_t *drop_at, double *recompute, int64_t *dropped)
+{
+    pb_resident_persistent(b);
+    *recompute = 0;
+    *dropped = 0;
+    for (int32_t i = 0, r = 0; i < g->n_ops; i++) {
+        int32_t op = g->order[i];
+        for (; r < n_rerun && reruns[r].at == i; r++) {
+            pb_rerun(b, reruns[r].op);
+            *recompute += g->ops[reruns[r].op].time_s;
+        }
+        pb_run(b, op);
+        for (int32_t k = 0; k < g->ops[op].n_out; k++) {
+            int32_t s = g->ops[op].out[k];
+            if (drop_at[s] == i) {
+                pb_drop(b, s);
+                *dropped += g->tensors[s].bytes;
+            }
+        }
+        for (int32_t k = g->acc_off[op]; k < g->acc_off[op + 1]; k++) {
+            int32_t s = g->acc[k];
+            if (drop_at[s] == i && g->tensors[s].producer != op) {
+                pb_drop(b, s);
+                *dropped += g->tensors[s].bytes;
+            }
+        }
+    }
+}
+
+/* The refusal of a plan pb_finish could not place (e2): the bytes the
+   method keeps at its peak, measured by placing the same tasks in an
+   arena large enough for every storage, against the budget, or, when they
+   fit, the allocator's fragmentation. */
+static int seg_refuse(const graph_profile *g, const planner_opts *o, mem_fit fit,
+                      const char *who, const seg_rerun *reruns, int32_t n_rerun,
+                      const int32_t *drop_at, const sw_err *e2, sw_err *err)
+{
+    int64_t all = 0, pers = 0;
+    for (int32_t s = 0; s < g->n_tensors; s++) {
+        if (g->tensors[s].storage != s)
+            continue;
+        all += g->tensors[s].bytes;
+        if (g->tensors[s].persistent)
+            pers += g->tensors[s].bytes;
+    }
+    int64_t align = params_size(&o->params, "alignment");
+    int64_t cap = all + (int64_t)g->n_tensors * align + g->max_workspace;
+    plan_builder *b = pb_new_arena(g, cap, g->max_workspace, fit, align);
+    plan *p = NULL;
+    sw_err e3;
+    double rec;
+    int64_t dropped;
+    if (!b)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    seg_emit(b, g, reruns, n_rerun, drop_at, &rec, &dropped);
+    int rc = pb_finish(b, &p, &e3);
+    mem_stats st;
+    mem_get_stats(pb_memory(b), &st);
+    pb_free(b);
+    plan_free(p);
+    if (rc) /* not a matter of bytes: pass the first refusal on */
+        return sw_fail(err, e2->code, "%s", e2->msg);
+    int64_t need = st.peak_in_use + g->max_workspace;
+    char h1[32], h2[32], h3[32];
+    if (need > o->memory_budget)
+        return sw_fail(err, SW_ENOFIT, "does not fit: %s (%d ops re-run, %lld bytes dropped) "
+                       "keeps %s at its peak (%lld bytes: %s persistent, the rest saved "
+                       "activations and gradients; the largest workspace included), budget %s "
+                       "(%lld bytes)", who, n_rerun, (long long)dropped,
+                       sw_fmt_bytes(need, h1, sizeof h1), (long long)need,
+                       sw_fmt_bytes(pers, h3, sizeof h3), sw_fmt_bytes(o->memory_budget, h2,
+                       sizeof h2), (long long)o->memory_budget);
+    const char *why = e2->msg;
+    if (!strncmp(why, "does not fit: ", 14))
+        why += 14;
+    return sw_fail(err, SW_ENOFIT, "does not fit: %s keeps %s at its peak (%lld bytes) and the "
+                   "budget is %s, but the %s allocator fragments memory (%s)", who,
+                   sw_fmt_bytes(need, h1, sizeof h1), (long long)need,
+                   sw_fmt_bytes(o->memory_budget, h2, sizeof h2),
+                   params_str(&o->params, "allocator"), why);
 }
 
 int seg_plan_recompute(const graph_profile *g, const planner_opts *o, const uint8_t *cand,
@@ -143,32 +260,15 @@ int seg_plan_recompute(const graph_profile *g, const planner_opts *o, const uint
         }
         reruns[c] = x;
     }
-    pb_resident_persistent(b);
     double recompute = 0;
     int64_t dropped = 0;
-    for (int32_t i = 0, r = 0; i < no; i++) {
-        int32_t op = g->order[i];
-        for (; r < n_rerun && reruns[r].at == i; r++) {
-            pb_rerun(b, reruns[r].op);
-            recompute += g->ops[reruns[r].op].time_s;
-        }
-        pb_run(b, op);
-        for (int32_t k = 0; k < g->ops[op].n_out; k++) {
-            int32_t s = g->ops[op].out[k];
-            if (drop_at[s] == i) {
-                pb_drop(b, s);
-                dropped += g->tensors[s].bytes;
-            }
-        }
-        for (int32_t k = g->acc_off[op]; k < g->acc_off[op + 1]; k++) {
-            int32_t s = g->acc[k];
-            if (drop_at[s] == i && g->tensors[s].producer != op) {
-                pb_drop(b, s);
-                dropped += g->tensors[s].bytes;
-            }
-        }
-    }
-    rc = pb_finish(b, out, err);
+    seg_emit(b, g, reruns, n_rerun, drop_at, &recompute, &dropped);
+    sw_err e2;
+    rc = pb_finish(b, out, &e2);
+    if (rc == SW_ENOFIT)
+        rc = seg_refuse(g, o, fit, who, reruns, n_rerun, drop_at, &e2, err);
+    else if (rc)
+        rc = sw_fail(err, e2.code, "%s", e2.msg);
     if (!rc) {
         char note[200];
         snprintf(note, sizeof note, "%s: %d ops re-run (recompute %.6f s), %lld bytes dropped",

@@ -28,6 +28,15 @@ int sublinear_plan_cuts(const graph_profile *g, const planner_opts *o, const uin
    prefix; -1 for other ops. Returns the number of blocks, or SW_ENOMEM. */
 int32_t seg_blocks(const graph_profile *g, int32_t *block);
 
+/* Whether an op type is a fused attention kernel, the attention core as
+   one op holding no sequence-squared scores: the decoder generator's
+   `flash_attention`, or PyTorch's as an imported trace records it
+   (aten::scaled_dot_product_attention and the kernels it dispatches to,
+   aten::_scaled_dot_product_flash_attention, ..._efficient_attention,
+   ..._cudnn_attention, aten::_flash_attention_forward,
+   aten::_efficient_attention_forward). */
+int seg_fused_attention(const char *type);
+
 /* Recompute by op kind (selective, sac): every forward op o with cand[o]
    set (n_ops entries) whose outputs are all read by the backward pass, not
    mutated nor persistent, and whose inputs are persistent or still alive
