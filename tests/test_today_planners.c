@@ -148,6 +148,20 @@ static graph_profile *decoder4(void)
     return g;
 }
 
+/* Set KEY=VALUE[,KEY=VALUE]... (kv may be NULL). */
+static int set_kvs(param_set *ps, const char *kv, sw_err *e)
+{
+    int rc = 0;
+    for (const char *c = kv; c && *c && !rc;) {
+        char one[64];
+        size_t n = strcspn(c, ",");
+        snprintf(one, sizeof one, "%.*s", (int)n, c);
+        rc = params_set_kv(ps, one, e);
+        c += n + (c[n] == ',');
+    }
+    return rc;
+}
+
 static int plan_with(const graph_profile *g, const char *name, const char *kv, plan **p)
 {
     const planner *pl = planner_find(name);
@@ -158,14 +172,7 @@ static int plan_with(const graph_profile *g, const char *name, const char *kv, p
     planner_opts_init(&o, pl);
     o.memory_budget = g->device.memory_bytes; /* roomy: these plans do not adapt */
     sw_err e;
-    int rc = 0;
-    for (const char *c = kv; c && *c && !rc;) { /* KEY=VALUE[,KEY=VALUE]... */
-        char one[64];
-        size_t n = strcspn(c, ",");
-        snprintf(one, sizeof one, "%.*s", (int)n, c);
-        rc = params_set_kv(&o.params, one, &e);
-        c += n + (c[n] == ',');
-    }
+    int rc = set_kvs(&o.params, kv, &e);
     if (!rc)
         rc = planner_run(pl, g, &o, p, &e);
     planner_opts_free(&o);
@@ -889,35 +896,39 @@ static void imported_names(void)
     graph_free(h);
 }
 
-/* A refusal of selective says what the method keeps: at a budget 1 byte
-   under the roomy plan's peak (placed tensors plus the largest workspace,
-   best-fit in an arena that holds everything: the peak of live bytes) the
-   message names the 4 re-runs, the bytes dropped (8 storages: attn:0 and
-   attn:1 of 4 layers, 4 x (2048 + 256)), the bytes kept and the budget. */
-static void selective_refusal(void)
+/* A refusal says what the method keeps: at a budget 1 byte under the
+   roomy plan's peak (the simulated peak of placed tensors and the
+   workspace reserve, in an arena that holds everything: the peak of live
+   bytes) the message names the plan's re-runs and drops, the bytes kept
+   and the budget. selective: 4 re-runs, 8 storages dropped (attn:0 and
+   attn:1 of 4 layers, 4 x (2048 + 256) = 9216 bytes). act-budget at
+   fraction 0: 54 re-runs (the header), no item kept of 4 x 24832 + 5248 =
+   104576 recomputable saved bytes. */
+static void refusal(const char *name, const char *kv, const char *want_plan)
 {
     graph_profile *g = decoder4();
     plan *p = NULL;
-    if (!g || plan_with(g, "selective", NULL, &p)) {
+    if (!g || plan_with(g, name, kv, &p)) {
         graph_free(g);
         return;
     }
     sim_result r;
     sw_err e;
     IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "the roomy plan simulates");
-    int64_t need = r.peak_memory_bytes + g->max_workspace;
+    int64_t need = r.peak_memory_bytes;
     plan_free(p);
     p = NULL;
-    const planner *pl = planner_find("selective");
+    const planner *pl = planner_find(name);
     planner_opts o;
     planner_opts_init(&o, pl);
     o.memory_budget = need - 1;
-    int rc = planner_run(pl, g, &o, &p, &e);
+    int rc = set_kvs(&o.params, kv, &e);
+    if (!rc)
+        rc = planner_run(pl, g, &o, &p, &e);
     planner_opts_free(&o);
-    IS_INT(rc, SW_ENOFIT, "selective refuses %lld bytes", (long long)(need - 1));
+    IS_INT(rc, SW_ENOFIT, "%s refuses %lld bytes", name, (long long)(need - 1));
+    IS_STR_HAS(e.msg, want_plan, "the message names the method's re-runs and drops");
     char want[200];
-    snprintf(want, sizeof want, "selective (4 ops re-run, 9216 bytes dropped) keeps");
-    IS_STR_HAS(e.msg, want, "the message names the method's re-runs and drops");
     snprintf(want, sizeof want, "(%lld bytes: ", (long long)need);
     IS_STR_HAS(e.msg, want, "the message gives the bytes kept at the peak");
     snprintf(want, sizeof want, "(%lld bytes)", (long long)(need - 1));
@@ -926,9 +937,22 @@ static void selective_refusal(void)
     graph_free(g);
 }
 
+static void selective_refusal(void)
+{
+    refusal("selective", NULL, "selective (4 ops re-run, 9216 bytes dropped) keeps");
+}
+
+static void act_budget_refusal(void)
+{
+    refusal("act-budget", "mode=fraction,fraction=0",
+            "act-budget at fraction 0.0000 (54 ops re-run, 0 of 104576 recomputable saved "
+            "bytes kept) keeps");
+}
+
 static const tap_test tests[] = {
     {"imported_names", imported_names},
     {"selective_refusal", selective_refusal},
+    {"act_budget_refusal", act_budget_refusal},
     {"act_budget_densenet", act_budget_densenet},
     {"act_budget_07", act_budget_07},
     {"act_budget_04", act_budget_04},
