@@ -949,7 +949,89 @@ static void act_budget_refusal(void)
             "bytes kept) keeps");
 }
 
+/* zero-offload on an imported trace's optimizer (PyTorch SGD with momentum
+   as _foreach ops), built by hand: 300 parameters p_i (1024 B, fp16 so 512
+   elements) and their momentum buffers m_i (persistent optimizer states);
+   a forward op reads the input x and every p_i and makes a (4096 B); a
+   backward op reads a and makes the 300 gradients g_i as activations (the
+   importer's kind for AccumulateGrad's .grad tensors); then
+   _foreach_add_(m, g) (reads every g_i, mutates every m_i) and
+   _foreach_add_(p, m) (reads every m_i, mutates every p_i): 300 inputs and
+   mutations each. Expected: a plan (no limit on an update's operands);
+   each g_i a gradient copied out right after the backward op (300
+   swap-outs), no m_i resident nor touched by a GPU op (the second step
+   reads them on the host), the resident set x and the 300 parameters:
+   the peak 300 x 1024 + 64 (x) + 4096 (a) + 300 x 1024 (the gradients,
+   made together by the backward op while a is still live). The second
+   update's time: 300 x 512 elements x 7.07e-10 s + 300 x (6 us +
+   1024 B / 52.5 GB/s). */
+static void zero_offload_sgd(void)
+{
+    enum { N = 300 };
+    graph_profile *g = graph_new("sgd300", dev_find("h100-pcie"));
+    int32_t pm[N], mm[N], gr[N], x, a;
+    char nm[32];
+    int bad = !g;
+    for (int i = 0; i < N && !bad; i++) {
+        snprintf(nm, sizeof nm, "p%d", i);
+        pm[i] = graph_add_tensor(g, nm, 1024, GK_PARAMETER, 1);
+        snprintf(nm, sizeof nm, "m%d", i);
+        mm[i] = graph_add_tensor(g, nm, 1024, GK_OPTIMIZER_STATE, 1);
+        snprintf(nm, sizeof nm, "g%d", i);
+        gr[i] = graph_add_tensor(g, nm, 1024, GK_ACTIVATION, 0);
+        bad = pm[i] < 0 || mm[i] < 0 || gr[i] < 0;
+    }
+    x = bad ? -1 : graph_add_tensor(g, "x", 64, GK_INPUT, 1);
+    a = bad ? -1 : graph_add_tensor(g, "a", 4096, GK_ACTIVATION, 0);
+    int32_t fin[N + 1];
+    fin[0] = x;
+    memcpy(fin + 1, pm, sizeof pm);
+    bad = bad || x < 0 || a < 0 ||
+          graph_add_op(g, "fwd", "aten::linear", 1e-3, GP_FORWARD, fin, N + 1, &a, 1, NULL, 0,
+                       0) < 0 ||
+          graph_add_op(g, "bwd", "LinearBackward0", 1e-3, GP_BACKWARD, &a, 1, gr, N, NULL, 0,
+                       0) < 0 ||
+          graph_add_op(g, "step_m", "aten::_foreach_add_", 1e-4, GP_UPDATE, gr, N, NULL, 0, mm,
+                       N, 0) < 0 ||
+          graph_add_op(g, "step_p", "aten::_foreach_add_", 1e-4, GP_UPDATE, mm, N, NULL, 0, pm,
+                       N, 0) < 0;
+    sw_err e;
+    if (!bad && graph_finish(g, &e, NULL, NULL)) {
+        printf("# %s\n", e.msg);
+        bad = 1;
+    }
+    OK(!bad, "the SGD-momentum profile builds");
+    plan *p = NULL;
+    if (bad || plan_with(g, "zero-offload", NULL, &p)) {
+        graph_free(g);
+        return;
+    }
+    const graph_profile *h = p->prof;
+    IS_INT(count_kind(p, TASK_SWAP_OUT), N, "300 gradients copied out");
+    int ok = 1;
+    for (int32_t i = 0; i < p->n_tasks; i++)
+        if (p->tasks[i].kind == TASK_SWAP_OUT)
+            ok &= h->tensors[p->tasks[i].tensor].kind == GK_GRADIENT &&
+                  prev_run(p, i) == 1; /* bwd */
+    OK(ok, "each a gradient, copied out right after the backward op");
+    int touched = 0;
+    for (int32_t k = 0; k < h->acc_off[h->n_ops]; k++)
+        touched += h->tensors[h->acc[k]].kind == GK_OPTIMIZER_STATE;
+    for (int32_t r = 0; r < p->n_resident; r++)
+        touched += h->tensors[p->resident[r].tensor].kind == GK_OPTIMIZER_STATE;
+    IS_INT(touched, 0, "no momentum buffer touched by a GPU op or resident");
+    IS_INT(p->n_resident, N + 1, "resident: x and the 300 parameters");
+    sim_result r;
+    if (!sim_plan(p, NULL, NULL, &r, &e))
+        IS_INT(r.peak_memory_bytes, 2 * N * 1024 + 64 + 4096, "peak: parameters, x, a, gradients");
+    IS_NUM(h->ops[3].time_s, N * 512 * 7.07e-10 + N * (6e-6 + 1024 / 52.5e9), 1e-12,
+           "step_p: the host step for 300 x 512 elements plus 300 copies back");
+    plan_free(p);
+    graph_free(g);
+}
+
 static const tap_test tests[] = {
+    {"zero_offload_sgd", zero_offload_sgd},
     {"imported_names", imported_names},
     {"selective_refusal", selective_refusal},
     {"act_budget_refusal", act_budget_refusal},
