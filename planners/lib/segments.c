@@ -16,33 +16,36 @@ typedef struct seg_rerun {
 } seg_rerun;
 
 /* Length of a name's block prefix, or -1 if none. An imported trace's op
-   is named "MODULE.PATH:aten::op" (profiles/import_pytorch.c); when its
-   module path has a component that is a decimal number (an nn.ModuleList or
-   nn.Sequential index: "inner.transformer.h.3", "layers.3"), the prefix
-   runs to the end of that component, one repeated layer. Otherwise it is
-   the name up to its first '.' (the generators' scopes, "layer3" of
-   "layer3.q_proj"). */
+   is named "MODULE.PATH:aten::op" (docs/pytorch-import.md, "Module
+   names"): when its module path has a component that is a decimal number
+   (an nn.ModuleList or nn.Sequential index: "inner.transformer.h.3",
+   "layers.3"), the prefix runs to the end of that component, one repeated
+   layer; otherwise the op is outside the repeated layers and its prefix is
+   empty (length 0), so that the ops between two layers (the embeddings;
+   the final norm, output layer and loss) form one block. A name with no
+   ':' has the prefix up to its first '.' (the generators' scopes, "layer3"
+   of "layer3.q_proj"). */
 static int prefix_len(const char *name)
 {
     if (!name)
         return -1;
     const char *colon = strchr(name, ':');
-    if (colon) {
-        const char *c = name; /* start of the current path component */
-        while (c < colon) {
-            const char *e = c;
-            while (e < colon && *e != '.')
-                e++;
-            int digits = e > c;
-            for (const char *d = c; d < e && digits; d++)
-                digits = *d >= '0' && *d <= '9';
-            if (digits)
-                return (int)(e - name);
-            c = e + 1;
-        }
+    if (!colon) {
+        const char *dot = strchr(name, '.');
+        return dot ? (int)(dot - name) : -1;
     }
-    const char *dot = strchr(name, '.');
-    return dot ? (int)(dot - name) : -1;
+    for (const char *c = name; c < colon;) { /* c: start of a path component */
+        const char *e = c;
+        while (e < colon && *e != '.')
+            e++;
+        int digits = e > c;
+        for (const char *d = c; d < e && digits; d++)
+            digits = *d >= '0' && *d <= '9';
+        if (digits)
+            return (int)(e - name);
+        c = e + 1;
+    }
+    return 0;
 }
 
 static int same_prefix(const char *a, const char *b)

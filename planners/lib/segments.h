@@ -22,8 +22,11 @@ int sublinear_plan_cuts(const graph_profile *g, const planner_opts *o, const uin
    maximal run of consecutive forward ops, in the profile's order, whose
    names share the prefix before the first '.' (the generators' scope:
    "layer3" of "layer3.q_proj"); an op whose name has no '.' is a block of
-   its own. block[o] (n_ops entries) receives each forward op's block,
-   numbered from 0 in order, and for a backward op the block of its forward
+   its own. An imported trace's "MODULE.PATH:aten::op" has the module path
+   up to its first numeric component as prefix (a layer of a ModuleList:
+   "inner.transformer.h.3"), or the empty prefix outside the layers.
+   block[o] (n_ops entries) receives each forward op's block, numbered
+   from 0 in order, and for a backward op the block of its forward
    op (attribute fwd_op), or of the last forward block with its name's
    prefix; -1 for other ops. Returns the number of blocks, or SW_ENOMEM. */
 int32_t seg_blocks(const graph_profile *g, int32_t *block);
