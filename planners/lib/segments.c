@@ -15,25 +15,17 @@ typedef struct seg_rerun {
     int32_t op;
 } seg_rerun;
 
-/* Length of a name's block prefix, or -1 if none. An imported trace's op
-   is named "MODULE.PATH:aten::op" (docs/pytorch-import.md, "Module
-   names"): when its module path has a component that is a decimal number
-   (an nn.ModuleList or nn.Sequential index: "inner.transformer.h.3",
-   "layers.3"), the prefix runs to the end of that component, one repeated
-   layer; otherwise the op is outside the repeated layers and its prefix is
-   empty (length 0), so that the ops between two layers (the embeddings;
-   the final norm, output layer and loss) form one block. A name with no
-   ':' has the prefix up to its first '.' (the generators' scopes, "layer3"
-   of "layer3.q_proj"). */
-static int prefix_len(const char *name)
+/* The length of an imported op name's module path up to the end of its
+   first component that is a decimal number ("inner.transformer.h.3" of
+   "inner.transformer.h.3.attn:aten::addmm", "layers.3" of
+   "layers.3.q:aten::linear": an nn.ModuleList or nn.Sequential index, one
+   repeated layer), or -1 if the name has no ':' or its path no such
+   component. */
+static int layer_len(const char *name)
 {
-    if (!name)
+    const char *colon = name ? strchr(name, ':') : NULL;
+    if (!colon)
         return -1;
-    const char *colon = strchr(name, ':');
-    if (!colon) {
-        const char *dot = strchr(name, '.');
-        return dot ? (int)(dot - name) : -1;
-    }
     for (const char *c = name; c < colon;) { /* c: start of a path component */
         const char *e = c;
         while (e < colon && *e != '.')
@@ -45,12 +37,32 @@ static int prefix_len(const char *name)
             return (int)(e - name);
         c = e + 1;
     }
-    return 0;
+    return -1;
 }
 
-static int same_prefix(const char *a, const char *b)
+/* Length of a name's block prefix, or -1 if none. In a profile imported
+   with module scopes and indexed layers (layered: some forward op has a
+   layer_len; docs/pytorch-import.md, "Module names"), the prefix of an op
+   in a layer is its layer_len, and that of an op outside the layers
+   (embeddings; the final norm, output layer and loss) is empty (length
+   0), so that the ops between two layers form one block. Otherwise the
+   prefix runs up to the name's first '.' (the generators' scopes, "layer3"
+   of "layer3.q_proj"). */
+static int prefix_len(const char *name, int layered)
 {
-    int la = prefix_len(a), lb = prefix_len(b);
+    if (!name)
+        return -1;
+    if (layered && strchr(name, ':')) {
+        int l = layer_len(name);
+        return l >= 0 ? l : 0;
+    }
+    const char *dot = strchr(name, '.');
+    return dot ? (int)(dot - name) : -1;
+}
+
+static int same_prefix(const char *a, const char *b, int layered)
+{
+    int la = prefix_len(a, layered), lb = prefix_len(b, layered);
     return la >= 0 && la == lb && !strncmp(a, b, (size_t)la);
 }
 
@@ -74,13 +86,16 @@ int32_t seg_blocks(const graph_profile *g, int32_t *block)
     int32_t *first = sw_malloc(((size_t)g->n_ops + 1) * sizeof *first); /* per block: an op */
     if (!first)
         return SW_ENOMEM;
-    for (int32_t o = 0; o < g->n_ops; o++)
+    int layered = 0;
+    for (int32_t o = 0; o < g->n_ops; o++) {
         block[o] = -1;
+        layered |= g->ops[o].phase == GP_FORWARD && layer_len(g->ops[o].name) >= 0;
+    }
     for (int32_t i = 0; i < g->n_ops; i++) {
         int32_t o = g->order[i];
         if (g->ops[o].phase != GP_FORWARD)
             continue;
-        if (prev < 0 || !same_prefix(g->ops[prev].name, g->ops[o].name))
+        if (prev < 0 || !same_prefix(g->ops[prev].name, g->ops[o].name, layered))
             first[n++] = o;
         block[o] = n - 1;
         prev = o;
@@ -94,7 +109,7 @@ int32_t seg_blocks(const graph_profile *g, int32_t *block)
             continue;
         }
         for (int32_t b = n - 1; b >= 0; b--)
-            if (same_prefix(g->ops[first[b]].name, g->ops[o].name)) {
+            if (same_prefix(g->ops[first[b]].name, g->ops[o].name, layered)) {
                 block[o] = b;
                 break;
             }

@@ -22,9 +22,10 @@ int sublinear_plan_cuts(const graph_profile *g, const planner_opts *o, const uin
    maximal run of consecutive forward ops, in the profile's order, whose
    names share the prefix before the first '.' (the generators' scope:
    "layer3" of "layer3.q_proj"); an op whose name has no '.' is a block of
-   its own. An imported trace's "MODULE.PATH:aten::op" has the module path
-   up to its first numeric component as prefix (a layer of a ModuleList:
-   "inner.transformer.h.3"), or the empty prefix outside the layers.
+   its own. In an imported trace whose "MODULE.PATH:aten::op" names have
+   indexed layers, an op's prefix is its module path up to the first
+   numeric component (a layer of a ModuleList: "inner.transformer.h.3"),
+   or empty outside the layers.
    block[o] (n_ops entries) receives each forward op's block, numbered
    from 0 in order, and for a backward op the block of its forward
    op (attribute fwd_op), or of the last forward block with its name's
