@@ -3,7 +3,11 @@
    --layers 4 --hidden 64 --heads 4 --kv-heads 2 --ffn 128 --vocab 100
    --seq 16), each plan's keep / recompute / offload sets checked against
    the sets derived by hand below; every plan verifies and simulates. One
-   named test each (tap_run).
+   named test each (tap_run). Then the same decoder named as an imported
+   PyTorch trace (imported_names, unscoped_names), the refusal messages'
+   numbers (selective_refusal, act_budget_refusal) and zero-offload on a
+   hand-built SGD-momentum step of 300 parameters (zero_offload_sgd), each
+   worked by hand where it is defined.
 
    The decoder's forward ops, in order (gen_decoder.c): embed.tok,
    embed.flatten (a view), then per layer l:
@@ -1030,7 +1034,33 @@ static void zero_offload_sgd(void)
     graph_free(g);
 }
 
+/* A trace recorded without module scopes (the h100_* traces: every op
+   "n<id>:aten::op", no '.' and no layer index) keeps the generic block
+   rule: every forward op is a block of its own, as on random DAGs. On the
+   decoder so renamed checkpoint-blocks cuts after every forward op: 65
+   segments (embed.tok, embed.flatten, 4 x 15 layer ops, head.norm,
+   head.lm_head, head.loss), where the rule for layered traces would make
+   the whole graph one block "outside the layers". */
+static void unscoped_names(void)
+{
+    graph_profile *g = decoder4();
+    if (!g)
+        return;
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "n%d:%s", (int)o, g->ops[o].type);
+        sw_free(g->ops[o].name);
+        g->ops[o].name = sw_strdup(nm);
+    }
+    plan *p = NULL;
+    if (!plan_with(g, "checkpoint-blocks", NULL, &p))
+        IS_STR_HAS(p->notes, "checkpoint-blocks: 65 segments", "a block per forward op");
+    plan_free(p);
+    graph_free(g);
+}
+
 static const tap_test tests[] = {
+    {"unscoped_names", unscoped_names},
     {"zero_offload_sgd", zero_offload_sgd},
     {"imported_names", imported_names},
     {"selective_refusal", selective_refusal},
