@@ -933,7 +933,7 @@ static void refusal(const char *name, const char *kv, const char *want_plan)
     IS_INT(rc, SW_ENOFIT, "%s refuses %lld bytes", name, (long long)(need - 1));
     IS_STR_HAS(e.msg, want_plan, "the message names the method's re-runs and drops");
     char want[200];
-    snprintf(want, sizeof want, "(%lld bytes: ", (long long)need);
+    snprintf(want, sizeof want, "(%lld bytes", (long long)need);
     IS_STR_HAS(e.msg, want, "the message gives the bytes kept at the peak");
     snprintf(want, sizeof want, "(%lld bytes)", (long long)(need - 1));
     IS_STR_HAS(e.msg, want, "and the budget");
@@ -944,6 +944,19 @@ static void refusal(const char *name, const char *kv, const char *want_plan)
 static void selective_refusal(void)
 {
     refusal("selective", NULL, "selective (4 ops re-run, 9216 bytes dropped) keeps");
+}
+
+/* checkpoint-blocks: 6 segments, the 5 checkpoints embed.tok and each
+   layer's mlp_add (16 tokens x 64 x 2 B = 2048 B each), and the
+   persistent bytes: 160832 parameters (embed 100 x 64; per layer two
+   norms of 64 and q 64x64, k and v 64x32, o 64x64, gate and up 64x128,
+   down 128x64, 36992; the head's norm 64 and output layer 64 x 100), at 14
+   bytes each (bf16 weight, fp32 master, m and v): 2251648 B, and the
+   inputs, 16 token ids and 16 targets (96 B): 2251744 B, 2.15 MiB. */
+static void checkpoint_blocks_refusal(void)
+{
+    refusal("checkpoint-blocks", NULL, "checkpoint-blocks (6 segments: 5 checkpoints of 10240 "
+            "bytes, 2.15 MiB persistent) needs");
 }
 
 static void act_budget_refusal(void)
@@ -1065,6 +1078,7 @@ static const tap_test tests[] = {
     {"imported_names", imported_names},
     {"selective_refusal", selective_refusal},
     {"act_budget_refusal", act_budget_refusal},
+    {"checkpoint_blocks_refusal", checkpoint_blocks_refusal},
     {"act_budget_densenet", act_budget_densenet},
     {"act_budget_07", act_budget_07},
     {"act_budget_04", act_budget_04},
