@@ -210,6 +210,10 @@ typedef struct wctx {
     int32_t n1, n1w;     /* entries in k1 and k1w */
     double W;            /* the previous iteration's extra time the wrap windows get
                             (INFINITY: they are left unconstrained) */
+    int depth;           /* times w_grid cuts the pieces again */
+    double grid_best;    /* the least Z2 + Z1 w_grid has met at a point (a value reached) */
+    double floor_s, floor_a; /* the extra time the cuts so far force (swap only, any):
+                            a fixed point that cannot pass it is not sought */
     int32_t *rank;       /* per candidate: its rank by rho (1..), 0 if never re-run */
     double *fb, *fc, *rb, *rr; /* Fenwick trees (bytes, cost) and bytes, rho by rank */
     double d2h, h2d, budget;
@@ -405,46 +409,67 @@ static double w_grid(wctx *x, int32_t nr, double slack, double a, double fa,
 
 /* The cut's extra time Z1 + Z2 at the current x->W, at least: without
    re-runs (any == 0: a2 is the least Z2), or with them (z0: the least Z2,
-   cost_all: the re-run time of every recomputable candidate). */
+   cost_all: the re-run time of every recomputable candidate), Z2 sought
+   up to zmax only: a value above zmax says the least Z1 + Z2 is above it. */
 static double w_eval(wctx *x, int any, int32_t nr, double slack, double a2, double z0,
-                     double cost_all)
+                     double cost_all, double zmax)
 {
     double zs = SW_MAX(0, w_z1(x, 0, slack, 0, 0)) + a2;
     if (!any)
         return zs;
+    if (z0 > zmax)
+        return INFINITY; /* every Z2 allowed is above zmax */
     if (!(cost_all > 0)) /* re-runs restore everything recomputable in no time */
         return SW_MIN(zs, z0 + SW_MAX(0, w_z1(x, nr, slack, z0, 1)));
     /* Z1(z) never rises with z, so on [a, b] Z2 + Z1 >= a + Z1(b); beyond
-       cost_all more re-run time restores nothing more */
-    double hi = z0 + cost_all, fhi = hi + SW_MAX(0, w_z1(x, nr, slack, hi, 1));
+       cost_all more re-run time restores nothing more, and beyond zmax
+       Z2 alone is above it */
+    double hi = SW_MIN(z0 + cost_all, zmax), fhi = hi + SW_MAX(0, w_z1(x, nr, slack, hi, 1));
     double f0 = z0 + SW_MAX(0, w_z1(x, nr, slack, z0, 1));
-    return SW_MIN(zs, SW_MIN(fhi, w_grid(x, nr, slack, z0, f0, hi, fhi, 2)));
+    double v = SW_MIN(zs, SW_MIN(fhi, w_grid(x, nr, slack, z0, f0, hi, fhi, x->depth)));
+    return hi < z0 + cost_all && v > zmax ? INFINITY : v;
 }
 
 /* The least X = T - C the cut allows, at least. The copy-out window of a
    wrap candidate starts in the previous iteration and holds that
    iteration's extra time W <= X_prev; h(W) (w_eval) never rises with W and
    falls by at most what W rises, so every steady state has a mean X at
-   least the fixed point X = h(X) (docs/bounds.md). Bisection, keeping the
-   lower end: lo < h(lo) means lo is below the fixed point. */
+   least the fixed point X = h(X) (docs/bounds.md). Bisection from
+   [0, top] (top: at least the fixed point; the swap-only one bounds the
+   one with re-runs), keeping the lower end: lo < h(lo) means lo is below
+   the fixed point. */
 static double w_fix(wctx *x, int any, int32_t nr, double slack, double a2, double z0,
-                    double cost_all)
+                    double cost_all, double top)
 {
     x->W = INFINITY;
-    double h_inf = w_eval(x, any, nr, slack, a2, z0, cost_all); /* h's least value */
+    x->depth = 2;
+    double h_inf = w_eval(x, any, nr, slack, a2, z0, cost_all, INFINITY); /* h's least value */
     if (!x->n1w)
         return h_inf;
+    double lo = h_inf, hi = top; /* the fixed point is at least h's least value */
     x->W = 0;
-    double lo = 0, hi = w_eval(x, any, nr, slack, a2, z0, cost_all); /* h(0) >= the fixed point */
-    if (hi <= h_inf) {
+    x->depth = 0;
+    x->grid_best = INFINITY;
+    double h0 = w_eval(x, any, nr, slack, a2, z0, cost_all, INFINITY);
+    if (!any)
+        hi = h0; /* h(0) */
+    else /* a point's value at W = 0 is at least h(0), itself at least the fixed point */
+        hi = SW_MIN(hi, x->grid_best);
+    if (hi <= SW_MAX(h_inf, any ? x->floor_a : x->floor_s) + 1e-4 * x->g->total_compute_s) {
         x->W = INFINITY;
-        return h_inf; /* the wrap windows never bind here */
+        return h_inf; /* the wrap windows cannot raise this cut, or the bound, by
+                         a 10,000th of the compute */
     }
-    /* with re-runs each step solves the grid: fewer steps (lo stays below) */
-    for (int it = 0; it < (any ? 12 : 40) && hi - lo > 1e-7 * hi; it++) {
+    /* with re-runs each step solves a grid over Z2 in [z0, mid]: fewer
+       steps, no refinement (the grid's value is below h's, so lo stays
+       below the fixed point) */
+    x->depth = 0;
+    int steps = any && cost_all > 0 ? 6 : 30; /* (with no grid, a step costs what one
+                                               without re-runs does) */
+    for (int it = 0; it < steps && hi - lo > 1e-7 * hi; it++) {
         double mid = 0.5 * (lo + hi);
         x->W = mid;
-        if (mid < w_eval(x, any, nr, slack, a2, z0, cost_all))
+        if (mid < w_eval(x, any, nr, slack, a2, z0, cost_all, mid))
             lo = mid;
         else
             hi = mid;
@@ -491,11 +516,10 @@ static void w_cut(wctx *x, int32_t k, double *zs, double *za, double *z1s, doubl
         *z1s = SW_MAX(0, w_z1(x, 0, slack, 0, 0));
         *z2s = a2;
     }
-    *zs = w_fix(x, 0, 0, slack, a2, 0, 0);
+    *zs = w_fix(x, 0, 0, slack, a2, 0, 0, INFINITY);
     if (!za || *zs <= 0)
         return;
-    x->W = INFINITY;
-    int gain = *zs > w_eval(x, 0, 0, slack, a2, 0, 0); /* did the wrap windows bind? */
+
     qsort(x->kr, (size_t)nr, sizeof *x->kr, wkey_cmp);
     double cost_all = 0;
     for (int32_t r = 0; r < nr; r++) {
@@ -506,11 +530,7 @@ static void w_cut(wctx *x, int32_t k, double *zs, double *za, double *z1s, doubl
         cost_all += c->b * c->rho;
     }
     double z0 = w_z2min(x, n2, nr, slack, 1);
-    /* where they did not bind without re-runs, they are left out with them
-       (a weaker bound, and a faster one) */
-    if (!gain)
-        x->n1w = 0;
-    *za = SW_MIN(*zs, w_fix(x, 1, nr, slack, a2, z0, cost_all));
+    *za = SW_MIN(*zs, w_fix(x, 1, nr, slack, a2, z0, cost_all, *zs));
 }
 
 /* A lower bound on min Z2 + Z1(Z2) over [a, b] (fa, fb: the values at the
@@ -530,6 +550,7 @@ static double w_grid(wctx *x, int32_t nr, double slack, double a, double fa,
         f[i] = z[i] + SW_MAX(0, w_z1(x, nr, slack, z[i], 1));
         best = SW_MIN(best, f[i]);
     }
+    x->grid_best = SW_MIN(x->grid_best, best);
     for (int i = 0; i < WIN_GRID; i++) {
         double piece = z[i] + (f[i + 1] - z[i + 1]); /* left end + Z1 at the right end */
         if (piece < best && depth > 0)
@@ -563,6 +584,7 @@ static void w_bounds(wctx *x, const int64_t *live_at, double *swap_s, double *an
     int32_t op[WIN_CUTS];
     for (int32_t i = 0; i < nk; i++) {
         double zs;
+        x->floor_s = *swap_s - g->total_compute_s;
         w_cut(x, ks[i].i, &zs, NULL, &z1[i], &z2[i]);
         op[i] = ks[i].i;
         ks[i].key = zs;
@@ -580,6 +602,8 @@ static void w_bounds(wctx *x, const int64_t *live_at, double *swap_s, double *an
     qsort(ks, (size_t)nk, sizeof *ks, wkey_desc);
     for (int32_t i = 0; i < SW_MIN(nk, WIN_ANY_CUTS) && ks[i].key > 0; i++) {
         double zs, za;
+        x->floor_s = 0;
+        x->floor_a = *any_s - g->total_compute_s;
         w_cut(x, ks[i].i, &zs, &za, NULL, NULL);
         if (g->total_compute_s + za > *any_s) {
             *any_s = g->total_compute_s + za;
