@@ -460,13 +460,23 @@ static double w_fix(wctx *x, int any, int32_t nr, double slack, double a2, doubl
         return h_inf; /* the wrap windows cannot raise this cut, or the bound, by
                          a 10,000th of the compute */
     }
-    /* with re-runs each step solves a grid over Z2 in [z0, mid]: fewer
-       steps, no refinement (the grid's value is below h's, so lo stays
-       below the fixed point) */
     x->depth = 0;
-    int steps = any && cost_all > 0 ? 6 : 30; /* (with no grid, a step costs what one
-                                               without re-runs does) */
-    for (int it = 0; it < steps && hi - lo > 1e-7 * hi; it++) {
+    if (any && cost_all > 0) {
+        /* with re-runs each value solves a grid over Z2: few of them. From lo
+           <= X*, X* >= (lo + h(lo)) / 2 (h falls by at most what W rises),
+           and h(lo) is at least the grid's bound over Z2 in [z0, hi] or,
+           for a larger Z2, hi itself; the gap to X* at least halves */
+        for (int it = 0; it < 8; it++) {
+            x->W = lo;
+            double next = 0.5 * (lo + SW_MIN(hi, w_eval(x, 1, nr, slack, a2, z0, cost_all, hi)));
+            if (!(next > lo * (1 + 1e-9)))
+                break;
+            lo = next;
+        }
+        x->W = INFINITY;
+        return SW_MAX(lo, h_inf);
+    }
+    for (int it = 0; it < 30 && hi - lo > 1e-7 * hi; it++) {
         double mid = 0.5 * (lo + hi);
         x->W = mid;
         if (mid < w_eval(x, any, nr, slack, a2, z0, cost_all, mid))
