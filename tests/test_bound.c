@@ -90,52 +90,6 @@ static void test_hand_worked_chain(void)
     graph_free(g);
 }
 
-/* The copy-out of a persistent storage mutated at the iteration's end
-   (docs/bounds.md, bound 5, "mutated storages"): P (100 bytes, an optimizer
-   state) is read and mutated by op3 only; op0 makes A (100), op1 reads A and
-   makes B (10), op2 (10 s) reads B and makes C (10), op3 (1 s) reads C. At
-   110 bytes op1 holds A and B, so P is off the GPU at op1's start; its host
-   copy must hold op3's version of the previous iteration, so it was copied
-   out after that op3 ended: in op0 (1 s) plus the previous iteration's extra
-   time W plus Z1. 100 bytes at 10 B/s: Z1 >= 9 - W, and the copy in has
-   op1 + op2 (11 s): Z2 >= 0. The fixed point X = 9 - X is 4.5 s: 13 + 4.5.
-   Without the term (P's copy out unconstrained) the bound was 13 s. */
-static void test_mutated_persistent(void)
-{
-    dev_spec d = *dev_find("v100");
-    d.h2d_bw = d.d2h_bw = 10;
-    d.duplex_bw = 20;
-    d.copy_latency_s = 0;
-    graph_profile *g = graph_new("tail4", &d);
-    int32_t P = graph_add_tensor(g, "P", 100, GK_OPTIMIZER_STATE, 1);
-    int32_t A = graph_add_tensor(g, "A", 100, GK_ACTIVATION, 0);
-    int32_t B = graph_add_tensor(g, "B", 10, GK_ACTIVATION, 0);
-    int32_t C = graph_add_tensor(g, "C", 10, GK_ACTIVATION, 0);
-    int32_t in1[] = {A}, in2[] = {B}, in3[] = {C};
-    graph_add_op(g, "op0", "x", 1, GP_FORWARD, NULL, 0, &A, 1, NULL, 0, 0);
-    graph_add_op(g, "op1", "x", 1, GP_FORWARD, in1, 1, &B, 1, NULL, 0, 0);
-    graph_add_op(g, "op2", "x", 10, GP_BACKWARD, in2, 1, &C, 1, NULL, 0, 0);
-    graph_add_op(g, "op3", "x", 1, GP_UPDATE, in3, 1, NULL, 0, &P, 1, 0);
-    sw_err e;
-    int rc = graph_finish(g, &e, NULL, NULL);
-    OK(rc == 0, "the tail graph builds %s", rc ? e.msg : "");
-    if (rc) {
-        graph_free(g);
-        return;
-    }
-    bound_result r;
-    rc = bound_compute(g, 110, g->order, &r, &e);
-    IS_INT(rc, 0, "bound at 110 bytes %s", rc ? e.msg : "");
-    IS_NUM(r.compute_s, 13, 1e-12, "compute: 1 + 1 + 10 + 1 s");
-    OK(fabs(r.window_swap_s - 17.5) < 1e-5, "swap only: 13 s + the fixed point 4.5 s (%.9g)",
-       r.window_swap_s);
-    OK(fabs(r.window_any_s - 17.5) < 1e-5, "no candidate of the cut can be re-run: the same "
-       "with re-runs (%.9g)", r.window_any_s);
-    OK(fabs(r.order_window_swap_s - 17.5) < 1e-5, "the chain's only order: the same (%.9g)",
-       r.order_window_swap_s);
-    graph_free(g);
-}
-
 /* every topological order of g, by backtracking; calls fn for each, at most
    cap of them */
 typedef struct topo {
@@ -290,6 +244,102 @@ static void registry(const graph_profile *g, int64_t budget, check *c, int seeds
             plan_free(p);
         }
     }
+}
+
+/* The hand-worked chain with op1 also mutating A in place (as relu_ does):
+   a copy that brings A back holds op1's version, so it was copied out after
+   op1 ended, in no compute at all before op2 (the window was op1's 1 s):
+   Z1 >= 90 / 10 = 9, Z2 >= 90 / 10 - 1 = 8, so 4 + 17 = 21 s; and A cannot
+   be re-run (op1 mutated it), so the same with re-runs (4.8 s before). */
+static void test_mutated_before_cut(void)
+{
+    dev_spec d = *dev_find("v100");
+    d.h2d_bw = d.d2h_bw = 10;
+    d.duplex_bw = 20;
+    d.copy_latency_s = 0;
+    graph_profile *g = graph_new("chain4m", &d);
+    int32_t A = graph_add_tensor(g, "A", 100, GK_ACTIVATION, 0);
+    int32_t B = graph_add_tensor(g, "B", 100, GK_ACTIVATION, 0);
+    int32_t C = graph_add_tensor(g, "C", 100, GK_ACTIVATION, 0);
+    int32_t D = graph_add_tensor(g, "D", 10, GK_ACTIVATION, 0);
+    int32_t in2[] = {B}, in3[] = {A, C};
+    graph_add_op(g, "op0", "x", 1, GP_FORWARD, NULL, 0, &A, 1, NULL, 0, 0);
+    graph_add_op(g, "op1", "x", 1, GP_FORWARD, NULL, 0, &B, 1, &A, 1, 0);
+    graph_add_op(g, "op2", "x", 1, GP_FORWARD, in2, 1, &C, 1, NULL, 0, 0);
+    graph_add_op(g, "op3", "x", 1, GP_FORWARD, in3, 2, &D, 1, NULL, 0, 0);
+    sw_err e;
+    int rc = graph_finish(g, &e, NULL, NULL);
+    OK(rc == 0, "the chain with a mutation builds %s", rc ? e.msg : "");
+    if (rc) {
+        graph_free(g);
+        return;
+    }
+    bound_result r;
+    rc = bound_compute(g, 210, g->order, &r, &e);
+    IS_INT(rc, 0, "bound at 210 bytes %s", rc ? e.msg : "");
+    IS_INT(r.window_op, 2, "the binding cut is op2");
+    IS_NUM(r.window_swap_s, 21, 1e-12, "swap only: 4 s + 9 s + 8 s");
+    IS_NUM(r.window_any_s, 21, 1e-9, "A cannot be re-run: the same with re-runs");
+    IS_NUM(r.order_window_swap_s, 21, 1e-12, "the chain's only order: the same");
+    check c = {0};
+    c.budget = 210;
+    c.min_margin = INFINITY;
+    registry(g, 210, &c, 1);
+    OK(c.plans > 0 && c.beaten == 0, "every registered planner: %d plans, none beats the bound "
+       "(closest: %.4f x the bound; %d refusals) %s", c.plans, c.min_margin, c.nofit, c.worst);
+    graph_free(g);
+}
+
+/* The copy-out of a persistent storage mutated at the iteration's end
+   (docs/bounds.md, bound 5, "mutated storages"): P (100 bytes, an optimizer
+   state) is read and mutated by op3 only; op0 makes A (100), op1 reads A and
+   makes B (10), op2 (10 s) reads B and makes C (10), op3 (1 s) reads C. At
+   110 bytes op1 holds A and B, so P is off the GPU at op1's start; its host
+   copy must hold op3's version of the previous iteration, so it was copied
+   out after that op3 ended: in op0 (1 s) plus the previous iteration's extra
+   time W plus Z1. 100 bytes at 10 B/s: Z1 >= 9 - W, and the copy in has
+   op1 + op2 (11 s): Z2 >= 0. The fixed point X = 9 - X is 4.5 s: 13 + 4.5.
+   Without the term (P's copy out unconstrained) the bound was 13 s. */
+static void test_mutated_persistent(void)
+{
+    dev_spec d = *dev_find("v100");
+    d.h2d_bw = d.d2h_bw = 10;
+    d.duplex_bw = 20;
+    d.copy_latency_s = 0;
+    graph_profile *g = graph_new("tail4", &d);
+    int32_t P = graph_add_tensor(g, "P", 100, GK_OPTIMIZER_STATE, 1);
+    int32_t A = graph_add_tensor(g, "A", 100, GK_ACTIVATION, 0);
+    int32_t B = graph_add_tensor(g, "B", 10, GK_ACTIVATION, 0);
+    int32_t C = graph_add_tensor(g, "C", 10, GK_ACTIVATION, 0);
+    int32_t in1[] = {A}, in2[] = {B}, in3[] = {C};
+    graph_add_op(g, "op0", "x", 1, GP_FORWARD, NULL, 0, &A, 1, NULL, 0, 0);
+    graph_add_op(g, "op1", "x", 1, GP_FORWARD, in1, 1, &B, 1, NULL, 0, 0);
+    graph_add_op(g, "op2", "x", 10, GP_BACKWARD, in2, 1, &C, 1, NULL, 0, 0);
+    graph_add_op(g, "op3", "x", 1, GP_UPDATE, in3, 1, NULL, 0, &P, 1, 0);
+    sw_err e;
+    int rc = graph_finish(g, &e, NULL, NULL);
+    OK(rc == 0, "the tail graph builds %s", rc ? e.msg : "");
+    if (rc) {
+        graph_free(g);
+        return;
+    }
+    bound_result r;
+    rc = bound_compute(g, 110, g->order, &r, &e);
+    IS_INT(rc, 0, "bound at 110 bytes %s", rc ? e.msg : "");
+    IS_NUM(r.compute_s, 13, 1e-12, "compute: 1 + 1 + 10 + 1 s");
+    OK(fabs(r.window_swap_s - 17.5) < 1e-5, "swap only: 13 s + the fixed point 4.5 s (%.9g)",
+       r.window_swap_s);
+    OK(fabs(r.window_any_s - 17.5) < 1e-5, "no candidate of the cut can be re-run: the same "
+       "with re-runs (%.9g)", r.window_any_s);
+    OK(fabs(r.order_window_swap_s - 17.5) < 1e-5, "the chain's only order: the same (%.9g)",
+       r.order_window_swap_s);
+    check c = {0};
+    c.budget = 110;
+    c.min_margin = INFINITY;
+    registry(g, 110, &c, 1);
+    OK(c.plans > 0 && c.beaten == 0, "every registered planner: %d plans, none beats the bound "
+       "(closest: %.4f x the bound; %d refusals) %s", c.plans, c.min_margin, c.nofit, c.worst);
+    graph_free(g);
 }
 
 static void test_never_beaten_on_tiny_dags(void)
@@ -525,6 +575,7 @@ static void test_never_beaten_with_adam_states(void)
 
 static const tap_test tests[] = {
     {"hand_worked_chain", test_hand_worked_chain},
+    {"mutated_before_cut", test_mutated_before_cut},
     {"mutated_persistent", test_mutated_persistent},
     {"never_beaten_with_adam_states", test_never_beaten_with_adam_states},
     {"never_beaten_on_tiny_dags", test_never_beaten_on_tiny_dags},
