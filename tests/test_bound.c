@@ -249,8 +249,8 @@ static void registry(const graph_profile *g, int64_t budget, check *c, int seeds
 /* The hand-worked chain with op1 also mutating A in place (as relu_ does):
    a copy that brings A back holds op1's version, so it was copied out after
    op1 ended, in no compute at all before op2 (the window was op1's 1 s):
-   Z1 >= 90 / 10 = 9, Z2 >= 90 / 10 - 1 = 8, so 4 + 17 = 21 s; and A cannot
-   be re-run (op1 mutated it), so the same with re-runs (4.8 s before). */
+   Z1 >= 90 / 10 = 9, Z2 >= 90 / 10 - 1 = 8, so 4 + 17 = 21 s (20 s
+   before); A cannot be re-run (op1 mutated it), so the same with re-runs. */
 static void test_mutated_before_cut(void)
 {
     dev_spec d = *dev_find("v100");
