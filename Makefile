@@ -394,9 +394,11 @@ docs-check: deps $(SWAPSIM)
 	exit $$fail
 
 # Fuzzing (AFL++): one harness, fuzz/fuzz_parse.c, per parser; each runs
-# FUZZ_S seconds from its seed corpus (fuzz/corpus/PARSER/) and the target
+# FUZZ_S seconds from its seed corpus (fuzz/corpus/PARSER/), FUZZ_JOBS of
+# them at once (one afl-fuzz per core: 2, CI's cores), and the target
 # fails if AFL++ saved any crash or hang. Findings stay in $(FUZZ_OUT)/.
 FUZZ_S ?= 60
+FUZZ_JOBS ?= 2
 FUZZ_OUT ?= out/fuzz
 FUZZ_PARSERS := profile plan dtr pipedream pytorch experiment workload
 
@@ -404,25 +406,28 @@ $(BUILD)/fuzz/fuzz_parse: fuzz/fuzz_parse.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $< -o $@ $(LIB) $(LDFLAGS_ALL) $(LIBS)
 
+.PHONY: $(addprefix fuzz-run-,$(FUZZ_PARSERS))
 fuzz: deps
 	@command -v afl-fuzz >/dev/null 2>&1 || $(MAKE) --no-print-directory deps DEB_PKGS="afl++ clang"
 	AFL_USE_ASAN=1 AFL_USE_UBSAN=1 $(MAKE) --no-print-directory FUZZ=1 WERROR=0 build/fuzz/fuzz/fuzz_parse
-	@fail=0; for p in $(FUZZ_PARSERS); do \
-	  rm -rf $(FUZZ_OUT)/$$p; mkdir -p $(FUZZ_OUT); \
-	  AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_AFFINITY=1 \
-	  AFL_NO_UI=1 AFL_QUIET=1 AFL_SKIP_CRASHES=1 \
-	    timeout $$(( $(FUZZ_S) + 60 )) afl-fuzz -V $(FUZZ_S) -t 2000 -m none \
-	    -i fuzz/corpus/$$p -o $(FUZZ_OUT)/$$p -- build/fuzz/fuzz/fuzz_parse $$p @@ \
-	    > $(FUZZ_OUT)/$$p.log 2>&1; \
-	  st=$(FUZZ_OUT)/$$p/default/fuzzer_stats; \
-	  execs=$$(awk '/^execs_done/ {print $$3}' $$st 2>/dev/null); \
-	  crashes=$$(ls $(FUZZ_OUT)/$$p/default/crashes 2>/dev/null | grep -c '^id:'); \
-	  hangs=$$(ls $(FUZZ_OUT)/$$p/default/hangs 2>/dev/null | grep -c '^id:'); \
-	  echo "fuzz: $$p: $${execs:-0} executions in $(FUZZ_S) s, $$crashes crashes, $$hangs hangs"; \
-	  if [ -z "$$execs" ]; then echo "fuzz: $$p: afl-fuzz did not run (see $(FUZZ_OUT)/$$p.log)"; \
-	    tail -5 $(FUZZ_OUT)/$$p.log; fail=1; fi; \
-	  if [ "$$crashes" != 0 ] || [ "$$hangs" != 0 ]; then fail=1; fi; \
-	done; exit $$fail
+	@$(MAKE) --no-print-directory -k -j$(FUZZ_JOBS) $(addprefix fuzz-run-,$(FUZZ_PARSERS))
+
+# one parser's run (FUZZ=1's harness, built by fuzz above)
+$(addprefix fuzz-run-,$(FUZZ_PARSERS)): fuzz-run-%:
+	@p=$*; rm -rf $(FUZZ_OUT)/$$p; mkdir -p $(FUZZ_OUT); \
+	AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_AFFINITY=1 \
+	AFL_NO_UI=1 AFL_QUIET=1 AFL_SKIP_CRASHES=1 \
+	  timeout $$(( $(FUZZ_S) + 60 )) afl-fuzz -V $(FUZZ_S) -t 2000 -m none \
+	  -i fuzz/corpus/$$p -o $(FUZZ_OUT)/$$p -- build/fuzz/fuzz/fuzz_parse $$p @@ \
+	  > $(FUZZ_OUT)/$$p.log 2>&1; \
+	st=$(FUZZ_OUT)/$$p/default/fuzzer_stats; \
+	execs=$$(awk '/^execs_done/ {print $$3}' $$st 2>/dev/null); \
+	crashes=$$(ls $(FUZZ_OUT)/$$p/default/crashes 2>/dev/null | grep -c '^id:'); \
+	hangs=$$(ls $(FUZZ_OUT)/$$p/default/hangs 2>/dev/null | grep -c '^id:'); \
+	echo "fuzz: $$p: $${execs:-0} executions in $(FUZZ_S) s, $$crashes crashes, $$hangs hangs"; \
+	if [ -z "$$execs" ]; then echo "fuzz: $$p: afl-fuzz did not run (see $(FUZZ_OUT)/$$p.log)"; \
+	  tail -5 $(FUZZ_OUT)/$$p.log; exit 1; fi; \
+	test "$$crashes" = 0 && test "$$hangs" = 0
 
 # The shared library the Python package loads (ctypes): build/rel's objects
 # (compiled position-independent, above), but experiments/mpi.o, which is

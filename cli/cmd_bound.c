@@ -62,10 +62,11 @@ int cmd_bound(int argc, char **argv)
                  "within the budget: compute (every op once), and the bytes that are live in\n"
                  "every schedule beyond the budget, which must come back by PCIe or be\n"
                  "recomputed: in all, and in their windows (copied out between their making\n"
-                 "and the cut, back in between the cut and their next use, or re-run at\n"
-                 "their own producer's cost); for plans that only swap, for plans that also\n"
-                 "recompute, and for plans that keep the profile's order. No plan is faster\n"
-                 "(docs/bounds.md).\n"
+                 "or last mutation and the cut - a persistent storage mutated later, after\n"
+                 "that mutation in the previous iteration - back in between the cut and\n"
+                 "their next use, or re-run at their own producer's cost); for plans that\n"
+                 "only swap, for plans that also recompute, and for plans that keep the\n"
+                 "profile's order. No plan is faster (docs/bounds.md).\n"
                  "Exit 1 when some op alone needs more than the budget resident.\n",
         .args = args,
         .opts = opts};

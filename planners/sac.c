@@ -2,8 +2,9 @@
    with the policy the issue names as its default (and torch.compile's
    partitioner's rule of thumb): save the outputs of matmuls and attention,
    recompute the pointwise ops. "Compute-intensive" ops, whose outputs are
-   saved: linear, bmm, convolutions, the fused attention, embeddings and
-   the loss; every other forward op (norms, rotary, SwiGLU, adds,
+   saved: linear, the matmuls (mm, addmm, bmm, matmul), convolutions, the
+   fused attention (the generator's and PyTorch's scaled_dot_product_attention,
+   segments.h), embeddings, recurrent cells and the loss; every other forward op (norms, rotary, SwiGLU, adds,
    activations, softmax, copies, pooling) is "pointwise" and a candidate
    for recomputation.
 
@@ -30,10 +31,12 @@ static const param_def sac_params[] = {
 /* Outputs saved under the policy: matmuls, attention, lookups, the loss. */
 static int saved_kind(const char *type)
 {
-    static const char *const keep[] = {"linear", "bmm", "conv", "flash_attention", "embedding",
-                                       "cross_entropy", "loss", "matmul", "lstm", "gemm"};
-    if (!type)
-        return 1; /* unknown: saved */
+    /* "mm" covers mm, addmm, bmm, baddbmm, matmul (an imported trace's
+       aten:: names: GPT-2's Conv1D layers are aten::addmm) */
+    static const char *const keep[] = {"linear", "mm",   "conv", "embedding", "cross_entropy",
+                                       "loss",   "lstm", "gru",  "rnn",       "gemm"};
+    if (!type || seg_fused_attention(type))
+        return 1; /* unknown, or the attention: saved */
     for (size_t i = 0; i < SW_ARRAY_LEN(keep); i++)
         if (strstr(type, keep[i]))
             return 1;

@@ -14,7 +14,10 @@
    projection's backward): one more attention forward per layer, the same
    trade Megatron makes with Transformer Engine's fused attention.
 
-   Only fused attention operators are recomputed: profiles with unfused
+   Only fused attention operators are recomputed (segments.h,
+   seg_fused_attention: the generator's, and PyTorch's
+   scaled_dot_product_attention in imported traces, which likewise
+   outputs the attention and its logsumexp statistics): profiles with unfused
    attention (gpt, transformer: bmm, softmax, dropout) or none get a plan
    that recomputes nothing (docs/planners.md). An operator is skipped if
    it mutates anything, if an output is not read by the backward pass, or
@@ -38,7 +41,7 @@ static int plan_selective(const graph_profile *g, const planner_opts *o, plan **
     if (!cand)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     for (int32_t op = 0; op < g->n_ops; op++)
-        cand[op] = g->ops[op].type && !strcmp(g->ops[op].type, "flash_attention");
+        cand[op] = seg_fused_attention(g->ops[op].type) != 0;
     int rc = seg_plan_recompute(g, o, cand, "selective", out, err);
     sw_free(cand);
     return rc;

@@ -931,8 +931,14 @@ int sublinear_plan_cuts(const graph_profile *g, const planner_opts *o, const uin
                              : sw_fail(err, rc, "%s: a dropped storage is read before its "
                                        "recomputation (a bug)", who);
     } else {
-        char what[96];
-        snprintf(what, sizeof what, "%s (%d segments)", who, r.segments);
+        int64_t pers = 0;
+        for (int32_t t = 0; t < g->n_tensors; t++)
+            if (g->tensors[t].storage == t && g->tensors[t].persistent)
+                pers += g->tensors[t].bytes;
+        char what[200], hp[32];
+        snprintf(what, sizeof what, "%s (%d segments: %d checkpoints of %lld bytes, %s "
+                 "persistent)", who, r.segments, r.checkpoints, (long long)r.ckpt_bytes,
+                 sw_fmt_bytes(pers, hp, sizeof hp));
         if (r.peak > arena) {
             rc = no_fit(err, what, r.peak + g->max_workspace, o->memory_budget);
         } else {

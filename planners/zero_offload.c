@@ -57,14 +57,46 @@ static double elements(const graph_tensor *t)
     return (double)t->bytes / es;
 }
 
+/* The gradients the optimizer step reads (grad[s] for storage s, n_tensors
+   entries): the non-persistent storages an update op reads that are tagged
+   gradients, or that a backward op made (an imported trace's .grad
+   tensors, made by AccumulateGrad, are activations to the importer). A
+   persistent gradient (a .grad buffer living across iterations) stays on
+   the GPU, read by the step as before. Returns the largest input or
+   mutation count of an update op. */
+static int32_t find_gradients(const graph_profile *g, uint8_t *grad)
+{
+    int32_t most = 1;
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        const graph_op *op = &g->ops[o];
+        if (op->phase != GP_UPDATE)
+            continue;
+        most = SW_MAX(most, SW_MAX(op->n_in, op->n_mut));
+        for (int32_t k = 0; k < op->n_in; k++) {
+            int32_t x = op->in[k], st = g->tensors[x].storage, p = g->tensors[st].producer;
+            if (!g->tensors[st].persistent &&
+                (g->tensors[x].kind == GK_GRADIENT || (p >= 0 && g->ops[p].phase == GP_BACKWARD)))
+                grad[st] = 1;
+        }
+    }
+    return most;
+}
+
 /* The rewritten profile (above) in *out. */
 static int rewrite(const graph_profile *g, double s_per_param, graph_profile **out,
                    sw_err *err)
 {
     graph_profile *h = graph_new(g->name, &g->device);
-    int32_t in[256], mut[256];
-    if (!h)
+    uint8_t *grad = sw_calloc((size_t)g->n_tensors + 1, 1);
+    int32_t most = grad ? find_gradients(g, grad) : 0;
+    int32_t *in = sw_malloc((size_t)most * sizeof *in), *mut = sw_malloc((size_t)most * sizeof *mut);
+    if (!h || !grad || !in || !mut) {
+        graph_free(h);
+        sw_free(grad);
+        sw_free(in);
+        sw_free(mut);
         return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
     h->batch = g->batch;
     int bad = graph_set_str(&h->prov.source, g->prov.source) ||
               graph_set_str(&h->prov.tool, g->prov.tool) ||
@@ -75,7 +107,8 @@ static int rewrite(const graph_profile *g, double s_per_param, graph_profile **o
                             "steps on the host (cpu_adam_update), states off the GPU");
     for (int32_t t = 0; t < g->n_tensors && !bad; t++) {
         const graph_tensor *x = &g->tensors[t];
-        int32_t id = graph_add_tensor(h, x->name, x->bytes, x->kind, x->persistent);
+        int32_t id = graph_add_tensor(h, x->name, x->bytes, grad[t] ? GK_GRADIENT : x->kind,
+                                      x->persistent);
         bad = id != t || ((x->n_shape || x->dtype) &&
                           graph_tensor_shape(h, t, x->shape, x->n_shape, x->dtype));
         if (!bad) {
@@ -95,19 +128,14 @@ static int rewrite(const graph_profile *g, double s_per_param, graph_profile **o
             continue;
         }
         /* the host step: keep non-gradient inputs and the parameters it updates */
-        if (op->n_in > 256 || op->n_mut > 256) {
-            graph_free(h);
-            return sw_fail(err, SW_EUNSUPPORTED, "zero-offload: update op '%s' has more than "
-                           "256 inputs or updated tensors", op->name);
-        }
-        int ni = 0, nm = 0;
+        int32_t ni = 0, nm = 0;
         double t = 0;
         for (int32_t k = 0; k < op->n_in; k++) {
             int32_t x = op->in[k], st = g->tensors[x].storage;
-            /* a persistent gradient (an imported trace's .grad buffer) stays on
-               the GPU, read by the step as before */
-            if (g->tensors[x].kind == GK_GRADIENT && !g->tensors[st].persistent)
+            if (grad[st])
                 h->tensors[st].held_until = o;
+            else if (g->tensors[x].kind == GK_OPTIMIZER_STATE)
+                continue; /* in host memory: SGD's momentum buffers, read by the step */
             else
                 in[ni++] = x;
         }
@@ -124,6 +152,9 @@ static int rewrite(const graph_profile *g, double s_per_param, graph_profile **o
                           op->n_out, mut, nm, 0);
         bad |= id != o;
     }
+    sw_free(grad);
+    sw_free(in);
+    sw_free(mut);
     sw_err e2;
     if (bad) {
         graph_free(h);
@@ -196,15 +227,19 @@ static int plan_zero_offload(const graph_profile *g, const planner_opts *o, plan
             }
         }
     }
-    int64_t peak = u.peak;
+    int64_t peak = u.peak, kept = 0;
+    for (int32_t s = 0; s < nt; s++)
+        kept += res[s] ? h->tensors[s].bytes : 0;
     sw_err e2;
     rc = swu_finish(&u, out, &e2);
     if (rc == SW_ENOFIT) {
-        char h1[32], h2[32];
+        char h1[32], h2[32], h3[32];
         rc = sw_fail(err, SW_ENOFIT, "does not fit: zero-offload keeps the parameters and "
-                     "activations on the GPU: %s of tensors at the peak, the budget leaves %s%s%s",
-                     sw_fmt_bytes(peak, h1, sizeof h1), sw_fmt_bytes(cap, h2, sizeof h2),
-                     peak <= cap ? ", and the allocator fragments memory: " : "",
+                     "activations on the GPU: %s of tensors at the peak (%lld bytes, %s of them "
+                     "persistent on the GPU), the budget leaves %s (%lld bytes)%s%s",
+                     sw_fmt_bytes(peak, h1, sizeof h1), (long long)peak,
+                     sw_fmt_bytes(kept, h3, sizeof h3), sw_fmt_bytes(cap, h2, sizeof h2),
+                     (long long)cap, peak <= cap ? ", and the allocator fragments memory: " : "",
                      peak <= cap ? e2.msg : "");
     } else if (rc) {
         if (err)

@@ -173,9 +173,12 @@ static int dag_live(const graph_profile *g, const reach *rc, const int32_t *s_of
 
 typedef struct wcand {
     double b;            /* bytes */
-    double base1;        /* the copy-out window's compute, at most (INFINITY: unconstrained) */
+    double base1;        /* the copy-out window's compute, at most (INFINITY: unconstrained);
+                            with wrap, plus the previous iteration's extra time W */
     double base2;        /* the copy-in window's compute, at most (INFINITY: unconstrained) */
     double rho;          /* re-run seconds per byte restored (INFINITY: cannot be re-run) */
+    int wrap;            /* a persistent storage mutated in the iteration but not before k:
+                            its copy-out window starts in the previous iteration */
 } wcand;
 
 typedef struct wkey {
@@ -203,7 +206,14 @@ typedef struct wctx {
     const double *made;  /* per op: non-persistent bytes it creates */
     int32_t *mark;       /* per storage: k + 1 when k touches it */
     wcand *c;            /* candidates of the cut */
-    wkey *k1, *k2, *kr;  /* scratch: sort keys */
+    wkey *k1, *k1w, *k2, *kr; /* scratch: sort keys (k1w: the copy-out keys of wrap ones) */
+    int32_t n1, n1w;     /* entries in k1 and k1w */
+    double W;            /* the previous iteration's extra time the wrap windows get
+                            (INFINITY: they are left unconstrained) */
+    int depth;           /* times w_grid cuts the pieces again */
+    double grid_best;    /* the least Z2 + Z1 w_grid has met at a point (a value reached) */
+    double floor_s, floor_a; /* the extra time the cuts so far force (swap only, any):
+                            a fixed point that cannot pass it is not sought */
     int32_t *rank;       /* per candidate: its rank by rho (1..), 0 if never re-run */
     double *fb, *fc, *rb, *rr; /* Fenwick trees (bytes, cost) and bytes, rho by rank */
     double d2h, h2d, budget;
@@ -223,6 +233,17 @@ static double w_between_pk(const wctx *x, int32_t p, int32_t k)
     if (x->rc)
         return SW_MAX(0, x->g->total_compute_s - x->rc->cA[p] - x->rc->cD[k]);
     return x->pre[x->pos[k]] - x->pre[x->pos[p] + 1];
+}
+
+/* compute that can run after the end of m (in its iteration) plus compute
+   that can run before the start of k (in the next one) */
+static double w_wrap_mk(const wctx *x, int32_t m, int32_t k)
+{
+    if (x->rc)
+        return SW_MAX(0, x->g->total_compute_s - x->rc->cA[m]) +
+               SW_MAX(0, x->g->total_compute_s - x->rc->cD[k]);
+    int32_t n = x->g->n_ops;
+    return (x->pre[n] - x->pre[x->pos[m] + 1]) + x->pre[x->pos[k]];
 }
 
 /* compute that can run between the start of k and the start of u (u after k) */
@@ -252,22 +273,30 @@ static int32_t w_cands(wctx *x, int32_t k, double *excess, double *total)
         int32_t p = t->persistent ? -1 : t->producer;
         if (p >= 0 && !w_before(x, p, k))
             continue; /* not made before k in every schedule (of the order) */
-        double base2 = INFINITY;
+        double base2 = INFINITY, base1 = p >= 0 ? w_between_pk(x, p, k) : INFINITY;
+        double wrap1 = INFINITY;
         int mutated = 0, after = 0;
         for (int32_t j = x->s_off[s]; j < x->s_off[s + 1]; j++) {
             int32_t u = x->s_ops[j];
+            int before = 0;
             if (w_before(x, k, u)) {
                 after = 1;
                 base2 = SW_MIN(base2, w_between_ku(x, k, u));
             } else if ((x->s_flag[j] & GA_MUTATE) && w_before(x, u, k)) {
-                mutated = 1;
+                mutated = before = 1;
+                /* a copy that brings s back holds the version u made: it
+                   was copied out after u ended */
+                base1 = SW_MIN(base1, w_between_pk(x, u, k));
             }
+            if ((x->s_flag[j] & GA_MUTATE) && !before && t->persistent)
+                wrap1 = SW_MIN(wrap1, w_wrap_mk(x, u, k)); /* u of the previous iteration */
         }
         if (!t->persistent && !after)
             continue; /* not live at k */
         wcand *c = &x->c[m++];
         c->b = (double)g->bytes[s];
-        c->base1 = p >= 0 ? w_between_pk(x, p, k) : INFINITY;
+        c->wrap = t->persistent && !mutated && isfinite(wrap1);
+        c->base1 = c->wrap ? wrap1 : base1;
         c->base2 = base2;
         c->rho = INFINITY;
         if (p >= 0 && !mutated && t->kind != GK_INPUT && !g->ops[p].n_mut && x->made[p] > 0)
@@ -316,21 +345,27 @@ static double fen_take(const wctx *x, int32_t m, double z)
 
 /* Z1 needed for a given Z2 = z: the copy-out windows, with re-runs of z
    seconds restoring bytes of the prefix instead (any < 0: no re-runs) */
-static double w_z1(wctx *x, int32_t n1, int32_t nr, double slack, double z, int any)
+static double w_z1(wctx *x, int32_t nr, double slack, double z, int any)
 {
     double need = 0, bA = 0;
+    int32_t n1 = x->n1, n1w = isfinite(x->W) ? x->n1w : 0;
     if (any)
         fen_clear(x, nr);
-    for (int32_t i = 0; i < n1; i++) {
-        const wcand *c = &x->c[x->k1[i].i];
+    for (int32_t i = 0, iw = 0; i < n1 || iw < n1w;) {
+        /* the two lists merged by the window's length (wrap ones: + W) */
+        double ka = i < n1 ? x->k1[i].key : INFINITY;
+        double kb = iw < n1w ? x->k1w[iw].key + x->W : INFINITY;
+        int32_t ci = ka <= kb ? x->k1[i++].i : x->k1w[iw++].i;
+        double base = SW_MIN(ka, kb);
+        const wcand *c = &x->c[ci];
         bA += c->b;
-        if (any && x->rank[x->k1[i].i])
-            fen_add(x, nr, x->rank[x->k1[i].i]);
-        double top = (bA - slack) / x->d2h - c->base1; /* this row's need with no re-runs */
+        if (any && x->rank[ci])
+            fen_add(x, nr, x->rank[ci]);
+        double top = (bA - slack) / x->d2h - base; /* this row's need with no re-runs */
         if (top <= need)
             continue; /* re-runs only lower it */
         double k = any ? fen_take(x, nr, z) : 0;
-        need = SW_MAX(need, (bA - slack - k) / x->d2h - c->base1);
+        need = SW_MAX(need, (bA - slack - k) / x->d2h - base);
     }
     return need;
 }
@@ -369,11 +404,93 @@ static double w_z2min(wctx *x, int32_t n2, int32_t nr, double slack, int any)
     return z;
 }
 
-static double w_grid(wctx *x, int32_t n1, int32_t nr, double slack, double a, double fa,
+static double w_grid(wctx *x, int32_t nr, double slack, double a, double fa,
                      double b, double fb, int depth);
 
+/* The cut's extra time Z1 + Z2 at the current x->W, at least: without
+   re-runs (any == 0: a2 is the least Z2), or with them (z0: the least Z2,
+   cost_all: the re-run time of every recomputable candidate), Z2 sought
+   up to zmax only: a value above zmax says the least Z1 + Z2 is above it. */
+static double w_eval(wctx *x, int any, int32_t nr, double slack, double a2, double z0,
+                     double cost_all, double zmax)
+{
+    double zs = SW_MAX(0, w_z1(x, 0, slack, 0, 0)) + a2;
+    if (!any)
+        return zs;
+    if (z0 > zmax)
+        return INFINITY; /* every Z2 allowed is above zmax */
+    if (!(cost_all > 0)) /* re-runs restore everything recomputable in no time */
+        return SW_MIN(zs, z0 + SW_MAX(0, w_z1(x, nr, slack, z0, 1)));
+    /* Z1(z) never rises with z, so on [a, b] Z2 + Z1 >= a + Z1(b); beyond
+       cost_all more re-run time restores nothing more, and beyond zmax
+       Z2 alone is above it */
+    double hi = SW_MIN(z0 + cost_all, zmax), fhi = hi + SW_MAX(0, w_z1(x, nr, slack, hi, 1));
+    double f0 = z0 + SW_MAX(0, w_z1(x, nr, slack, z0, 1));
+    double v = SW_MIN(zs, SW_MIN(fhi, w_grid(x, nr, slack, z0, f0, hi, fhi, x->depth)));
+    return hi < z0 + cost_all && v > zmax ? INFINITY : v;
+}
+
+/* The least X = T - C the cut allows, at least. The copy-out window of a
+   wrap candidate starts in the previous iteration and holds that
+   iteration's extra time W <= X_prev; h(W) (w_eval) never rises with W and
+   falls by at most what W rises, so every steady state has a mean X at
+   least the fixed point X = h(X) (docs/bounds.md). Bisection from
+   [0, top] (top: at least the fixed point; the swap-only one bounds the
+   one with re-runs), keeping the lower end: lo < h(lo) means lo is below
+   the fixed point. */
+static double w_fix(wctx *x, int any, int32_t nr, double slack, double a2, double z0,
+                    double cost_all, double top)
+{
+    x->W = INFINITY;
+    x->depth = 2;
+    double h_inf = w_eval(x, any, nr, slack, a2, z0, cost_all, INFINITY); /* h's least value */
+    if (!x->n1w)
+        return h_inf;
+    double lo = h_inf, hi = top; /* the fixed point is at least h's least value */
+    x->W = 0;
+    x->depth = 0;
+    x->grid_best = INFINITY;
+    double h0 = w_eval(x, any, nr, slack, a2, z0, cost_all, INFINITY);
+    if (!any)
+        hi = h0; /* h(0) */
+    else /* a point's value at W = 0 is at least h(0), itself at least the fixed point */
+        hi = SW_MIN(hi, x->grid_best);
+    if (hi <= SW_MAX(h_inf, any ? x->floor_a : x->floor_s) + 1e-4 * x->g->total_compute_s) {
+        x->W = INFINITY;
+        return h_inf; /* the wrap windows cannot raise this cut, or the bound, by
+                         a 10,000th of the compute */
+    }
+    x->depth = 0;
+    if (any && cost_all > 0) {
+        /* with re-runs each value solves a grid over Z2: few of them. From lo
+           <= X*, X* >= (lo + h(lo)) / 2 (h falls by at most what W rises),
+           and h(lo) is at least the grid's bound over Z2 in [z0, hi] or,
+           for a larger Z2, hi itself; the gap to X* at least halves */
+        for (int it = 0; it < 8; it++) {
+            x->W = lo;
+            double next = 0.5 * (lo + SW_MIN(hi, w_eval(x, 1, nr, slack, a2, z0, cost_all, hi)));
+            if (!(next > lo * (1 + 1e-9)))
+                break;
+            lo = next;
+        }
+        x->W = INFINITY;
+        return SW_MAX(lo, h_inf);
+    }
+    for (int it = 0; it < 30 && hi - lo > 1e-7 * hi; it++) {
+        double mid = 0.5 * (lo + hi);
+        x->W = mid;
+        if (mid < w_eval(x, any, nr, slack, a2, z0, cost_all, mid))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    x->W = INFINITY;
+    return SW_MAX(lo, h_inf);
+}
+
 /* The extra time Z1 + Z2 cut k forces, at least: without re-runs (*zs) and
-   with them (*za, when za != NULL). */
+   with them (*za, when za != NULL). *z1s, *z2s: the two parts without
+   re-runs, the wrap windows left unconstrained (for the pairs of cuts). */
 static void w_cut(wctx *x, int32_t k, double *zs, double *za, double *z1s, double *z2s)
 {
     double excess, total;
@@ -386,9 +503,11 @@ static void w_cut(wctx *x, int32_t k, double *zs, double *za, double *z1s, doubl
     if (excess <= 0)
         return;
     double slack = total - excess; /* bytes of the candidates that may stay resident */
-    int32_t n1 = 0, n2 = 0, nr = 0;
+    int32_t n1 = 0, n1w = 0, n2 = 0, nr = 0;
     for (int32_t i = 0; i < m; i++) {
-        if (isfinite(x->c[i].base1))
+        if (x->c[i].wrap)
+            x->k1w[n1w++] = (wkey){x->c[i].base1, i};
+        else if (isfinite(x->c[i].base1))
             x->k1[n1++] = (wkey){x->c[i].base1, i};
         if (isfinite(x->c[i].base2))
             x->k2[n2++] = (wkey){x->c[i].base2, i};
@@ -397,15 +516,20 @@ static void w_cut(wctx *x, int32_t k, double *zs, double *za, double *z1s, doubl
         x->rank[i] = 0;
     }
     qsort(x->k1, (size_t)n1, sizeof *x->k1, wkey_cmp);
+    qsort(x->k1w, (size_t)n1w, sizeof *x->k1w, wkey_cmp);
     qsort(x->k2, (size_t)n2, sizeof *x->k2, wkey_cmp);
-    double a1 = SW_MAX(0, w_z1(x, n1, 0, slack, 0, 0)), a2 = w_z2min(x, n2, 0, slack, 0);
-    *zs = a1 + a2;
+    x->n1 = n1;
+    x->n1w = n1w;
+    x->W = INFINITY;
+    double a2 = w_z2min(x, n2, 0, slack, 0);
     if (z1s) {
-        *z1s = a1;
+        *z1s = SW_MAX(0, w_z1(x, 0, slack, 0, 0));
         *z2s = a2;
     }
+    *zs = w_fix(x, 0, 0, slack, a2, 0, 0, INFINITY);
     if (!za || *zs <= 0)
         return;
+
     qsort(x->kr, (size_t)nr, sizeof *x->kr, wkey_cmp);
     double cost_all = 0;
     for (int32_t r = 0; r < nr; r++) {
@@ -416,22 +540,14 @@ static void w_cut(wctx *x, int32_t k, double *zs, double *za, double *z1s, doubl
         cost_all += c->b * c->rho;
     }
     double z0 = w_z2min(x, n2, nr, slack, 1);
-    if (!(cost_all > 0)) { /* re-runs restore everything recomputable in no time */
-        *za = z0 + SW_MAX(0, w_z1(x, n1, nr, slack, z0, 1));
-        return;
-    }
-    /* Z1(z) never rises with z, so on [a, b] Z2 + Z1 >= a + Z1(b); beyond
-       cost_all more re-run time restores nothing more */
-    double hi = z0 + cost_all, fhi = hi + SW_MAX(0, w_z1(x, n1, nr, slack, hi, 1));
-    double f0 = z0 + SW_MAX(0, w_z1(x, n1, nr, slack, z0, 1));
-    *za = SW_MIN(*zs, SW_MIN(fhi, w_grid(x, n1, nr, slack, z0, f0, hi, fhi, 2)));
+    *za = SW_MIN(*zs, w_fix(x, 1, nr, slack, a2, z0, cost_all, *zs));
 }
 
 /* A lower bound on min Z2 + Z1(Z2) over [a, b] (fa, fb: the values at the
    ends): WIN_GRID pieces, each at least its left end + Z1 at its right end;
    the pieces whose bound is below the least value seen are cut again
    (depth times). */
-static double w_grid(wctx *x, int32_t n1, int32_t nr, double slack, double a, double fa,
+static double w_grid(wctx *x, int32_t nr, double slack, double a, double fa,
                      double b, double fb, int depth)
 {
     double z[WIN_GRID + 1], f[WIN_GRID + 1], best = SW_MIN(fa, fb), lb = best;
@@ -441,13 +557,14 @@ static double w_grid(wctx *x, int32_t n1, int32_t nr, double slack, double a, do
     f[WIN_GRID] = fb;
     for (int i = 1; i < WIN_GRID; i++) {
         z[i] = a + (b - a) * i / WIN_GRID;
-        f[i] = z[i] + SW_MAX(0, w_z1(x, n1, nr, slack, z[i], 1));
+        f[i] = z[i] + SW_MAX(0, w_z1(x, nr, slack, z[i], 1));
         best = SW_MIN(best, f[i]);
     }
+    x->grid_best = SW_MIN(x->grid_best, best);
     for (int i = 0; i < WIN_GRID; i++) {
         double piece = z[i] + (f[i + 1] - z[i + 1]); /* left end + Z1 at the right end */
         if (piece < best && depth > 0)
-            piece = w_grid(x, n1, nr, slack, z[i], f[i], z[i + 1], f[i + 1], depth - 1);
+            piece = w_grid(x, nr, slack, z[i], f[i], z[i + 1], f[i + 1], depth - 1);
         lb = SW_MIN(lb, piece);
     }
     return lb;
@@ -477,6 +594,7 @@ static void w_bounds(wctx *x, const int64_t *live_at, double *swap_s, double *an
     int32_t op[WIN_CUTS];
     for (int32_t i = 0; i < nk; i++) {
         double zs;
+        x->floor_s = *swap_s - g->total_compute_s;
         w_cut(x, ks[i].i, &zs, NULL, &z1[i], &z2[i]);
         op[i] = ks[i].i;
         ks[i].key = zs;
@@ -494,6 +612,8 @@ static void w_bounds(wctx *x, const int64_t *live_at, double *swap_s, double *an
     qsort(ks, (size_t)nk, sizeof *ks, wkey_desc);
     for (int32_t i = 0; i < SW_MIN(nk, WIN_ANY_CUTS) && ks[i].key > 0; i++) {
         double zs, za;
+        x->floor_s = 0;
+        x->floor_a = *any_s - g->total_compute_s;
         w_cut(x, ks[i].i, &zs, &za, NULL, NULL);
         if (g->total_compute_s + za > *any_s) {
             *any_s = g->total_compute_s + za;
@@ -521,6 +641,7 @@ static int window_bounds(const graph_profile *g, reach *rc, const int32_t *order
     x.mark = sw_calloc(m1, sizeof *x.mark);
     x.c = sw_malloc(m1 * sizeof *x.c);
     x.k1 = sw_malloc(m1 * sizeof *x.k1);
+    x.k1w = sw_malloc(m1 * sizeof *x.k1w);
     x.k2 = sw_malloc(m1 * sizeof *x.k2);
     x.kr = sw_malloc(m1 * sizeof *x.kr);
     x.rank = sw_malloc(m1 * sizeof *x.rank);
@@ -540,7 +661,7 @@ static int window_bounds(const graph_profile *g, reach *rc, const int32_t *order
         excess |= live_at[o] > r->budget_bytes;
     if (!excess)
         goto done; /* no op has more live than the budget: the windows add nothing */
-    if ((rc && reach_times(g, rc)) || (order && (!pos || !pre)) || !made || !x.mark || !x.c || !x.k1 || !x.k2 || !x.kr ||
+    if ((rc && reach_times(g, rc)) || (order && (!pos || !pre)) || !made || !x.mark || !x.c || !x.k1 || !x.k1w || !x.k2 || !x.kr ||
         !x.rank || !x.fb || !x.fc || !x.rb || !x.rr) {
         rc_ = SW_ENOMEM;
         goto done;
@@ -570,6 +691,7 @@ done:
     sw_free(x.mark);
     sw_free(x.c);
     sw_free(x.k1);
+    sw_free(x.k1w);
     sw_free(x.k2);
     sw_free(x.kr);
     sw_free(x.rank);

@@ -255,6 +255,102 @@ static void registry(const graph_profile *g, int64_t budget, check *c, int seeds
     }
 }
 
+/* The hand-worked chain with op1 also mutating A in place (as relu_ does):
+   a copy that brings A back holds op1's version, so it was copied out after
+   op1 ended, in no compute at all before op2 (the window was op1's 1 s):
+   Z1 >= 90 / 10 = 9, Z2 >= 90 / 10 - 1 = 8, so 4 + 17 = 21 s (20 s
+   before); A cannot be re-run (op1 mutated it), so the same with re-runs. */
+static void test_mutated_before_cut(void)
+{
+    dev_spec d = *dev_find("v100");
+    d.h2d_bw = d.d2h_bw = 10;
+    d.duplex_bw = 20;
+    d.copy_latency_s = 0;
+    graph_profile *g = graph_new("chain4m", &d);
+    int32_t A = graph_add_tensor(g, "A", 100, GK_ACTIVATION, 0);
+    int32_t B = graph_add_tensor(g, "B", 100, GK_ACTIVATION, 0);
+    int32_t C = graph_add_tensor(g, "C", 100, GK_ACTIVATION, 0);
+    int32_t D = graph_add_tensor(g, "D", 10, GK_ACTIVATION, 0);
+    int32_t in2[] = {B}, in3[] = {A, C};
+    graph_add_op(g, "op0", "x", 1, GP_FORWARD, NULL, 0, &A, 1, NULL, 0, 0);
+    graph_add_op(g, "op1", "x", 1, GP_FORWARD, NULL, 0, &B, 1, &A, 1, 0);
+    graph_add_op(g, "op2", "x", 1, GP_FORWARD, in2, 1, &C, 1, NULL, 0, 0);
+    graph_add_op(g, "op3", "x", 1, GP_FORWARD, in3, 2, &D, 1, NULL, 0, 0);
+    sw_err e;
+    int rc = graph_finish(g, &e, NULL, NULL);
+    OK(rc == 0, "the chain with a mutation builds %s", rc ? e.msg : "");
+    if (rc) {
+        graph_free(g);
+        return;
+    }
+    bound_result r;
+    rc = bound_compute(g, 210, g->order, &r, &e);
+    IS_INT(rc, 0, "bound at 210 bytes %s", rc ? e.msg : "");
+    IS_INT(r.window_op, 2, "the binding cut is op2");
+    IS_NUM(r.window_swap_s, 21, 1e-12, "swap only: 4 s + 9 s + 8 s");
+    IS_NUM(r.window_any_s, 21, 1e-9, "A cannot be re-run: the same with re-runs");
+    IS_NUM(r.order_window_swap_s, 21, 1e-12, "the chain's only order: the same");
+    check c = {0};
+    c.budget = 210;
+    c.min_margin = INFINITY;
+    registry(g, 210, &c, 1, ALL_PLANNERS);
+    OK(c.plans > 0 && c.beaten == 0, "every registered planner: %d plans, none beats the bound "
+       "(closest: %.4f x the bound; %d refusals) %s", c.plans, c.min_margin, c.nofit, c.worst);
+    graph_free(g);
+}
+
+/* The copy-out of a persistent storage mutated at the iteration's end
+   (docs/bounds.md, bound 5, "mutated storages"): P (100 bytes, an optimizer
+   state) is read and mutated by op3 only; op0 makes A (100), op1 reads A and
+   makes B (10), op2 (10 s) reads B and makes C (10), op3 (1 s) reads C. At
+   110 bytes op1 holds A and B, so P is off the GPU at op1's start; its host
+   copy must hold op3's version of the previous iteration, so it was copied
+   out after that op3 ended: in op0 (1 s) plus the previous iteration's extra
+   time W plus Z1. 100 bytes at 10 B/s: Z1 >= 9 - W, and the copy in has
+   op1 + op2 (11 s): Z2 >= 0. The fixed point X = 9 - X is 4.5 s: 13 + 4.5.
+   Without the term (P's copy out unconstrained) the bound was 13 s. */
+static void test_mutated_persistent(void)
+{
+    dev_spec d = *dev_find("v100");
+    d.h2d_bw = d.d2h_bw = 10;
+    d.duplex_bw = 20;
+    d.copy_latency_s = 0;
+    graph_profile *g = graph_new("tail4", &d);
+    int32_t P = graph_add_tensor(g, "P", 100, GK_OPTIMIZER_STATE, 1);
+    int32_t A = graph_add_tensor(g, "A", 100, GK_ACTIVATION, 0);
+    int32_t B = graph_add_tensor(g, "B", 10, GK_ACTIVATION, 0);
+    int32_t C = graph_add_tensor(g, "C", 10, GK_ACTIVATION, 0);
+    int32_t in1[] = {A}, in2[] = {B}, in3[] = {C};
+    graph_add_op(g, "op0", "x", 1, GP_FORWARD, NULL, 0, &A, 1, NULL, 0, 0);
+    graph_add_op(g, "op1", "x", 1, GP_FORWARD, in1, 1, &B, 1, NULL, 0, 0);
+    graph_add_op(g, "op2", "x", 10, GP_BACKWARD, in2, 1, &C, 1, NULL, 0, 0);
+    graph_add_op(g, "op3", "x", 1, GP_UPDATE, in3, 1, NULL, 0, &P, 1, 0);
+    sw_err e;
+    int rc = graph_finish(g, &e, NULL, NULL);
+    OK(rc == 0, "the tail graph builds %s", rc ? e.msg : "");
+    if (rc) {
+        graph_free(g);
+        return;
+    }
+    bound_result r;
+    rc = bound_compute(g, 110, g->order, &r, &e);
+    IS_INT(rc, 0, "bound at 110 bytes %s", rc ? e.msg : "");
+    IS_NUM(r.compute_s, 13, 1e-12, "compute: 1 + 1 + 10 + 1 s");
+    OK(fabs(r.window_swap_s - 17.5) < 1e-5, "swap only: 13 s + the fixed point 4.5 s (%.9g)",
+       r.window_swap_s);
+    OK(fabs(r.window_any_s - 17.5) < 1e-5, "no candidate of the cut can be re-run: the same "
+       "with re-runs (%.9g)", r.window_any_s);
+    OK(fabs(r.order_window_swap_s - 17.5) < 1e-5, "the chain's only order: the same (%.9g)",
+       r.order_window_swap_s);
+    check c = {0};
+    c.budget = 110;
+    c.min_margin = INFINITY;
+    registry(g, 110, &c, 1, ALL_PLANNERS);
+    OK(c.plans > 0 && c.beaten == 0, "every registered planner: %d plans, none beats the bound "
+       "(closest: %.4f x the bound; %d refusals) %s", c.plans, c.min_margin, c.nofit, c.worst);
+    graph_free(g);
+}
+
 /* On eight tiny random DAGs at 0.45x to 1.2x of the ideal peak: with
    exact == 0, every topological order planned by SwapAdvisor's swap planner
    (three pool layouts x three counts x three eviction thresholds) and every
@@ -468,8 +564,109 @@ static void test_binds_on_todays_models(void)
        "plan reaches 0.95 of ideal (%d of %d cells not; %d plans)", weak, cells, total);
 }
 
+/* Adam's states (persistent, read and mutated by the update ops only) on
+   tiny DAGs with ops 100 times faster, where the copy-out of a state mutated
+   in the previous iteration (bound 5's wrap windows) can bind: SwapAdvisor's
+   swap planner on every order (at most 60) never beats the bound. Cheap: no
+   exact solver. */
+static void test_never_beaten_with_adam_states(void)
+{
+    static const double fr[] = {0.8, 0.9};
+    int total = 0, beaten = 0;
+    for (int seed = 1; seed <= 4; seed++) {
+        char s_ops[32], s_seed[32];
+        snprintf(s_ops, sizeof s_ops, "ops=%d", 4 + seed % 3);
+        snprintf(s_seed, sizeof s_seed, "seed=%d", seed);
+        const char *kv[] = {s_ops, s_seed, "unit=1MiB", "optimizer=adam"};
+        graph_profile *g = NULL;
+        sw_err e;
+        if (cal_generate("random", kv, 4, "v100", &g, &e)) {
+            OK(0, "generate random %s %s adam: %s", s_ops, s_seed, e.msg);
+            continue;
+        }
+        g->total_compute_s = 0;
+        for (int32_t o = 0; o < g->n_ops; o++) {
+            g->ops[o].time_s *= 0.01;
+            g->total_compute_s += g->ops[o].time_s;
+        }
+        int64_t peak = graph_peak_memory(g, g->order);
+        for (size_t f = 0; f < SW_ARRAY_LEN(fr); f++) {
+            int64_t budget = (int64_t)((double)peak * fr[f]);
+            check c = {0};
+            c.budget = budget;
+            c.min_margin = INFINITY;
+            c.sp = swapplan_new(g, budget);
+            int32_t order[64], indeg[64];
+            uint8_t done[64] = {0};
+            for (int32_t o = 0; o < g->n_ops; o++)
+                indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
+            topo t = {g, order, indeg, done, 0, 60, each_order, &c};
+            if (c.sp)
+                topo_rec(&t, 0);
+            swapplan_free(c.sp);
+            OK(c.beaten == 0, "random %s %s adam at %.2fx, ops 100x faster: %d plans, none "
+               "beats its bound (closest: %.4f x the bound) %s", s_ops, s_seed, fr[f], c.plans,
+               c.min_margin, c.worst);
+            total += c.plans;
+            beaten += c.beaten;
+        }
+        graph_free(g);
+    }
+    OK(total >= 50 && beaten == 0, "%d plans in all, none beats its bound", total);
+    /* random ops=7 seed=5 with ops 100 times faster: the wrapped windows raise
+       the bound with re-runs there (`swapsim bound` with the link 100 times
+       slower instead, before and after: 0.0968 -> 0.1060 s at 0.6x with SGD,
+       0.3836 -> 0.4366 s at 0.45x with Adam): every planner but the exact
+       solvers, two seeds, and the swap planner on every order (at most 60) */
+    static const char *const opt[] = {"optimizer=sgd", "optimizer=adam"};
+    static const double fr5[] = {0.45, 0.6, 0.75};
+    total = beaten = 0;
+    for (size_t i = 0; i < SW_ARRAY_LEN(opt); i++) {
+        const char *kv[] = {"ops=7", "seed=5", "unit=1MiB", opt[i]};
+        graph_profile *g = NULL;
+        sw_err e;
+        if (cal_generate("random", kv, 4, "v100", &g, &e)) {
+            OK(0, "generate random ops=7 seed=5 %s: %s", opt[i], e.msg);
+            continue;
+        }
+        g->total_compute_s = 0;
+        for (int32_t o = 0; o < g->n_ops; o++) {
+            g->ops[o].time_s *= 0.01;
+            g->total_compute_s += g->ops[o].time_s;
+        }
+        int64_t peak = graph_peak_memory(g, g->order);
+        for (size_t f = 0; f < SW_ARRAY_LEN(fr5); f++) {
+            int64_t budget = (int64_t)((double)peak * fr5[f]);
+            check c = {0};
+            c.budget = budget;
+            c.min_margin = INFINITY;
+            c.sp = swapplan_new(g, budget);
+            int32_t order[64], indeg[64];
+            uint8_t done[64] = {0};
+            for (int32_t o = 0; o < g->n_ops; o++)
+                indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
+            topo t = {g, order, indeg, done, 0, 60, each_order, &c};
+            if (c.sp)
+                topo_rec(&t, 0);
+            swapplan_free(c.sp);
+            registry(g, budget, &c, 2, NOT_EXACT);
+            OK(c.beaten == 0, "random ops=7 seed=5 %s at %.2fx, ops 100x faster: %d plans, "
+               "none beats its bound (closest: %.4f x the bound; %d refusals) %s", opt[i],
+               fr5[f], c.plans, c.min_margin, c.nofit, c.worst);
+            total += c.plans;
+            beaten += c.beaten;
+        }
+        graph_free(g);
+    }
+    OK(total >= 20 && beaten == 0, "%d plans in all where the wrapped windows bind, none beats "
+       "its bound", total);
+}
+
 static const tap_test tests[] = {
     {"hand_worked_chain", test_hand_worked_chain},
+    {"mutated_before_cut", test_mutated_before_cut},
+    {"mutated_persistent", test_mutated_persistent},
+    {"never_beaten_with_adam_states", test_never_beaten_with_adam_states},
     {"never_beaten_on_tiny_dags", test_never_beaten_on_tiny_dags},
     {"never_beaten_on_larger_dags", test_never_beaten_on_larger_dags},
     {"never_beaten_where_pcie_binds", test_never_beaten_where_pcie_binds},

@@ -3,7 +3,11 @@
    --layers 4 --hidden 64 --heads 4 --kv-heads 2 --ffn 128 --vocab 100
    --seq 16), each plan's keep / recompute / offload sets checked against
    the sets derived by hand below; every plan verifies and simulates. One
-   named test each (tap_run).
+   named test each (tap_run). Then the same decoder named as an imported
+   PyTorch trace (imported_names, unscoped_names), the refusal messages'
+   numbers (selective_refusal, act_budget_refusal) and zero-offload on a
+   hand-built SGD-momentum step of 300 parameters (zero_offload_sgd), each
+   worked by hand where it is defined.
 
    The decoder's forward ops, in order (gen_decoder.c): embed.tok,
    embed.flatten (a view), then per layer l:
@@ -148,6 +152,20 @@ static graph_profile *decoder4(void)
     return g;
 }
 
+/* Set KEY=VALUE[,KEY=VALUE]... (kv may be NULL). */
+static int set_kvs(param_set *ps, const char *kv, sw_err *e)
+{
+    int rc = 0;
+    for (const char *c = kv; c && *c && !rc;) {
+        char one[64];
+        size_t n = strcspn(c, ",");
+        snprintf(one, sizeof one, "%.*s", (int)n, c);
+        rc = params_set_kv(ps, one, e);
+        c += n + (c[n] == ',');
+    }
+    return rc;
+}
+
 static int plan_with(const graph_profile *g, const char *name, const char *kv, plan **p)
 {
     const planner *pl = planner_find(name);
@@ -158,7 +176,7 @@ static int plan_with(const graph_profile *g, const char *name, const char *kv, p
     planner_opts_init(&o, pl);
     o.memory_budget = g->device.memory_bytes; /* roomy: these plans do not adapt */
     sw_err e;
-    int rc = kv ? params_set_kv(&o.params, kv, &e) : 0;
+    int rc = set_kvs(&o.params, kv, &e);
     if (!rc)
         rc = planner_run(pl, g, &o, p, &e);
     planner_opts_free(&o);
@@ -794,7 +812,273 @@ static void act_budget_densenet(void)
     graph_free(g);
 }
 
+
+/* The 4-layer decoder as an imported PyTorch trace names it: each op
+   "MODULE.PATH:aten::op" with the transformer layers under a ModuleList
+   ("inner.layers.2.q_proj:..."), and, with types, PyTorch's op names: the
+   linears aten::addmm (GPT-2's Conv1D), the fused attention
+   aten::scaled_dot_product_attention (its output and logsumexp, as the
+   generator's flash_attention), the rest aten:: names with no matmul or
+   attention in them. The ops, tensors and edges are unchanged, so every
+   planner whose rules docs/planners.md states for imported traces must
+   make the same plan, task for task: blocks embed | layer0..3 | head again
+   (inner | inner.layers.0 .. 3 | inner: the path up to the first numeric
+   component, else up to the first '.'). Before the block rule read module
+   paths, every op fell in one block "inner" and checkpoint-blocks re-ran
+   nothing; before the aten:: types were known, selective re-ran nothing
+   and sac re-ran the matmuls and the attention. */
+static void as_imported(graph_profile *g, int types)
+{
+    static const char *const map[][2] = {
+        {"linear", "aten::addmm"},     {"flash_attention", "aten::scaled_dot_product_attention"},
+        {"embedding", "aten::embedding"}, {"softmax_cross_entropy", "aten::cross_entropy_loss"},
+        {"rmsnorm", "aten::rms_norm"}, {"rope", "aten::mul"},
+        {"add", "aten::add"},          {"swiglu", "aten::silu"},
+        {"view", "aten::view"}};
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        graph_op *x = &g->ops[o];
+        char nm[160];
+        int l;
+        if (sscanf(x->name, "layer%d.", &l) == 1)
+            snprintf(nm, sizeof nm, "inner.layers.%d.%s:%s", l, strchr(x->name, '.') + 1,
+                     x->type);
+        else
+            snprintf(nm, sizeof nm, "inner.%s:%s", x->name, x->type);
+        sw_free(x->name);
+        x->name = sw_strdup(nm);
+        for (size_t k = 0; types && x->phase == GP_FORWARD && k < SW_ARRAY_LEN(map); k++)
+            if (!strcmp(x->type, map[k][0])) {
+                sw_free(x->type);
+                x->type = sw_strdup(map[k][1]);
+                break;
+            }
+    }
+}
+
+/* Whether p and q have the same tasks (kind, op, storage) in order. */
+static int same_tasks(const plan *p, const plan *q)
+{
+    if (p->n_tasks != q->n_tasks) {
+        printf("#   %d tasks against %d\n", p->n_tasks, q->n_tasks);
+        return 0;
+    }
+    for (int32_t i = 0; i < p->n_tasks; i++)
+        if (p->tasks[i].kind != q->tasks[i].kind || p->tasks[i].op != q->tasks[i].op ||
+            p->tasks[i].tensor != q->tasks[i].tensor) {
+            printf("#   task %d differs\n", i);
+            return 0;
+        }
+    return 1;
+}
+
+static void imported_names(void)
+{
+    static const char *const who[][2] = {{"checkpoint-blocks", NULL},
+                                         {"act-budget", "mode=fraction,fraction=0.4"},
+                                         {"offload-activations", "prefetch=true"},
+                                         {"selective", NULL},
+                                         {"sac", NULL}};
+    graph_profile *g = decoder4(), *h = decoder4();
+    if (!g || !h) {
+        graph_free(g);
+        graph_free(h);
+        return;
+    }
+    as_imported(h, 1);
+    OK(!strcmp(h->ops[4].name, "inner.layers.0.k_proj:linear") &&
+       !strcmp(h->ops[4].type, "aten::addmm"), "renamed: %s (%s)", h->ops[4].name,
+       h->ops[4].type);
+    for (size_t k = 0; k < SW_ARRAY_LEN(who); k++) {
+        plan *p = NULL, *q = NULL;
+        if (!plan_with(g, who[k][0], who[k][1], &p) && !plan_with(h, who[k][0], who[k][1], &q))
+            OK(same_tasks(p, q) && count_kind(q, TASK_RERUN) + count_kind(q, TASK_SWAP_OUT) > 0,
+               "%s: the same plan on the decoder named as an imported trace", who[k][0]);
+        plan_free(p);
+        plan_free(q);
+    }
+    graph_free(g);
+    graph_free(h);
+}
+
+/* A refusal says what the method keeps: at a budget 1 byte under the
+   roomy plan's peak (the simulated peak of placed tensors and the
+   workspace reserve, in an arena that holds everything: the peak of live
+   bytes) the message names the plan's re-runs and drops, the bytes kept
+   and the budget. selective: 4 re-runs, 8 storages dropped (attn:0 and
+   attn:1 of 4 layers, 4 x (2048 + 256) = 9216 bytes). act-budget at
+   fraction 0: 54 re-runs (the header), no item kept of 4 x 24832 + 5248 =
+   104576 recomputable saved bytes. */
+static void refusal(const char *name, const char *kv, const char *want_plan)
+{
+    graph_profile *g = decoder4();
+    plan *p = NULL;
+    if (!g || plan_with(g, name, kv, &p)) {
+        graph_free(g);
+        return;
+    }
+    sim_result r;
+    sw_err e;
+    IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "the roomy plan simulates");
+    int64_t need = r.peak_memory_bytes;
+    plan_free(p);
+    p = NULL;
+    const planner *pl = planner_find(name);
+    planner_opts o;
+    planner_opts_init(&o, pl);
+    o.memory_budget = need - 1;
+    int rc = set_kvs(&o.params, kv, &e);
+    if (!rc)
+        rc = planner_run(pl, g, &o, &p, &e);
+    planner_opts_free(&o);
+    IS_INT(rc, SW_ENOFIT, "%s refuses %lld bytes", name, (long long)(need - 1));
+    IS_STR_HAS(e.msg, want_plan, "the message names the method's re-runs and drops");
+    char want[200];
+    snprintf(want, sizeof want, "(%lld bytes", (long long)need);
+    IS_STR_HAS(e.msg, want, "the message gives the bytes kept at the peak");
+    snprintf(want, sizeof want, "(%lld bytes)", (long long)(need - 1));
+    IS_STR_HAS(e.msg, want, "and the budget");
+    plan_free(p);
+    graph_free(g);
+}
+
+static void selective_refusal(void)
+{
+    refusal("selective", NULL, "selective (4 ops re-run, 9216 bytes dropped) keeps");
+}
+
+/* checkpoint-blocks: 6 segments, the 5 checkpoints embed.tok and each
+   layer's mlp_add (16 tokens x 64 x 2 B = 2048 B each), and the
+   persistent bytes: 160832 parameters (embed 100 x 64; per layer two
+   norms of 64 and q 64x64, k and v 64x32, o 64x64, gate and up 64x128,
+   down 128x64, 36992; the head's norm 64 and output layer 64 x 100), at 14
+   bytes each (bf16 weight, fp32 master, m and v): 2251648 B, and the
+   inputs, 16 token ids and 16 targets (96 B): 2251744 B, 2.15 MiB. */
+static void checkpoint_blocks_refusal(void)
+{
+    refusal("checkpoint-blocks", NULL, "checkpoint-blocks (6 segments: 5 checkpoints of 10240 "
+            "bytes, 2.15 MiB persistent) needs");
+}
+
+static void act_budget_refusal(void)
+{
+    refusal("act-budget", "mode=fraction,fraction=0",
+            "act-budget at fraction 0.0000 (54 ops re-run, 0 of 104576 recomputable saved "
+            "bytes kept) keeps");
+}
+
+/* zero-offload on an imported trace's optimizer (PyTorch SGD with momentum
+   as _foreach ops), built by hand: 300 parameters p_i (1024 B, fp16 so 512
+   elements) and their momentum buffers m_i (persistent optimizer states);
+   a forward op reads the input x and every p_i and makes a (4096 B); a
+   backward op reads a and makes the 300 gradients g_i as activations (the
+   importer's kind for AccumulateGrad's .grad tensors); then
+   _foreach_add_(m, g) (reads every g_i, mutates every m_i) and
+   _foreach_add_(p, m) (reads every m_i, mutates every p_i): 300 inputs and
+   mutations each. Expected: a plan (no limit on an update's operands);
+   each g_i a gradient copied out right after the backward op (300
+   swap-outs), no m_i resident nor touched by a GPU op (the second step
+   reads them on the host), the resident set x and the 300 parameters:
+   the peak 300 x 1024 + 64 (x) + 4096 (a) + 300 x 1024 (the gradients,
+   made together by the backward op while a is still live). The second
+   update's time: 300 x 512 elements x 7.07e-10 s + 300 x (6 us +
+   1024 B / 52.5 GB/s). */
+static void zero_offload_sgd(void)
+{
+    enum { N = 300 };
+    graph_profile *g = graph_new("sgd300", dev_find("h100-pcie"));
+    int32_t pm[N], mm[N], gr[N], x, a;
+    char nm[32];
+    int bad = !g;
+    for (int i = 0; i < N && !bad; i++) {
+        snprintf(nm, sizeof nm, "p%d", i);
+        pm[i] = graph_add_tensor(g, nm, 1024, GK_PARAMETER, 1);
+        snprintf(nm, sizeof nm, "m%d", i);
+        mm[i] = graph_add_tensor(g, nm, 1024, GK_OPTIMIZER_STATE, 1);
+        snprintf(nm, sizeof nm, "g%d", i);
+        gr[i] = graph_add_tensor(g, nm, 1024, GK_ACTIVATION, 0);
+        bad = pm[i] < 0 || mm[i] < 0 || gr[i] < 0;
+    }
+    x = bad ? -1 : graph_add_tensor(g, "x", 64, GK_INPUT, 1);
+    a = bad ? -1 : graph_add_tensor(g, "a", 4096, GK_ACTIVATION, 0);
+    int32_t fin[N + 1];
+    fin[0] = x;
+    memcpy(fin + 1, pm, sizeof pm);
+    bad = bad || x < 0 || a < 0 ||
+          graph_add_op(g, "fwd", "aten::linear", 1e-3, GP_FORWARD, fin, N + 1, &a, 1, NULL, 0,
+                       0) < 0 ||
+          graph_add_op(g, "bwd", "LinearBackward0", 1e-3, GP_BACKWARD, &a, 1, gr, N, NULL, 0,
+                       0) < 0 ||
+          graph_add_op(g, "step_m", "aten::_foreach_add_", 1e-4, GP_UPDATE, gr, N, NULL, 0, mm,
+                       N, 0) < 0 ||
+          graph_add_op(g, "step_p", "aten::_foreach_add_", 1e-4, GP_UPDATE, mm, N, NULL, 0, pm,
+                       N, 0) < 0;
+    sw_err e;
+    if (!bad && graph_finish(g, &e, NULL, NULL)) {
+        printf("# %s\n", e.msg);
+        bad = 1;
+    }
+    OK(!bad, "the SGD-momentum profile builds");
+    plan *p = NULL;
+    if (bad || plan_with(g, "zero-offload", NULL, &p)) {
+        graph_free(g);
+        return;
+    }
+    const graph_profile *h = p->prof;
+    IS_INT(count_kind(p, TASK_SWAP_OUT), N, "300 gradients copied out");
+    int ok = 1;
+    for (int32_t i = 0; i < p->n_tasks; i++)
+        if (p->tasks[i].kind == TASK_SWAP_OUT)
+            ok &= h->tensors[p->tasks[i].tensor].kind == GK_GRADIENT &&
+                  prev_run(p, i) == 1; /* bwd */
+    OK(ok, "each a gradient, copied out right after the backward op");
+    int touched = 0;
+    for (int32_t k = 0; k < h->acc_off[h->n_ops]; k++)
+        touched += h->tensors[h->acc[k]].kind == GK_OPTIMIZER_STATE;
+    for (int32_t r = 0; r < p->n_resident; r++)
+        touched += h->tensors[p->resident[r].tensor].kind == GK_OPTIMIZER_STATE;
+    IS_INT(touched, 0, "no momentum buffer touched by a GPU op or resident");
+    IS_INT(p->n_resident, N + 1, "resident: x and the 300 parameters");
+    sim_result r;
+    if (!sim_plan(p, NULL, NULL, &r, &e))
+        IS_INT(r.peak_memory_bytes, 2 * N * 1024 + 64 + 4096, "peak: parameters, x, a, gradients");
+    IS_NUM(h->ops[3].time_s, N * 512 * 7.07e-10 + N * (6e-6 + 1024 / 52.5e9), 1e-12,
+           "step_p: the host step for 300 x 512 elements plus 300 copies back");
+    plan_free(p);
+    graph_free(g);
+}
+
+/* A trace recorded without module scopes (the h100_* traces: every op
+   "n<id>:aten::op", no '.' and no layer index) keeps the generic block
+   rule: every forward op is a block of its own, as on random DAGs. On the
+   decoder so renamed checkpoint-blocks cuts after every forward op: 65
+   segments (embed.tok, embed.flatten, 4 x 15 layer ops, head.norm,
+   head.lm_head, head.loss), where the rule for layered traces would make
+   the whole graph one block "outside the layers". */
+static void unscoped_names(void)
+{
+    graph_profile *g = decoder4();
+    if (!g)
+        return;
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "n%d:%s", (int)o, g->ops[o].type);
+        sw_free(g->ops[o].name);
+        g->ops[o].name = sw_strdup(nm);
+    }
+    plan *p = NULL;
+    if (!plan_with(g, "checkpoint-blocks", NULL, &p))
+        IS_STR_HAS(p->notes, "checkpoint-blocks: 65 segments", "a block per forward op");
+    plan_free(p);
+    graph_free(g);
+}
+
 static const tap_test tests[] = {
+    {"unscoped_names", unscoped_names},
+    {"zero_offload_sgd", zero_offload_sgd},
+    {"imported_names", imported_names},
+    {"selective_refusal", selective_refusal},
+    {"act_budget_refusal", act_budget_refusal},
+    {"checkpoint_blocks_refusal", checkpoint_blocks_refusal},
     {"act_budget_densenet", act_budget_densenet},
     {"act_budget_07", act_budget_07},
     {"act_budget_04", act_budget_04},

@@ -8,22 +8,61 @@
 
 #include "../../profiles/opattr.h"
 #include "../../sim/builder.h"
+#include "../../sim/mem.h"
 
 typedef struct seg_rerun {
     int32_t at; /* position before which the op is re-run */
     int32_t op;
 } seg_rerun;
 
-/* Length of a name's block prefix: up to its first '.', or -1 if none. */
-static int prefix_len(const char *name)
+/* The length of an imported op name's module path up to the end of its
+   first component that is a decimal number ("inner.transformer.h.3" of
+   "inner.transformer.h.3.attn:aten::addmm", "layers.3" of
+   "layers.3.q:aten::linear": an nn.ModuleList or nn.Sequential index, one
+   repeated layer), or -1 if the name has no ':' or its path no such
+   component. */
+static int layer_len(const char *name)
 {
-    const char *dot = name ? strchr(name, '.') : NULL;
+    const char *colon = name ? strchr(name, ':') : NULL;
+    if (!colon)
+        return -1;
+    for (const char *c = name; c < colon;) { /* c: start of a path component */
+        const char *e = c;
+        while (e < colon && *e != '.')
+            e++;
+        int digits = e > c;
+        for (const char *d = c; d < e && digits; d++)
+            digits = *d >= '0' && *d <= '9';
+        if (digits)
+            return (int)(e - name);
+        c = e + 1;
+    }
+    return -1;
+}
+
+/* Length of a name's block prefix, or -1 if none. In a profile imported
+   with module scopes and indexed layers (layered: some forward op has a
+   layer_len; docs/pytorch-import.md, "Module names"), the prefix of an op
+   in a layer is its layer_len, and that of an op outside the layers
+   (embeddings; the final norm, output layer and loss) is empty (length
+   0), so that the ops between two layers form one block. Otherwise the
+   prefix runs up to the name's first '.' (the generators' scopes, "layer3"
+   of "layer3.q_proj"). */
+static int prefix_len(const char *name, int layered)
+{
+    if (!name)
+        return -1;
+    if (layered && strchr(name, ':')) {
+        int l = layer_len(name);
+        return l >= 0 ? l : 0;
+    }
+    const char *dot = strchr(name, '.');
     return dot ? (int)(dot - name) : -1;
 }
 
-static int same_prefix(const char *a, const char *b)
+static int same_prefix(const char *a, const char *b, int layered)
 {
-    int la = prefix_len(a), lb = prefix_len(b);
+    int la = prefix_len(a, layered), lb = prefix_len(b, layered);
     return la >= 0 && la == lb && !strncmp(a, b, (size_t)la);
 }
 
@@ -35,19 +74,28 @@ static int32_t fwd_op_of(const graph_op *op)
     return -1;
 }
 
+int seg_fused_attention(const char *type)
+{
+    return type && (!strcmp(type, "flash_attention") || strstr(type, "scaled_dot_product") ||
+                    strstr(type, "_flash_attention") || strstr(type, "_efficient_attention"));
+}
+
 int32_t seg_blocks(const graph_profile *g, int32_t *block)
 {
     int32_t n = 0, prev = -1;
     int32_t *first = sw_malloc(((size_t)g->n_ops + 1) * sizeof *first); /* per block: an op */
     if (!first)
         return SW_ENOMEM;
-    for (int32_t o = 0; o < g->n_ops; o++)
+    int layered = 0;
+    for (int32_t o = 0; o < g->n_ops; o++) {
         block[o] = -1;
+        layered |= g->ops[o].phase == GP_FORWARD && layer_len(g->ops[o].name) >= 0;
+    }
     for (int32_t i = 0; i < g->n_ops; i++) {
         int32_t o = g->order[i];
         if (g->ops[o].phase != GP_FORWARD)
             continue;
-        if (prev < 0 || !same_prefix(g->ops[prev].name, g->ops[o].name))
+        if (prev < 0 || !same_prefix(g->ops[prev].name, g->ops[o].name, layered))
             first[n++] = o;
         block[o] = n - 1;
         prev = o;
@@ -61,13 +109,100 @@ int32_t seg_blocks(const graph_profile *g, int32_t *block)
             continue;
         }
         for (int32_t b = n - 1; b >= 0; b--)
-            if (same_prefix(g->ops[first[b]].name, g->ops[o].name)) {
+            if (same_prefix(g->ops[first[b]].name, g->ops[o].name, layered)) {
                 block[o] = b;
                 break;
             }
     }
     sw_free(first);
     return n;
+}
+
+/* Record the plan of seg_plan_recompute on b: the profile's order, each
+   re-run just before its position, each dropped storage dropped at its
+   drop_at. *recompute and *dropped receive the re-runs' time and the
+   dropped bytes. */
+static void seg_emit(plan_builder *b, const graph_profile *g, const seg_rerun *reruns,
+                     int32_t n_rerun, const int32_t *drop_at, double *recompute, int64_t *dropped)
+{
+    pb_resident_persistent(b);
+    *recompute = 0;
+    *dropped = 0;
+    for (int32_t i = 0, r = 0; i < g->n_ops; i++) {
+        int32_t op = g->order[i];
+        for (; r < n_rerun && reruns[r].at == i; r++) {
+            pb_rerun(b, reruns[r].op);
+            *recompute += g->ops[reruns[r].op].time_s;
+        }
+        pb_run(b, op);
+        for (int32_t k = 0; k < g->ops[op].n_out; k++) {
+            int32_t s = g->ops[op].out[k];
+            if (drop_at[s] == i) {
+                pb_drop(b, s);
+                *dropped += g->tensors[s].bytes;
+            }
+        }
+        for (int32_t k = g->acc_off[op]; k < g->acc_off[op + 1]; k++) {
+            int32_t s = g->acc[k];
+            if (drop_at[s] == i && g->tensors[s].producer != op) {
+                pb_drop(b, s);
+                *dropped += g->tensors[s].bytes;
+            }
+        }
+    }
+}
+
+/* The refusal of a plan pb_finish could not place (e2): the bytes the
+   method keeps at its peak, measured by placing the same tasks in an
+   arena large enough for every storage, against the budget, or, when they
+   fit, the allocator's fragmentation. */
+static int seg_refuse(const graph_profile *g, const planner_opts *o, mem_fit fit,
+                      const char *who, const seg_rerun *reruns, int32_t n_rerun,
+                      const int32_t *drop_at, const sw_err *e2, sw_err *err)
+{
+    int64_t all = 0, pers = 0;
+    for (int32_t s = 0; s < g->n_tensors; s++) {
+        if (g->tensors[s].storage != s)
+            continue;
+        all += g->tensors[s].bytes;
+        if (g->tensors[s].persistent)
+            pers += g->tensors[s].bytes;
+    }
+    int64_t align = params_size(&o->params, "alignment");
+    int64_t cap = all + (int64_t)g->n_tensors * align + g->max_workspace;
+    plan_builder *b = pb_new_arena(g, cap, g->max_workspace, fit, align);
+    plan *p = NULL;
+    sw_err e3;
+    double rec;
+    int64_t dropped;
+    if (!b)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    seg_emit(b, g, reruns, n_rerun, drop_at, &rec, &dropped);
+    int rc = pb_finish(b, &p, &e3);
+    mem_stats st;
+    mem_get_stats(pb_memory(b), &st);
+    pb_free(b);
+    plan_free(p);
+    if (rc) /* not a matter of bytes: pass the first refusal on */
+        return sw_fail(err, e2->code, "%s", e2->msg);
+    int64_t need = st.peak_in_use + g->max_workspace;
+    char h1[32], h2[32], h3[32];
+    if (need > o->memory_budget)
+        return sw_fail(err, SW_ENOFIT, "does not fit: %s (%d ops re-run, %lld bytes dropped) "
+                       "keeps %s at its peak (%lld bytes: %s persistent, the rest saved "
+                       "activations and gradients; the largest workspace included), budget %s "
+                       "(%lld bytes)", who, n_rerun, (long long)dropped,
+                       sw_fmt_bytes(need, h1, sizeof h1), (long long)need,
+                       sw_fmt_bytes(pers, h3, sizeof h3), sw_fmt_bytes(o->memory_budget, h2,
+                       sizeof h2), (long long)o->memory_budget);
+    const char *why = e2->msg;
+    if (!strncmp(why, "does not fit: ", 14))
+        why += 14;
+    return sw_fail(err, SW_ENOFIT, "does not fit: %s keeps %s at its peak (%lld bytes) and the "
+                   "budget is %s, but the %s allocator fragments memory (%s)", who,
+                   sw_fmt_bytes(need, h1, sizeof h1), (long long)need,
+                   sw_fmt_bytes(o->memory_budget, h2, sizeof h2),
+                   params_str(&o->params, "allocator"), why);
 }
 
 int seg_plan_recompute(const graph_profile *g, const planner_opts *o, const uint8_t *cand,
@@ -143,32 +278,15 @@ int seg_plan_recompute(const graph_profile *g, const planner_opts *o, const uint
         }
         reruns[c] = x;
     }
-    pb_resident_persistent(b);
     double recompute = 0;
     int64_t dropped = 0;
-    for (int32_t i = 0, r = 0; i < no; i++) {
-        int32_t op = g->order[i];
-        for (; r < n_rerun && reruns[r].at == i; r++) {
-            pb_rerun(b, reruns[r].op);
-            recompute += g->ops[reruns[r].op].time_s;
-        }
-        pb_run(b, op);
-        for (int32_t k = 0; k < g->ops[op].n_out; k++) {
-            int32_t s = g->ops[op].out[k];
-            if (drop_at[s] == i) {
-                pb_drop(b, s);
-                dropped += g->tensors[s].bytes;
-            }
-        }
-        for (int32_t k = g->acc_off[op]; k < g->acc_off[op + 1]; k++) {
-            int32_t s = g->acc[k];
-            if (drop_at[s] == i && g->tensors[s].producer != op) {
-                pb_drop(b, s);
-                dropped += g->tensors[s].bytes;
-            }
-        }
-    }
-    rc = pb_finish(b, out, err);
+    seg_emit(b, g, reruns, n_rerun, drop_at, &recompute, &dropped);
+    sw_err e2;
+    rc = pb_finish(b, out, &e2);
+    if (rc == SW_ENOFIT)
+        rc = seg_refuse(g, o, fit, who, reruns, n_rerun, drop_at, &e2, err);
+    else if (rc)
+        rc = sw_fail(err, e2.code, "%s", e2.msg);
     if (!rc) {
         char note[200];
         snprintf(note, sizeof note, "%s: %d ops re-run (recompute %.6f s), %lld bytes dropped",

@@ -22,11 +22,24 @@ int sublinear_plan_cuts(const graph_profile *g, const planner_opts *o, const uin
    maximal run of consecutive forward ops, in the profile's order, whose
    names share the prefix before the first '.' (the generators' scope:
    "layer3" of "layer3.q_proj"); an op whose name has no '.' is a block of
-   its own. block[o] (n_ops entries) receives each forward op's block,
-   numbered from 0 in order, and for a backward op the block of its forward
+   its own. In an imported trace whose "MODULE.PATH:aten::op" names have
+   indexed layers, an op's prefix is its module path up to the first
+   numeric component (a layer of a ModuleList: "inner.transformer.h.3"),
+   or empty outside the layers.
+   block[o] (n_ops entries) receives each forward op's block, numbered
+   from 0 in order, and for a backward op the block of its forward
    op (attribute fwd_op), or of the last forward block with its name's
    prefix; -1 for other ops. Returns the number of blocks, or SW_ENOMEM. */
 int32_t seg_blocks(const graph_profile *g, int32_t *block);
+
+/* Whether an op type is a fused attention kernel, the attention core as
+   one op holding no sequence-squared scores: the decoder generator's
+   `flash_attention`, or PyTorch's as an imported trace records it
+   (aten::scaled_dot_product_attention and the kernels it dispatches to,
+   aten::_scaled_dot_product_flash_attention, ..._efficient_attention,
+   ..._cudnn_attention, aten::_flash_attention_forward,
+   aten::_efficient_attention_forward). */
+int seg_fused_attention(const char *type);
 
 /* Recompute by op kind (selective, sac): every forward op o with cand[o]
    set (n_ops entries) whose outputs are all read by the backward pass, not
