@@ -263,8 +263,8 @@ test check: deps
 	  LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp); \
 	if [ -f $(CUDA_SO) ]; then export SWAPSIM_CUDA_LIB=$(abspath $(CUDA_SO)); fi; \
 	echo "$@: prove -j$(TEST_JOBS) $(words $(TEST_RUN_ORDER)) jobs, then $(words $(TEST_SOLO)) side by side$(if $(filter check,$@), (the fast tier: not $(TEST_GROUPS)))"; \
-	prove -j$(TEST_JOBS) --exec '' $(TEST_RUN_ORDER); par=$$?; \
-	prove -j$(TEST_JOBS) --exec '' $(TEST_SOLO); solo=$$?; \
+	prove -j$(TEST_JOBS) --timer --exec '' $(TEST_RUN_ORDER); par=$$?; \
+	prove -j$(TEST_JOBS) --timer --exec '' $(TEST_SOLO); solo=$$?; \
 	test $$par = 0 && test $$solo = 0
 
 bench: deps
