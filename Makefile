@@ -4,7 +4,7 @@
 #   make / make all      build bin/swapsim (and the CUDA backend where nvcc is present)
 #   make cuda            only the CUDA backend and profiler (libswapsim_cuda.so)
 #   make test            deps, build, run the TAP tests with prove
-#   make check           the same, the fast tier: all but the exact solvers' sweeps
+#   make check           the same, the fast tier: all but the sweeps (docs/testing.md)
 #   make test SANITIZE=1 the same under AddressSanitizer + UBSan
 #   make bench           performance figures, one "bench: NAME VALUE UNIT" line each
 #   make demo            a one-minute demonstration: generate, plan, verify, simulate, trace
@@ -207,21 +207,23 @@ $(BUILD)/tests/test_opts: tests/test_opts.c tests/tap.h $(BUILD)/cli/opts.o $(LI
 # own (a wrapper script, build/rel/tests/PROG.GROUP), so that one slow
 # program does not set the run's wall time alone; PROG.rest runs every other
 # test of PROG (tap.h: -NAME leaves NAME out, so a test added later lands
-# there). The groups are the sweeps of the exact solvers (integer programs
-# stopped by node limits: two thirds of the suite's CPU time), and `make
+# there). The groups are the sweeps: the exact solvers' (integer programs
+# stopped by node limits) and every planner on every recording (the
+# round trip), together three quarters of the suite's CPU time; `make
 # check`, the fast tier, leaves them out: every program, every other test.
 # `make test` runs them all. test_optimal_swap's random_graphs and
 # schedule_set share one cache of solves: one group.
 TEST_JOBS ?= 2
-TEST_GROUPS := test_bound.exact test_optimal_swap.sets test_optimal_swap.chains \
-               test_bound.exact_pcie
+TEST_GROUPS := test_bound.exact test_optimal_swap.sets test_roundtrip.sweep \
+               test_optimal_swap.chains test_bound.exact_pcie
 TEST_GROUP_test_bound.exact := exact_on_tiny_dags
 TEST_GROUP_test_bound.exact_pcie := exact_where_pcie_binds
 TEST_GROUP_test_optimal_swap.sets := random_graphs schedule_set
 TEST_GROUP_test_optimal_swap.chains := chain_lstm stopped_early solver_abort
+TEST_GROUP_test_roundtrip.sweep := every_planner_every_recording
 TEST_SPLIT := $(sort $(basename $(TEST_GROUPS)))
-TEST_SLOW := $(TEST_GROUPS) test_roundtrip test_record_pytorch test_apply_plan test_optimal_remat \
-             test_conformance test_optimal_swap.rest test_bound.rest
+TEST_SLOW := $(TEST_GROUPS) test_record_pytorch test_apply_plan test_optimal_remat \
+             test_conformance test_optimal_swap.rest test_bound.rest test_roundtrip.rest
 TEST_ALONE := test_validate test_replay_cli
 TEST_GROUP_BIN := $(patsubst %,$(BUILD)/tests/%,$(TEST_GROUPS))
 TEST_REST_BIN := $(patsubst %,$(BUILD)/tests/%.rest,$(TEST_SPLIT))
@@ -248,9 +250,11 @@ TEST_PY_PKGS := python3-torch python3-torchvision
 # tests/test_mpi needs OpenMPI (mpicc at build time, mpirun to run): the same.
 TEST_MPI_PKGS := libopenmpi-dev openmpi-bin
 
-# make test: every test; make check: the fast tier (above). Both install
-# what the tests need, build, and run prove (TEST_RUN_ORDER: the programs
-# and groups of the tier).
+# make test: every test; make check: the fast tier (above), which does not
+# build the CUDA object either (nvcc for every major architecture: a sixth
+# of the build; test_validate's cuda test loads one built earlier, or skips
+# saying it is not built). Both install what the tests need, build, and run
+# prove (TEST_RUN_ORDER: the programs and groups of the tier).
 test: TEST_RUN_ORDER = $(TEST_ORDER)
 check: TEST_RUN_ORDER = $(CHECK_ORDER)
 test check: deps
@@ -258,7 +262,7 @@ test check: deps
 	  echo "$@: could not install $(TEST_PY_PKGS): tests/test_record_pytorch will skip"
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_MPI_PKGS)" || \
 	  echo "$@: could not install $(TEST_MPI_PKGS): tests/test_mpi will skip"
-	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) $(TEST_RUN_ORDER) cuda lib
+	$(MAKE) --no-print-directory $(SWAPSIM) $(TEST_BIN) $(TEST_RUN_ORDER) $(if $(filter test,$@),cuda) lib
 	@export SWAPSIM_BIN=$(abspath $(SWAPSIM)) SWAPSIM_DATA=$(abspath $(DATA)) \
 	  LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp); \
 	if [ -f $(CUDA_SO) ]; then export SWAPSIM_CUDA_LIB=$(abspath $(CUDA_SO)); fi; \
@@ -410,7 +414,7 @@ $(BUILD)/fuzz/fuzz_parse: fuzz/fuzz_parse.c $(LIB)
 fuzz: deps
 	@command -v afl-fuzz >/dev/null 2>&1 || $(MAKE) --no-print-directory deps DEB_PKGS="afl++ clang"
 	AFL_USE_ASAN=1 AFL_USE_UBSAN=1 $(MAKE) --no-print-directory FUZZ=1 WERROR=0 build/fuzz/fuzz/fuzz_parse
-	@$(MAKE) --no-print-directory -k -j$(FUZZ_JOBS) $(addprefix fuzz-run-,$(FUZZ_PARSERS))
+	@printf '%s\n' $(FUZZ_PARSERS) | MAKEFLAGS= xargs -P $(FUZZ_JOBS) -I{} $(MAKE) --no-print-directory -s fuzz-run-{}
 
 # one parser's run (FUZZ=1's harness, built by fuzz above)
 $(addprefix fuzz-run-,$(FUZZ_PARSERS)): fuzz-run-%:
