@@ -163,9 +163,15 @@ deps:
 # The recorded data's default location (sw_data_dir): this tree's data/.
 $(BUILD)/common/sw.o: CFLAGS_ALL += -DSW_DATA_DIR='"$(abspath data)"'
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c $(BUILD)/cflags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+# the compiler's flags: every object is rebuilt when they change (build/rel's
+# objects became position-independent on 2026-11-28; an older tree's are not)
+$(BUILD)/cflags: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(CC) $(CFLAGS_ALL)' | cmp -s - $@ || echo '$(CC) $(CFLAGS_ALL)' > $@
 
 # with or without MPI: mpi.o and the binary are rebuilt when that changes
 $(BUILD)/experiments/mpi.o: CFLAGS_ALL += $(MPI_CFLAGS)
