@@ -256,6 +256,14 @@ TEST_PY_PKGS := python3-torch python3-torchvision
 # tests/test_mpi needs OpenMPI (mpicc at build time, mpirun to run): the same.
 TEST_MPI_PKGS := libopenmpi-dev openmpi-bin
 
+# The tests' cache of integer-program solves (milp/cache.c): a program
+# solved once, by `make test` or `make check`, as built or under SANITIZE=1,
+# is read back the next time instead of solved again (CBC's search stopped
+# by a node limit is deterministic); salted by milp/'s sources and the
+# solvers' versions. MILP_CACHE= turns it off; make clean empties it.
+MILP_CACHE ?= $(abspath build/milp-cache)
+MILP_SALT = $(shell cat milp/*.c milp/*.h | cksum | cut -d' ' -f1)-$(shell dpkg-query -W -f='$${Version},' coinor-libcbc-dev libglpk-dev 2>/dev/null)
+
 # make test: every test; make check: the fast tier (above), which does not
 # build the CUDA object either (nvcc for every major architecture: a sixth
 # of the build; test_validate's cuda test loads one built earlier, or skips
@@ -272,6 +280,8 @@ test check: deps
 	@export SWAPSIM_BIN=$(abspath $(SWAPSIM)) SWAPSIM_DATA=$(abspath $(DATA)) \
 	  LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp); \
 	if [ -f $(CUDA_SO) ]; then export SWAPSIM_CUDA_LIB=$(abspath $(CUDA_SO)); fi; \
+	if [ -n "$(MILP_CACHE)" ]; then mkdir -p $(MILP_CACHE) && \
+	  export SWAPSIM_MILP_CACHE=$(MILP_CACHE) SWAPSIM_MILP_CACHE_SALT='$(MILP_SALT)'; fi; \
 	echo "$@: prove -j$(TEST_JOBS) $(words $(TEST_RUN_ORDER)) jobs, then $(words $(TEST_SOLO)) side by side$(if $(filter check,$@), (the fast tier: not $(TEST_GROUPS)))"; \
 	prove -j$(TEST_JOBS) --timer --exec '' $(TEST_RUN_ORDER); par=$$?; \
 	prove -j$(TEST_JOBS) --timer --exec '' $(TEST_SOLO); solo=$$?; \

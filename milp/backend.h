@@ -40,6 +40,16 @@ typedef struct milp_backend_ops {
                     sw_err *err);
 } milp_backend_ops;
 
+/* The cache of solves (cache.c; SWAPSIM_MILP_CACHE): its directory where a
+   solve with options o may be cached, else NULL; a stored result for the
+   same program (1, into *r, m's incumbent replaced) or 0; store a result.
+   lp_method: -1 for an integer program, else milp_lp_method. */
+const char *milp_cache_dir(const milp_opts *o);
+int milp_cache_get(milp *m, const milp_opts *o, const char *backend, int lp_method,
+                   milp_result *r);
+void milp_cache_put(const milp *m, const milp_opts *o, const char *backend, int lp_method,
+                    const milp_result *r);
+
 /* The backends (cbc.c, glpk.c), listed in solve.c's table in milp_backend
    order. */
 extern const milp_backend_ops milp_backend_cbc;

@@ -26,13 +26,29 @@ static const milp_backend_ops *backend_of(milp_backend b)
 
 const char *milp_backend_name(milp_backend b) { return backend_of(b)->name; }
 
+/* (a model that fails milp_check is never looked up: the backend reports
+   it) */
 int milp_solve(milp *m, const milp_opts *o, milp_result *r, sw_err *err)
 {
-    return backend_of(o ? o->backend : MILP_CBC)->solve(m, o, r, err);
+    const milp_backend_ops *b = backend_of(o ? o->backend : MILP_CBC);
+    int cached = milp_cache_dir(o) && !milp_check(m, err);
+    if (cached && milp_cache_get(m, o, b->name, -1, r))
+        return 0;
+    int rc = b->solve(m, o, r, err);
+    if (cached && !rc)
+        milp_cache_put(m, o, b->name, -1, r);
+    return rc;
 }
 
 int milp_solve_lp(milp *m, const milp_opts *o, milp_lp_method method, milp_result *r,
                   sw_err *err)
 {
-    return backend_of(o ? o->backend : MILP_CBC)->solve_lp(m, o, method, r, err);
+    const milp_backend_ops *b = backend_of(o ? o->backend : MILP_CBC);
+    int cached = milp_cache_dir(o) && !milp_check(m, err);
+    if (cached && milp_cache_get(m, o, b->name, (int)method, r))
+        return 0;
+    int rc = b->solve_lp(m, o, method, r, err);
+    if (cached && !rc)
+        milp_cache_put(m, o, b->name, (int)method, r);
+    return rc;
 }

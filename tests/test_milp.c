@@ -385,7 +385,113 @@ static void backends_agree(void)
        infeasible);
 }
 
+/* The solve cache (milp/cache.c, SWAPSIM_MILP_CACHE): the knapsack solved
+   with a cache directory is stored; solved again (a new model, the same
+   program) it is read back with the same result, and the solver is not
+   run (the record's solve time, altered on disk, comes back); a changed
+   program is not a hit; a corrupt record is a miss, solved again; a solve a
+   clock could stop (a time limit under an hour) is not stored; without the
+   variable nothing is written. */
+static milp *knap(double cap)
+{
+    milp *m = milp_new();
+    int idx[3] = {milp_var(m, 0, 1, -10, 1), milp_var(m, 0, 1, -13, 1), milp_var(m, 0, 1, -7, 1)};
+    double w[3] = {4, 6, 3};
+    milp_row(m, -MILP_INF, cap, 3, idx, w);
+    return m;
+}
+
+static int files_in(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls %s | wc -l", dir);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    if (p) {
+        if (fscanf(p, "%d", &n) != 1)
+            n = -1;
+        pclose(p);
+    }
+    return n;
+}
+
+static void solve_cache(void)
+{
+    char dir[] = "/tmp/swapsim-milp-cache-XXXXXX";
+    if (!mkdtemp(dir)) {
+        OK(0, "a scratch directory");
+        return;
+    }
+    setenv("SWAPSIM_MILP_CACHE", dir, 1);
+    setenv("SWAPSIM_MILP_CACHE_SALT", "test", 1);
+    milp_opts o = {.backend = MILP_CBC};
+    milp_result r;
+    sw_err e = {0};
+    milp *m = knap(9);
+    IS_INT(milp_solve(m, &o, &r, &e), 0, "solves (%s)", e.msg);
+    IS_NUM(r.objective, -20, 1e-9, "objective -20");
+    IS_INT(files_in(dir), 1, "one record stored");
+    milp_free(m);
+    /* the record's solve time altered: a hit returns it, a solve would not */
+    char cmd[700], path[600] = "";
+    snprintf(cmd, sizeof cmd, "ls %s", dir);
+    FILE *p = popen(cmd, "r");
+    char name[128] = "";
+    if (p) {
+        if (!fgets(name, sizeof name, p))
+            name[0] = 0;
+        pclose(p);
+    }
+    name[strcspn(name, "\n")] = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r+b");
+    double t = 1234.5;
+    /* (the record: magic 4, status 4, objective, bound, gap, solve_s) */
+    OK(f && fseek(f, 4 + 4 + 3 * 8, SEEK_SET) == 0 && fwrite(&t, sizeof t, 1, f) == 1,
+       "the record's solve time rewritten");
+    if (f)
+        fclose(f);
+    m = knap(9);
+    IS_INT(milp_solve(m, &o, &r, &e), 0, "solves again (%s)", e.msg);
+    IS_NUM(r.solve_s, 1234.5, 0, "from the cache: the stored solve time");
+    IS_NUM(r.objective, -20, 1e-9, "the same objective");
+    IS_INT(r.status, MILP_OPTIMAL, "the same status");
+    OK(r.x && fabs(r.x[0]) < 1e-9 && fabs(r.x[1] - 1) < 1e-9 && fabs(r.x[2] - 1) < 1e-9,
+       "the same incumbent");
+    IS_STR_HAS(r.solver, "cbc", "names the solver");
+    milp_free(m);
+    m = knap(7); /* another program: {a, c}, -17 */
+    IS_INT(milp_solve(m, &o, &r, &e), 0, "another program solves (%s)", e.msg);
+    IS_NUM(r.objective, -17, 1e-9, "its own optimum, not the cached one");
+    IS_INT(files_in(dir), 2, "a second record");
+    milp_free(m);
+    f = fopen(path, "wb");
+    OK(f && fputs("garbage", f) >= 0, "a record corrupted");
+    if (f)
+        fclose(f);
+    m = knap(9);
+    IS_INT(milp_solve(m, &o, &r, &e), 0, "solves (%s)", e.msg);
+    OK(r.objective < -19.999 && r.solve_s != 1234.5, "a corrupt record is a miss: solved "
+       "(%g, %g s)", r.objective, r.solve_s);
+    milp_free(m);
+    m = knap(8);
+    o.time_limit_s = 10;
+    IS_INT(milp_solve(m, &o, &r, &e), 0, "a time-limited solve (%s)", e.msg);
+    IS_INT(files_in(dir), 2, "is not stored (a clock could stop it)");
+    milp_free(m);
+    unsetenv("SWAPSIM_MILP_CACHE");
+    o.time_limit_s = 0;
+    m = knap(6);
+    IS_INT(milp_solve(m, &o, &r, &e), 0, "without the variable (%s)", e.msg);
+    IS_INT(files_in(dir), 2, "nothing is written");
+    milp_free(m);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        printf("# could not remove %s\n", dir);
+}
+
 static const tap_test tests[] = {
+    {"solve_cache", solve_cache},
     {"optimal_start", optimal_start},
     {"grows", grows},
     {"knapsack", knapsack},
@@ -399,4 +505,10 @@ static const tap_test tests[] = {
     {"backends_agree", backends_agree},
 };
 
-int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }
+int main(int argc, char **argv)
+{
+    /* this program tests the solvers themselves: never the tests' cache of
+       solves (make test's SWAPSIM_MILP_CACHE), but in solve_cache */
+    unsetenv("SWAPSIM_MILP_CACHE");
+    return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv);
+}
