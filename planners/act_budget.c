@@ -491,56 +491,25 @@ static int plan_at(ab *a, plan_builder *b, double f, plan **out, sw_err *err)
     return 0;
 }
 
-/* The refusal of fraction f's plan, whose placement failed (e2): the bytes
-   it keeps at its peak, measured by placing the same plan in an arena that
-   holds every storage, against the budget; or, when they fit, the
-   allocator's fragmentation. */
+/* The refusal of fraction f's plan, whose placement failed (e2): the same
+   plan placed in a roomy arena, then seg_refusal (segments.h). */
 static int refuse(ab *a, const planner_opts *o, mem_fit fit, double f, const sw_err *e2,
                   sw_err *err)
 {
-    const graph_profile *g = a->g;
-    int64_t all = 0, pers = 0;
-    for (int32_t s = 0; s < g->n_tensors; s++) {
-        if (g->tensors[s].storage != s)
-            continue;
-        all += g->tensors[s].bytes;
-        if (g->tensors[s].persistent)
-            pers += g->tensors[s].bytes;
-    }
-    int64_t align = params_size(&o->params, "alignment");
-    plan_builder *b = pb_new_arena(g, all + (int64_t)g->n_tensors * align + g->max_workspace,
-                                   g->max_workspace, fit, align);
+    int64_t pers;
+    plan_builder *b = seg_roomy_builder(a->g, o, fit, &pers);
     if (!b)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     plan *p = NULL;
     sw_err e3;
     int rc = plan_at(a, b, f, &p, &e3);
-    mem_stats st;
-    mem_get_stats(pb_memory(b), &st);
-    pb_free(b);
     plan_free(p);
-    if (rc) /* not a matter of bytes: pass the first refusal on */
-        return sw_fail(err, e2->code, "%s", e2->msg);
-    int64_t need = st.peak_in_use + g->max_workspace;
-    char h1[32], h2[32], h3[32];
-    if (need > o->memory_budget)
-        return sw_fail(err, SW_ENOFIT, "does not fit: act-budget at fraction %.4f (%d ops "
-                       "re-run, %lld of %lld recomputable saved bytes kept) keeps %s at its peak "
-                       "(%lld bytes: %s persistent, the rest saved activations and gradients; "
-                       "the largest workspace included), budget %s (%lld bytes)", f,
-                       a->n_rerun, (long long)a->kept_bytes, (long long)a->item_bytes,
-                       sw_fmt_bytes(need, h1, sizeof h1), (long long)need,
-                       sw_fmt_bytes(pers, h3, sizeof h3),
-                       sw_fmt_bytes(o->memory_budget, h2, sizeof h2),
-                       (long long)o->memory_budget);
-    const char *why = e2->msg;
-    if (!strncmp(why, "does not fit: ", 14))
-        why += 14;
-    return sw_fail(err, SW_ENOFIT, "does not fit: act-budget at fraction %.4f keeps %s at its "
-                   "peak (%lld bytes) and the budget is %s, but the %s allocator fragments "
-                   "memory (%s)", f, sw_fmt_bytes(need, h1, sizeof h1), (long long)need,
-                   sw_fmt_bytes(o->memory_budget, h2, sizeof h2),
-                   params_str(&o->params, "allocator"), why);
+    char what[256], who[64];
+    snprintf(what, sizeof what, "act-budget at fraction %.4f (%d ops re-run, %lld of %lld "
+             "recomputable saved bytes kept)", f, a->n_rerun, (long long)a->kept_bytes,
+             (long long)a->item_bytes);
+    snprintf(who, sizeof who, "act-budget at fraction %.4f", f);
+    return seg_refusal(a->g, o, b, rc, pers, what, who, e2, err);
 }
 
 static int plan_act_budget(const graph_profile *g, const planner_opts *o, plan **out,

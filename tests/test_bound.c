@@ -17,15 +17,23 @@
 #include "../sim/simulate.h"
 #include "tap.h"
 
-/* op0 makes A; op1 reads A, makes B; op2 reads B, makes C; op3 reads A and
-   C, makes D. A, B, C are 100 bytes, D 10; every op takes 1 s; PCIe moves
-   10 B/s each way (20 both ways at once). */
-static graph_profile *chain(void)
+/* The hand-worked graphs' device: 10 B/s each way, 20 both ways, no
+   latency. */
+static dev_spec ten_bytes_per_s(void)
 {
     dev_spec d = *dev_find("v100");
     d.h2d_bw = d.d2h_bw = 10;
     d.duplex_bw = 20;
     d.copy_latency_s = 0;
+    return d;
+}
+
+/* op0 makes A; op1 reads A, makes B; op2 reads B, makes C; op3 reads A and
+   C, makes D. A, B, C are 100 bytes, D 10; every op takes 1 s; PCIe moves
+   10 B/s each way (20 both ways at once). */
+static graph_profile *chain(void)
+{
+    dev_spec d = ten_bytes_per_s();
     graph_profile *g = graph_new("chain4", &d);
     int32_t A = graph_add_tensor(g, "A", 100, GK_ACTIVATION, 0);
     int32_t B = graph_add_tensor(g, "B", 100, GK_ACTIVATION, 0);
@@ -255,6 +263,45 @@ static void registry(const graph_profile *g, int64_t budget, check *c, int seeds
     }
 }
 
+/* Every topological order of g (at most cap) planned by SwapAdvisor's swap
+   planner at c's budget (each_order's layouts, counts and thresholds), into
+   c; the number of orders. */
+static int every_order(const graph_profile *g, check *c, int cap)
+{
+    int32_t order[64], indeg[64];
+    uint8_t done[64] = {0};
+    topo t = {g, order, indeg, done, 0, cap, each_order, c};
+    c->sp = swapplan_new(g, c->budget);
+    for (int32_t o = 0; o < g->n_ops; o++)
+        indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
+    if (c->sp)
+        topo_rec(&t, 0);
+    swapplan_free(c->sp);
+    c->sp = NULL;
+    return t.count;
+}
+
+/* Every op of g 100 times faster, so that the PCIe terms bind. */
+static void ops_100x_faster(graph_profile *g)
+{
+    g->total_compute_s = 0;
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        g->ops[o].time_s *= 0.01;
+        g->total_compute_s += g->ops[o].time_s;
+    }
+}
+
+/* Every registered planner's plan of g at budget keeps above its bound. */
+static void every_planner_above(const graph_profile *g, int64_t budget)
+{
+    check c = {0};
+    c.budget = budget;
+    c.min_margin = INFINITY;
+    registry(g, budget, &c, 1, ALL_PLANNERS);
+    OK(c.plans > 0 && c.beaten == 0, "every registered planner: %d plans, none beats the bound "
+       "(closest: %.4f x the bound; %d refusals) %s", c.plans, c.min_margin, c.nofit, c.worst);
+}
+
 /* The hand-worked chain with op1 also mutating A in place (as relu_ does):
    a copy that brings A back holds op1's version, so it was copied out after
    op1 ended, in no compute at all before op2 (the window was op1's 1 s):
@@ -262,10 +309,7 @@ static void registry(const graph_profile *g, int64_t budget, check *c, int seeds
    before); A cannot be re-run (op1 mutated it), so the same with re-runs. */
 static void test_mutated_before_cut(void)
 {
-    dev_spec d = *dev_find("v100");
-    d.h2d_bw = d.d2h_bw = 10;
-    d.duplex_bw = 20;
-    d.copy_latency_s = 0;
+    dev_spec d = ten_bytes_per_s();
     graph_profile *g = graph_new("chain4m", &d);
     int32_t A = graph_add_tensor(g, "A", 100, GK_ACTIVATION, 0);
     int32_t B = graph_add_tensor(g, "B", 100, GK_ACTIVATION, 0);
@@ -290,12 +334,7 @@ static void test_mutated_before_cut(void)
     IS_NUM(r.window_swap_s, 21, 1e-12, "swap only: 4 s + 9 s + 8 s");
     IS_NUM(r.window_any_s, 21, 1e-9, "A cannot be re-run: the same with re-runs");
     IS_NUM(r.order_window_swap_s, 21, 1e-12, "the chain's only order: the same");
-    check c = {0};
-    c.budget = 210;
-    c.min_margin = INFINITY;
-    registry(g, 210, &c, 1, ALL_PLANNERS);
-    OK(c.plans > 0 && c.beaten == 0, "every registered planner: %d plans, none beats the bound "
-       "(closest: %.4f x the bound; %d refusals) %s", c.plans, c.min_margin, c.nofit, c.worst);
+    every_planner_above(g, 210);
     graph_free(g);
 }
 
@@ -311,10 +350,7 @@ static void test_mutated_before_cut(void)
    Without the term (P's copy out unconstrained) the bound was 13 s. */
 static void test_mutated_persistent(void)
 {
-    dev_spec d = *dev_find("v100");
-    d.h2d_bw = d.d2h_bw = 10;
-    d.duplex_bw = 20;
-    d.copy_latency_s = 0;
+    dev_spec d = ten_bytes_per_s();
     graph_profile *g = graph_new("tail4", &d);
     int32_t P = graph_add_tensor(g, "P", 100, GK_OPTIMIZER_STATE, 1);
     int32_t A = graph_add_tensor(g, "A", 100, GK_ACTIVATION, 0);
@@ -342,12 +378,7 @@ static void test_mutated_persistent(void)
        "with re-runs (%.9g)", r.window_any_s);
     OK(fabs(r.order_window_swap_s - 17.5) < 1e-5, "the chain's only order: the same (%.9g)",
        r.order_window_swap_s);
-    check c = {0};
-    c.budget = 110;
-    c.min_margin = INFINITY;
-    registry(g, 110, &c, 1, ALL_PLANNERS);
-    OK(c.plans > 0 && c.beaten == 0, "every registered planner: %d plans, none beats the bound "
-       "(closest: %.4f x the bound; %d refusals) %s", c.plans, c.min_margin, c.nofit, c.worst);
+    every_planner_above(g, 110);
     graph_free(g);
 }
 
@@ -377,24 +408,11 @@ static void tiny_dags(int exact)
             check c = {0};
             c.budget = budget;
             c.min_margin = INFINITY;
-            topo t = {g, NULL, NULL, NULL, 0, 720, each_order, &c};
-            if (!exact) {
-                c.sp = swapplan_new(g, budget);
-                int32_t order[64], indeg[64];
-                uint8_t done[64] = {0};
-                for (int32_t o = 0; o < g->n_ops; o++)
-                    indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
-                t.order = order;
-                t.indeg = indeg;
-                t.done = done;
-                if (c.sp)
-                    topo_rec(&t, 0);
-                swapplan_free(c.sp);
-            }
+            int orders = exact ? 0 : every_order(g, &c, 720);
             registry(g, budget, &c, 3, exact ? EXACT_ONLY : NOT_EXACT);
             OK(c.beaten == 0, "random %s %s at %.2fx%s: %d plans (%d orders), none beats its "
                "bound (closest: %.4f x the bound; %d refusals) %s", s_ops, s_seed, fr[f],
-               exact ? ", the exact solvers" : "", c.plans, t.count, c.min_margin, c.nofit,
+               exact ? ", the exact solvers" : "", c.plans, orders, c.min_margin, c.nofit,
                c.worst);
             total += c.plans;
             beaten += c.beaten;
@@ -431,11 +449,7 @@ static void where_pcie_binds(int exact)
             OK(0, "generate random %s %s: %s", s_ops, s_seed, e.msg);
             continue;
         }
-        g->total_compute_s = 0;
-        for (int32_t o = 0; o < g->n_ops; o++) {
-            g->ops[o].time_s *= 0.01;
-            g->total_compute_s += g->ops[o].time_s;
-        }
+        ops_100x_faster(g);
         int64_t peak = graph_peak_memory(g, g->order);
         for (size_t f = 0; f < SW_ARRAY_LEN(fr); f++) {
             int64_t budget = (int64_t)((double)peak * fr[f]);
@@ -454,20 +468,8 @@ static void where_pcie_binds(int exact)
             check c = {0};
             c.budget = budget;
             c.min_margin = INFINITY;
-            topo t = {g, NULL, NULL, NULL, 0, 60, each_order, &c};
-            if (!exact) {
-                c.sp = swapplan_new(g, budget);
-                int32_t order[64], indeg[64];
-                uint8_t done[64] = {0};
-                for (int32_t o = 0; o < g->n_ops; o++)
-                    indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
-                t.order = order;
-                t.indeg = indeg;
-                t.done = done;
-                if (c.sp)
-                    topo_rec(&t, 0);
-                swapplan_free(c.sp);
-            }
+            if (!exact)
+                every_order(g, &c, 60);
             /* (one seed: it is slow here) */
             registry(g, budget, &c, 1, exact ? EXACT_ONLY : NOT_EXACT);
             OK(c.beaten == 0, "random %s %s at %.2fx, ops 100x faster%s: %d plans, none beats "
@@ -584,26 +586,14 @@ static void test_never_beaten_with_adam_states(void)
             OK(0, "generate random %s %s adam: %s", s_ops, s_seed, e.msg);
             continue;
         }
-        g->total_compute_s = 0;
-        for (int32_t o = 0; o < g->n_ops; o++) {
-            g->ops[o].time_s *= 0.01;
-            g->total_compute_s += g->ops[o].time_s;
-        }
+        ops_100x_faster(g);
         int64_t peak = graph_peak_memory(g, g->order);
         for (size_t f = 0; f < SW_ARRAY_LEN(fr); f++) {
             int64_t budget = (int64_t)((double)peak * fr[f]);
             check c = {0};
             c.budget = budget;
             c.min_margin = INFINITY;
-            c.sp = swapplan_new(g, budget);
-            int32_t order[64], indeg[64];
-            uint8_t done[64] = {0};
-            for (int32_t o = 0; o < g->n_ops; o++)
-                indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
-            topo t = {g, order, indeg, done, 0, 60, each_order, &c};
-            if (c.sp)
-                topo_rec(&t, 0);
-            swapplan_free(c.sp);
+            every_order(g, &c, 60);
             OK(c.beaten == 0, "random %s %s adam at %.2fx, ops 100x faster: %d plans, none "
                "beats its bound (closest: %.4f x the bound) %s", s_ops, s_seed, fr[f], c.plans,
                c.min_margin, c.worst);
@@ -629,26 +619,14 @@ static void test_never_beaten_with_adam_states(void)
             OK(0, "generate random ops=7 seed=5 %s: %s", opt[i], e.msg);
             continue;
         }
-        g->total_compute_s = 0;
-        for (int32_t o = 0; o < g->n_ops; o++) {
-            g->ops[o].time_s *= 0.01;
-            g->total_compute_s += g->ops[o].time_s;
-        }
+        ops_100x_faster(g);
         int64_t peak = graph_peak_memory(g, g->order);
         for (size_t f = 0; f < SW_ARRAY_LEN(fr5); f++) {
             int64_t budget = (int64_t)((double)peak * fr5[f]);
             check c = {0};
             c.budget = budget;
             c.min_margin = INFINITY;
-            c.sp = swapplan_new(g, budget);
-            int32_t order[64], indeg[64];
-            uint8_t done[64] = {0};
-            for (int32_t o = 0; o < g->n_ops; o++)
-                indeg[o] = g->pred_off[o + 1] - g->pred_off[o];
-            topo t = {g, order, indeg, done, 0, 60, each_order, &c};
-            if (c.sp)
-                topo_rec(&t, 0);
-            swapplan_free(c.sp);
+            every_order(g, &c, 60);
             registry(g, budget, &c, 2, NOT_EXACT);
             OK(c.beaten == 0, "random ops=7 seed=5 %s at %.2fx, ops 100x faster: %d plans, "
                "none beats its bound (closest: %.4f x the bound; %d refusals) %s", opt[i],

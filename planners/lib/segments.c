@@ -152,46 +152,37 @@ static void seg_emit(plan_builder *b, const graph_profile *g, const seg_rerun *r
     }
 }
 
-/* The refusal of a plan pb_finish could not place (e2): the bytes the
-   method keeps at its peak, measured by placing the same tasks in an
-   arena large enough for every storage, against the budget, or, when they
-   fit, the allocator's fragmentation. */
-static int seg_refuse(const graph_profile *g, const planner_opts *o, mem_fit fit,
-                      const char *who, const seg_rerun *reruns, int32_t n_rerun,
-                      const int32_t *drop_at, const sw_err *e2, sw_err *err)
+plan_builder *seg_roomy_builder(const graph_profile *g, const planner_opts *o, mem_fit fit,
+                               int64_t *pers)
 {
-    int64_t all = 0, pers = 0;
+    int64_t all = 0;
+    *pers = 0;
     for (int32_t s = 0; s < g->n_tensors; s++) {
         if (g->tensors[s].storage != s)
             continue;
         all += g->tensors[s].bytes;
         if (g->tensors[s].persistent)
-            pers += g->tensors[s].bytes;
+            *pers += g->tensors[s].bytes;
     }
     int64_t align = params_size(&o->params, "alignment");
     int64_t cap = all + (int64_t)g->n_tensors * align + g->max_workspace;
-    plan_builder *b = pb_new_arena(g, cap, g->max_workspace, fit, align);
-    plan *p = NULL;
-    sw_err e3;
-    double rec;
-    int64_t dropped;
-    if (!b)
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    seg_emit(b, g, reruns, n_rerun, drop_at, &rec, &dropped);
-    int rc = pb_finish(b, &p, &e3);
+    return pb_new_arena(g, cap, g->max_workspace, fit, align);
+}
+
+int seg_refusal(const graph_profile *g, const planner_opts *o, plan_builder *b, int rc,
+                int64_t pers, const char *what, const char *who, const sw_err *e2, sw_err *err)
+{
     mem_stats st;
     mem_get_stats(pb_memory(b), &st);
     pb_free(b);
-    plan_free(p);
     if (rc) /* not a matter of bytes: pass the first refusal on */
         return sw_fail(err, e2->code, "%s", e2->msg);
     int64_t need = st.peak_in_use + g->max_workspace;
     char h1[32], h2[32], h3[32];
     if (need > o->memory_budget)
-        return sw_fail(err, SW_ENOFIT, "does not fit: %s (%d ops re-run, %lld bytes dropped) "
-                       "keeps %s at its peak (%lld bytes: %s persistent, the rest saved "
-                       "activations and gradients; the largest workspace included), budget %s "
-                       "(%lld bytes)", who, n_rerun, (long long)dropped,
+        return sw_fail(err, SW_ENOFIT, "does not fit: %s keeps %s at its peak (%lld bytes: %s "
+                       "persistent, the rest saved activations and gradients; the largest "
+                       "workspace included), budget %s (%lld bytes)", what,
                        sw_fmt_bytes(need, h1, sizeof h1), (long long)need,
                        sw_fmt_bytes(pers, h3, sizeof h3), sw_fmt_bytes(o->memory_budget, h2,
                        sizeof h2), (long long)o->memory_budget);
@@ -203,6 +194,29 @@ static int seg_refuse(const graph_profile *g, const planner_opts *o, mem_fit fit
                    sw_fmt_bytes(need, h1, sizeof h1), (long long)need,
                    sw_fmt_bytes(o->memory_budget, h2, sizeof h2),
                    params_str(&o->params, "allocator"), why);
+}
+
+/* The refusal of a plan pb_finish could not place (e2): the same tasks
+   placed in a roomy arena, then seg_refusal. */
+static int seg_refuse(const graph_profile *g, const planner_opts *o, mem_fit fit,
+                      const char *who, const seg_rerun *reruns, int32_t n_rerun,
+                      const int32_t *drop_at, const sw_err *e2, sw_err *err)
+{
+    int64_t pers;
+    plan_builder *b = seg_roomy_builder(g, o, fit, &pers);
+    plan *p = NULL;
+    sw_err e3;
+    double rec;
+    int64_t dropped;
+    if (!b)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    seg_emit(b, g, reruns, n_rerun, drop_at, &rec, &dropped);
+    int rc = pb_finish(b, &p, &e3);
+    plan_free(p);
+    char what[256];
+    snprintf(what, sizeof what, "%s (%d ops re-run, %lld bytes dropped)", who, n_rerun,
+             (long long)dropped);
+    return seg_refusal(g, o, b, rc, pers, what, who, e2, err);
 }
 
 int seg_plan_recompute(const graph_profile *g, const planner_opts *o, const uint8_t *cand,

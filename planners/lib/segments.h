@@ -4,6 +4,7 @@
 #ifndef SEGMENTS_H
 #define SEGMENTS_H
 
+#include "../../sim/builder.h"
 #include "../planner.h"
 
 /* Plan g with the forward ops (in the profile's order) cut into segments
@@ -51,5 +52,19 @@ int seg_fused_attention(const char *type);
    it in the notes. Errors as pb_finish's (SW_ENOFIT, SW_EINVAL, SW_ENOMEM). */
 int seg_plan_recompute(const graph_profile *g, const planner_opts *o, const uint8_t *cand,
                        const char *who, plan **out, sw_err *err);
+
+/* For a refusal with numbers: a builder whose arena holds every storage
+   (each aligned) and the largest workspace, to place a refused plan's
+   tasks in; *pers: the profile's persistent bytes. NULL: out of memory. */
+plan_builder *seg_roomy_builder(const graph_profile *g, const planner_opts *o, mem_fit fit,
+                               int64_t *pers);
+
+/* The refusal e2 (a plan whose placement failed) restated once the same
+   tasks were built into a roomy builder b (rc: that build's status; b is
+   freed here): e2 as it is when rc; else SW_ENOFIT saying what (the method
+   and its decisions) keeps at its peak against the budget, or, where that
+   fits, that who's allocator fragments memory. */
+int seg_refusal(const graph_profile *g, const planner_opts *o, plan_builder *b, int rc,
+                int64_t pers, const char *what, const char *who, const sw_err *e2, sw_err *err);
 
 #endif
