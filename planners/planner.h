@@ -109,6 +109,7 @@ int planner_resolve_budget(const graph_profile *g, const char *text, int64_t *bu
     X(selective)                                                                 \
     X(sac)                                                                       \
     X(act_budget)                                                                \
+    X(belady)              /* offline Belady eviction, early copy out, just-in-time copy in */ \
     X(random)              /* test and validation only: random legal swaps */
 
 /* Built-in planners: extern const planner planner_NAME; for each line above. */

@@ -1,4 +1,4 @@
-/* test_swap_planners.c: odswap, tflms, vdnn and dtr-megengine: a small
+/* test_swap_planners.c: odswap, tflms, vdnn, dtr-megengine and belady: a small
    training graph whose plans were worked out by hand, random training
    profiles (every plan verified), the framework schedule, and the clear
    failures (TFLMS's parameters, an op that alone exceeds the budget); one
@@ -152,6 +152,96 @@ static void odswap_hand(void)
     graph_free(g);
 }
 
+/* The position of the first task of kind for tensor (or op, for runs), -1 if none. */
+static int32_t task_at(const plan *p, int kind, int32_t x)
+{
+    for (int32_t i = 0; i < p->n_tasks; i++)
+        if (p->tasks[i].kind == kind &&
+            (kind == TASK_RUN ? p->tasks[i].op == x : p->tasks[i].tensor == x))
+            return i;
+    return -1;
+}
+
+/* belady on hand(), by hand (tensors w 0, in 1, a 2; ops f1..g1 at 0..5,
+   1 ms each; every copy far under 1 ms, so each copy back is issued one op
+   before its use). Live bytes per op: 1200, 2200, 2210, 3210 (g3), 3200,
+   1300; g2 alone needs 3000. The victim at an op short of D bytes is the
+   resident storage the op does not touch with the most min(bytes, D) x
+   milliseconds until its next use.
+   At 3200 B: g3 is 10 B short: a scores 10 x 1, w 10 x 3 (its next use is
+   f1 of the next iteration), in 10 x 2: w goes, dropped right after f2
+   (its last use; its host copy is current), back at the iteration's end.
+   At 3000 B: g3 is 210 B short: w (300 against a's 210 and in's 200), then
+   110: in (200 against 110), then 10: a, copied out right after f2 and
+   back before g2. At g2, in (back one op before g1) and a are resident,
+   100 B over: a and gb are g2's, so in, just back, goes again and comes
+   back before g1 instead.
+   At 3100 B: g3 is 110 B short: w (300 against 110 and 200), then 10: in
+   (20 against 10): both dropped, but best fit placed them below a and b,
+   and the 200 bytes they free leave no 1000-byte block for gb; 98% of the
+   arena decides the same, 96% is below g2's 3000 B: a refusal that names
+   the allocator. */
+static void belady_hand(void)
+{
+    graph_profile *g = hand();
+    sw_err e;
+    plan *p = NULL;
+    sim_result r;
+    int rc = run("belady", g, 3200, NULL, &p, &e);
+    IS_INT(rc, 0, "belady plans at 3200 B (%s)", rc ? e.msg : "ok");
+    if (!rc) {
+        OK(plan_verify(p, NULL, &e) == 0, "3200 B: the plan verifies");
+        IS_INT(count(p, TASK_DROP, 0), 1, "3200 B: w dropped once");
+        IS_INT(count(p, TASK_DROP, -1) + count(p, TASK_SWAP_OUT, -1), 1,
+               "3200 B: nothing else leaves");
+        OK(task_at(p, TASK_DROP, 0) > task_at(p, TASK_RUN, 1) &&
+               task_at(p, TASK_DROP, 0) < task_at(p, TASK_RUN, 2),
+           "3200 B: w dropped right after f2, its last use");
+        OK(task_at(p, TASK_SWAP_IN, 0) > task_at(p, TASK_RUN, 5),
+           "3200 B: w back at the iteration's end");
+        IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "3200 B: the plan simulates");
+        OK(r.peak_memory_bytes <= 3200, "3200 B: within the budget (%lld B)",
+           (long long)r.peak_memory_bytes);
+        OK(r.normalized_throughput > 0.99, "3200 B: the copy back hides behind the ops (%.4f)",
+           r.normalized_throughput);
+        plan_free(p);
+    }
+    rc = run("belady", g, 3000, NULL, &p, &e);
+    IS_INT(rc, 0, "belady plans at 3000 B (%s)", rc ? e.msg : "ok");
+    if (!rc) {
+        OK(plan_verify(p, NULL, &e) == 0, "3000 B: the plan verifies");
+        IS_INT(count(p, TASK_DROP, 0), 1, "3000 B: w dropped once");
+        IS_INT(count(p, TASK_SWAP_OUT, 2), 1, "3000 B: a copied out once");
+        IS_INT(count(p, TASK_SWAP_IN, 2), 1, "3000 B: a back once");
+        IS_INT(count(p, TASK_SWAP_OUT, -1), 1, "3000 B: nothing else copied out");
+        OK(task_at(p, TASK_DROP, 1) > task_at(p, TASK_RUN, 0) &&
+               task_at(p, TASK_DROP, 1) < task_at(p, TASK_RUN, 1),
+           "3000 B: in dropped right after f1, its last use before g3");
+        OK(task_at(p, TASK_SWAP_OUT, 2) > task_at(p, TASK_RUN, 1) &&
+               task_at(p, TASK_SWAP_OUT, 2) < task_at(p, TASK_RUN, 2),
+           "3000 B: a copied out right after f2, its last forward use");
+        OK(task_at(p, TASK_SWAP_IN, 2) > task_at(p, TASK_RUN, 3) &&
+               task_at(p, TASK_SWAP_IN, 2) < task_at(p, TASK_RUN, 4),
+           "3000 B: a back just before g2");
+        IS_INT(count(p, TASK_SWAP_IN, 1), 1, "3000 B: in comes back once");
+        OK(task_at(p, TASK_SWAP_IN, 1) > task_at(p, TASK_RUN, 4) &&
+               task_at(p, TASK_SWAP_IN, 1) < task_at(p, TASK_RUN, 5),
+           "3000 B: in's copy back put off to before g1");
+        IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "3000 B: the plan simulates");
+        OK(r.peak_memory_bytes <= 3000, "3000 B: within the budget (%lld B)",
+           (long long)r.peak_memory_bytes);
+        plan_free(p);
+    }
+    rc = run("belady", g, 3100, NULL, &p, &e);
+    IS_INT(rc, SW_ENOFIT, "belady: at 3100 B its plan fragments the arena");
+    IS_STR_HAS(e.msg, "allocator cannot place", "belady says the allocator refused");
+    IS_STR_HAS(e.msg, "op 4 'g2' needs", "and names the op lower limits leave no room");
+    rc = run("belady", g, 2900, NULL, &p, &e);
+    IS_INT(rc, SW_ENOFIT, "belady: g2 alone needs 3000 B");
+    IS_STR_HAS(e.msg, "op 4 'g2' needs", "belady names the op");
+    graph_free(g);
+}
+
 static void test_random(void)
 {
     static const struct {
@@ -164,7 +254,9 @@ static void test_random(void)
                  {"vdnn", NULL},
                  {"vdnn", "policy=conv"},
                  {"dtr-megengine", NULL},
-                 {"dtr-megengine", "fake_delete=always"}};
+                 {"dtr-megengine", "fake_delete=always"},
+                 {"belady", NULL},
+                 {"belady", "search=false"}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int runs = 0, safe = 0, within = 0, bad = 0;
         for (int seed = 1; seed <= 10; seed++) {
@@ -315,6 +407,7 @@ static const tap_test tests[] = {
     {"vdnn_hand", vdnn_hand},
     {"tflms_hand", tflms_hand},
     {"odswap_hand", odswap_hand},
+    {"belady_hand", belady_hand},
     {"random_profiles", test_random},
     {"framework_order", test_framework_order},
 };

@@ -1,0 +1,471 @@
+/* belady.c: the `belady` planner: offline swapping on the profile's order
+   with the textbook policy and nothing searched but two scalars.
+
+   - Eviction is Belady's (MIN): when an op's outputs do not fit the byte
+     limit, the resident storage the op does not touch whose next use is
+     farthest away leaves (a persistent one whose next use is in the next
+     iteration counts that far: parameters and optimizer states the step
+     alone reads go first).
+   - Each victim's copy out is issued right after its last use before that
+     point (not at the point itself), so the copy overlaps the ops in
+     between and its memory is free by then; a storage whose host copy is
+     current is dropped instead.
+   - Each victim comes back just in time: its copy in is issued before the
+     latest op that leaves at least `lead` x its copy time (latency + bytes
+     at the host-to-device rate) of the profile's compute before its next
+     use, and no earlier than the op after its eviction. A victim next used
+     in the next iteration comes back at the iteration's end
+     (pb_end_iteration), so every iteration starts alike.
+
+   Decisions count bytes in a dry run (memory a copy out frees is counted
+   as freed only at the eviction point); a second pass records the same
+   swaps on the plan builder, whose address arena places them. The search
+   (search=true, the default) plans lead = 1, 1.5, 2 and 3, simulates each
+   plan and keeps the fastest, in that order (ties: the first). If the
+   allocator cannot place a plan (fragmentation), its byte limit is lowered
+   by 2% of the arena at a time (at most 12 times). No recomputation; the
+   schedule is the profile's. Not a published planner: the classical offline
+   policy with an early copy out and a just-in-time prefetch, the plan the
+   windows of docs/bounds.md picture (docs/planners.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include "../sim/simulate.h"
+#include "lib/arena.h"
+#include "lib/swap_util.h"
+
+static const param_def belady_params[] = {
+    {"search", PT_BOOL, "true", "plan lead = 1, 1.5, 2 and 3, simulate each and keep the "
+     "fastest (false: one plan with the lead below)", NULL, 1, 0},
+    {"lead", PT_FLOAT, "1.5", "without search: a copy in is issued this many times its copy "
+     "time (of the profile's compute) before the next use", NULL, 0, 1e6},
+    {"allocator", PT_CHOICE, "best-fit", "address allocator placing the plan",
+     "first-fit|best-fit", 1, 0},
+    {"alignment", PT_SIZE, "1", "placement alignment in bytes", NULL, 1, 1e9},
+    PARAM_END};
+
+#define BL_NONE (-2)  /* no copy in: restored at the iteration's end */
+#define BL_MARGINS 13 /* byte limits tried: 100%, 98%, ..., 76% of the arena */
+
+typedef struct bl {
+    const graph_profile *g;
+    swu u;
+    int32_t no, nt;
+    int32_t *use_off, *use_pos; /* per storage: positions touching it (CSR, ascending) */
+    double *t_at;               /* compute before position i (no + 1) */
+    uint8_t *r;                 /* per storage: resident at the iteration's start */
+    int32_t *last_acc, *last_ret; /* per storage: last position touching it, last copy in */
+    int32_t *pend;              /* per storage: its latest event */
+    int32_t *ret_head, *ev_next;  /* copies in due before each position (lists) */
+    int32_t *ev_s, *ev_out, *ev_in; /* events: storage, copy out after, copy in before */
+    int32_t n_ev, cap_ev;
+    int32_t *o_off, *o_ev, *i_off, *i_ev; /* CSR by position for the recording pass */
+    int32_t *o_fill, *i_fill;
+    int alone;                  /* decide failed: an op alone exceeds the limit */
+} bl;
+
+static void bl_free(bl *d)
+{
+    void *p[] = {d->use_off, d->use_pos, d->t_at, d->r, d->last_acc, d->last_ret, d->ret_head, d->pend,
+                 d->ev_next, d->ev_s, d->ev_out, d->ev_in, d->o_off, d->o_ev, d->i_off, d->i_ev,
+                 d->o_fill, d->i_fill};
+    for (size_t i = 0; i < SW_ARRAY_LEN(p); i++)
+        sw_free(p[i]);
+    swu_free(&d->u);
+}
+
+static int bl_init(bl *d, const graph_profile *g)
+{
+    memset(d, 0, sizeof *d);
+    d->g = g;
+    int32_t no = d->no = g->n_ops, nt = d->nt = g->n_tensors;
+    int rc = swu_init(&d->u, g, NULL);
+    int32_t n_acc = g->acc_off[no];
+    d->cap_ev = n_acc + nt + 1;
+    d->use_off = sw_calloc((size_t)nt + 2, sizeof *d->use_off);
+    d->use_pos = sw_malloc(((size_t)n_acc + 1) * sizeof *d->use_pos);
+    d->t_at = sw_malloc(((size_t)no + 1) * sizeof *d->t_at);
+    d->r = sw_calloc((size_t)nt + 1, 1);
+    d->last_acc = sw_malloc(((size_t)nt + 1) * sizeof *d->last_acc);
+    d->last_ret = sw_malloc(((size_t)nt + 1) * sizeof *d->last_ret);
+    d->ret_head = sw_malloc(((size_t)no + 1) * sizeof *d->ret_head);
+    d->pend = sw_malloc(((size_t)nt + 1) * sizeof *d->pend);
+    d->ev_next = sw_malloc((size_t)d->cap_ev * sizeof *d->ev_next);
+    d->ev_s = sw_malloc((size_t)d->cap_ev * sizeof *d->ev_s);
+    d->ev_out = sw_malloc((size_t)d->cap_ev * sizeof *d->ev_out);
+    d->ev_in = sw_malloc((size_t)d->cap_ev * sizeof *d->ev_in);
+    d->o_off = sw_calloc((size_t)no + 3, sizeof *d->o_off);
+    d->i_off = sw_calloc((size_t)no + 3, sizeof *d->i_off);
+    d->o_ev = sw_malloc((size_t)d->cap_ev * sizeof *d->o_ev);
+    d->i_ev = sw_malloc((size_t)d->cap_ev * sizeof *d->i_ev);
+    d->o_fill = sw_malloc(((size_t)no + 3) * sizeof *d->o_fill);
+    d->i_fill = sw_malloc(((size_t)no + 3) * sizeof *d->i_fill);
+    if (rc || !d->use_off || !d->use_pos || !d->t_at || !d->r || !d->last_acc || !d->last_ret ||
+        !d->ret_head || !d->pend || !d->ev_next || !d->ev_s || !d->ev_out || !d->ev_in || !d->o_off ||
+        !d->i_off || !d->o_ev || !d->i_ev || !d->o_fill || !d->i_fill)
+        return SW_ENOMEM;
+    d->t_at[0] = 0;
+    for (int32_t i = 0; i < no; i++) {
+        int32_t o = d->u.order[i];
+        d->t_at[i + 1] = d->t_at[i] + g->ops[o].time_s;
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
+            d->use_off[g->acc[k]]++;
+    }
+    graph_counts_to_offsets(d->use_off, nt);
+    int32_t *fill = sw_malloc(((size_t)nt + 1) * sizeof *fill);
+    if (!fill)
+        return SW_ENOMEM;
+    memcpy(fill, d->use_off, (size_t)nt * sizeof *fill);
+    for (int32_t i = 0; i < no; i++) {
+        int32_t o = d->u.order[i];
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
+            d->use_pos[fill[g->acc[k]]++] = i;
+    }
+    sw_free(fill);
+    return 0;
+}
+
+/* The first position after i touching s; past no for a persistent storage
+   (its first use in the next iteration, + no); INT32_MAX if none. */
+static int64_t next_use(const bl *d, int32_t s, int32_t i)
+{
+    int32_t a = d->use_off[s], e = d->use_off[s + 1], lo = a, hi = e;
+    while (lo < hi) {
+        int32_t m = lo + (hi - lo) / 2;
+        if (d->use_pos[m] <= i)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    if (lo < e)
+        return d->use_pos[lo];
+    if (d->g->tensors[s].persistent)
+        return e > a ? (int64_t)d->no + d->use_pos[a] : 2 * (int64_t)d->no;
+    return INT32_MAX;
+}
+
+/* Seconds a copy in of s takes. */
+static double copy_in_s(const bl *d, int32_t s)
+{
+    const dev_spec *dv = &d->g->device;
+    return dv->copy_latency_s + (double)d->g->tensors[s].bytes / dv->h2d_bw;
+}
+
+/* The position before which a copy in of s evicted at i and next used at
+   u (< no) is issued: the latest p in (i, u] with at least lead x its copy
+   time of compute between p and u, else i + 1. */
+static int32_t in_pos(const bl *d, int32_t s, int32_t i, int32_t u, double lead)
+{
+    double need = lead * copy_in_s(d, s);
+    double target = d->t_at[u] - need;
+    int32_t lo = i + 1, hi = u; /* the answer: the last p in [lo, hi] with t_at[p] <= target */
+    if (d->t_at[lo] > target)
+        return lo;
+    while (lo < hi) {
+        int32_t m = lo + (hi - lo + 1) / 2;
+        if (d->t_at[m] <= target)
+            lo = m;
+        else
+            hi = m - 1;
+    }
+    return lo;
+}
+
+static int add_event(bl *d, int32_t s, int32_t out, int32_t in)
+{
+    if (d->n_ev >= d->cap_ev)
+        return SW_ENOMEM; /* never: one event per use gap at most */
+    int32_t e = d->n_ev++;
+    d->ev_s[e] = s;
+    d->ev_out[e] = out;
+    d->ev_in[e] = in;
+    d->ev_next[e] = -1;
+    d->pend[s] = e;
+    if (in >= 0) {
+        d->ev_next[e] = d->ret_head[in];
+        d->ret_head[in] = e;
+    }
+    return 0;
+}
+
+/* The dry run: decide every eviction under limit bytes. SW_ENOFIT naming
+   the op when one alone does not fit. */
+static int decide(bl *d, int64_t limit, double lead, sw_err *err)
+{
+    const graph_profile *g = d->g;
+    swu *u = &d->u;
+    d->n_ev = 0;
+    d->alone = 0;
+    for (int32_t i = 0; i < d->no; i++)
+        d->ret_head[i] = -1;
+    for (int32_t s = 0; s < d->nt; s++)
+        d->last_acc[s] = d->last_ret[s] = -1;
+    /* resident at the start: every persistent storage if they fit the
+       limit, else those first used first while they fit half of it; the
+       others come in just in time for their first use */
+    int64_t all = 0, half = 0;
+    for (int32_t s = 0; s < d->nt; s++)
+        if (g->tensors[s].storage == s && g->tensors[s].persistent)
+            all += g->tensors[s].bytes;
+    for (int32_t s = 0; s < d->nt; s++)
+        d->r[s] = g->tensors[s].storage == s && g->tensors[s].persistent &&
+                  (all <= limit || d->use_off[s] == d->use_off[s + 1]);
+    if (all > limit)
+        for (int32_t i = 0; i < d->no; i++) {
+            int32_t o = u->order[i];
+            for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
+                int32_t s = g->acc[k];
+                if (!g->tensors[s].persistent || d->r[s] || d->use_pos[d->use_off[s]] != i)
+                    continue; /* not persistent, resident, or not its first use */
+                if (half + g->tensors[s].bytes <= limit / 2) {
+                    d->r[s] = 1;
+                    half += g->tensors[s].bytes;
+                } else if (add_event(d, s, -1, in_pos(d, s, -1, i, lead))) {
+                    return sw_fail(err, SW_ENOMEM, "out of memory");
+                }
+            }
+        }
+    swu_begin(u, NULL, d->r, limit);
+    for (int32_t i = 0; i < d->no; i++) {
+        int32_t o = u->order[i];
+        /* events pushed at i come out newest first: take them in the order made */
+        int32_t rev = -1;
+        for (int32_t e = d->ret_head[i]; e >= 0;) {
+            int32_t nx = d->ev_next[e];
+            d->ev_next[e] = rev;
+            rev = e;
+            e = nx;
+        }
+        d->ret_head[i] = rev;
+        for (int32_t e = rev; e >= 0; e = d->ev_next[e])
+            if (!u->res[d->ev_s[e]]) {
+                swu_swap_in(u, d->ev_s[e]);
+                d->last_ret[d->ev_s[e]] = i;
+            }
+        swu_lock_op(u, o, 1);
+        int64_t need = swu_created_bytes(u, i);
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
+            int32_t s = g->acc[k];
+            if (!(g->acc_flag[k] & GA_CREATE) && !u->res[s]) {
+                swu_swap_in(u, s); /* never planned so: a safety net, brought in on demand */
+                d->last_ret[s] = i;
+            }
+        }
+        while (u->used + need > limit) {
+            /* Belady's rule weighed by size: the most byte-seconds freed (the
+               bytes still missing, at most, times the compute until the next
+               use). A storage that came back before this op is a victim only
+               when nothing else is left (pass 1): its copy in is then put off. */
+            int32_t v = -1;
+            int64_t far = -1;
+            double deficit = (double)(u->used + need - limit);
+            for (int pass = 0; pass < 2 && v < 0; pass++) {
+                double best = -1;
+                for (int32_t s = u->head; s >= 0; s = u->next[s]) {
+                    if (u->lock[s] || (d->last_ret[s] == i) != pass)
+                        continue;
+                    int64_t nu = next_use(d, s, i);
+                    double gap = nu >= 2 * (int64_t)d->no ? 2 * d->t_at[d->no]
+                                 : nu >= d->no ? d->t_at[d->no] + d->t_at[nu - d->no] - d->t_at[i]
+                                               : d->t_at[nu] - d->t_at[i];
+                    double score = SW_MIN((double)g->tensors[s].bytes, deficit) * gap;
+                    if (score > best || (score == best && s < v)) {
+                        best = score;
+                        far = nu;
+                        v = s;
+                    }
+                }
+            }
+            if (v >= 0 && d->last_ret[v] == i) {
+                /* put its copy in off: to just in time for its next use */
+                int32_t e = d->pend[v], p = in_pos(d, v, i, (int32_t)far, lead);
+                d->ev_in[e] = p;
+                d->ev_next[e] = d->ret_head[p];
+                d->ret_head[p] = e;
+                d->last_ret[v] = -1;
+                swu_evict(u, v); /* a drop: its host copy is current */
+                continue;
+            }
+            if (v < 0) {
+                char h1[32], h2[32];
+                int64_t alone = need;
+                d->alone = 1;
+                for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
+                    if (!(g->acc_flag[k] & GA_CREATE))
+                        alone += g->tensors[g->acc[k]].bytes;
+                return sw_fail(err, SW_ENOFIT, "does not fit: op %d '%s' needs %s (its inputs "
+                               "and outputs) and the byte limit is %s", o, g->ops[o].name,
+                               sw_fmt_bytes(alone, h1, sizeof h1),
+                               sw_fmt_bytes(limit, h2, sizeof h2));
+            }
+            int32_t out = SW_MAX(d->last_acc[v], d->last_ret[v]);
+            int32_t in = far < d->no ? in_pos(d, v, i, (int32_t)far, lead) : BL_NONE;
+            swu_evict(u, v);
+            if (add_event(d, v, out, in))
+                return sw_fail(err, SW_ENOMEM, "out of memory");
+        }
+        swu_run(u, i);
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
+            d->last_acc[g->acc[k]] = i;
+        swu_lock_op(u, o, 0);
+    }
+    return 0;
+}
+
+/* The recording pass: the same swaps on the builder b, then the plan. */
+static int record(bl *d, plan_builder *b, plan **out, sw_err *err)
+{
+    const graph_profile *g = d->g;
+    swu *u = &d->u;
+    int32_t no = d->no;
+    /* outs by x = out + 1 (0: before the first op), ins by position */
+    memset(d->o_off, 0, ((size_t)no + 3) * sizeof *d->o_off);
+    memset(d->i_off, 0, ((size_t)no + 3) * sizeof *d->i_off);
+    for (int32_t e = 0; e < d->n_ev; e++) {
+        d->o_off[d->ev_out[e] + 2]++;
+        if (d->ev_in[e] >= 0)
+            d->i_off[d->ev_in[e] + 1]++;
+    }
+    for (int32_t i = 0; i <= no + 1; i++) {
+        d->o_off[i + 1] += d->o_off[i];
+        d->i_off[i + 1] += d->i_off[i];
+    }
+    memcpy(d->o_fill, d->o_off, ((size_t)no + 2) * sizeof *d->o_fill);
+    memcpy(d->i_fill, d->i_off, ((size_t)no + 2) * sizeof *d->i_fill);
+    for (int32_t e = 0; e < d->n_ev; e++) {
+        d->o_ev[d->o_fill[d->ev_out[e] + 1]++] = e;
+        if (d->ev_in[e] >= 0)
+            d->i_ev[d->i_fill[d->ev_in[e]]++] = e;
+    }
+    swu_begin(u, b, d->r, INT64_MAX);
+    for (int32_t k = d->o_off[0]; k < d->o_off[1]; k++)
+        if (u->res[d->ev_s[d->o_ev[k]]])
+            swu_evict(u, d->ev_s[d->o_ev[k]]);
+    for (int32_t i = 0; i < no; i++) {
+        int32_t o = u->order[i];
+        for (int32_t k = d->i_off[i]; k < d->i_off[i + 1]; k++) {
+            int32_t s = d->ev_s[d->i_ev[k]];
+            if (!u->res[s] && swu_on_host(u, s))
+                swu_swap_in(u, s);
+        }
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
+            int32_t s = g->acc[k];
+            if (!(g->acc_flag[k] & GA_CREATE) && !u->res[s])
+                swu_swap_in(u, s);
+        }
+        swu_run(u, i);
+        for (int32_t k = d->o_off[i + 1]; k < d->o_off[i + 2]; k++)
+            if (u->res[d->ev_s[d->o_ev[k]]])
+                swu_evict(u, d->ev_s[d->o_ev[k]]);
+    }
+    return swu_finish(u, out, err);
+}
+
+static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out, sw_err *err)
+{
+    const param_set *ps = &o->params;
+    *out = NULL;
+    int64_t cap = o->memory_budget - g->max_workspace;
+    if (cap <= 0)
+        return sw_fail(err, SW_ENOFIT, "does not fit: the budget does not cover the largest op "
+                       "workspace");
+    static const double leads[] = {1, 1.5, 2, 3};
+    double one = params_float(ps, "lead");
+    const double *lv = params_bool(ps, "search") ? leads : &one;
+    int nl = params_bool(ps, "search") ? (int)SW_ARRAY_LEN(leads) : 1;
+    bl d;
+    int rc = bl_init(&d, g);
+    plan_builder *b = arena_builder(g, o, NULL);
+    if (rc || !b) {
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        goto done;
+    }
+    double best_t = 0, best_lead = 0;
+    int best_m = 0, n_in = 0, n_out = 0, n_drop = 0;
+    sw_err last, alone_err;
+    memset(&last, 0, sizeof last);
+    memset(&alone_err, 0, sizeof alone_err);
+    rc = SW_ENOFIT;
+    int nm0 = params_bool(ps, "search") ? 3 : 1; /* search: byte limits 100%, 96%, 92% too */
+    for (int li = 0; li < nl * nm0; li++) {
+        for (int m = 2 * (li / nl); m < BL_MARGINS; m++) {
+            int64_t limit = cap - (int64_t)((double)cap * 0.02 * m);
+            sw_err e2;
+            plan *p = NULL;
+            int r2 = decide(&d, limit, lv[li % nl], &e2);
+            if (!r2)
+                r2 = record(&d, b, &p, &e2);
+            if (r2 == SW_ENOFIT) {
+                if (d.alone) {
+                    alone_err = e2;
+                    break; /* an op alone does not fit this limit: lower ones neither */
+                }
+                last = e2;
+                continue; /* the allocator fragments: a lower limit */
+            }
+            if (r2) {
+                rc = r2;
+                *err = e2;
+                plan_free(*out);
+                *out = NULL;
+                goto done;
+            }
+            sim_result sr;
+            r2 = sim_plan(p, NULL, NULL, &sr, &e2);
+            if (r2) {
+                plan_free(p);
+                rc = r2;
+                *err = e2;
+                plan_free(*out);
+                *out = NULL;
+                goto done;
+            }
+            if (!*out || sr.iteration_time_s < best_t) {
+                plan_free(*out);
+                *out = p;
+                best_t = sr.iteration_time_s;
+                best_lead = lv[li % nl];
+                best_m = m;
+                n_in = d.u.n_in;
+                n_out = d.u.n_out;
+                n_drop = d.u.n_drop;
+            } else {
+                plan_free(p);
+            }
+            rc = 0;
+            break;
+        }
+    }
+    if (!*out) {
+        rc = SW_ENOFIT;
+        if (!last.msg[0])
+            *err = alone_err;
+        else if (!alone_err.msg[0])
+            sw_fail(err, SW_ENOFIT, "does not fit: the allocator cannot place belady's swaps "
+                    "even at %d%% of the arena (%s)", 100 - 2 * (BL_MARGINS - 1), last.msg);
+        else
+            sw_fail(err, SW_ENOFIT, "does not fit: the allocator cannot place belady's swaps "
+                    "(%s), and lower byte limits leave an op no room (%s)", last.msg,
+                    alone_err.msg);
+        goto done;
+    }
+    char note[256];
+    snprintf(note, sizeof note, "belady: lead %g, byte limit %d%% of the arena; %d swap-ins, %d "
+             "swap-outs, %d drops before the end-of-iteration restore", best_lead,
+             100 - 2 * best_m, n_in, n_out, n_drop);
+    if (plan_set_notes(*out, note)) {
+        plan_free(*out);
+        *out = NULL;
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+done:
+    pb_free(b);
+    bl_free(&d);
+    return rc;
+}
+
+const planner planner_belady = {1, "belady", "offline swapping on the profile's order: Belady's "
+                                "eviction (farthest next use), each victim copied out right "
+                                "after its last use and back just in time (lead x its copy time "
+                                "ahead); the fastest of four leads",
+                                belady_params, plan_belady, 0};
