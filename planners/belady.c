@@ -27,7 +27,9 @@
    schedule is the profile's. Not a published planner: the classical offline
    policy with an early copy out and a just-in-time prefetch, the plan the
    windows of docs/bounds.md picture (docs/planners.md). */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../sim/simulate.h"
@@ -39,6 +41,12 @@ static const param_def belady_params[] = {
      "fastest (false: one plan with the lead below)", NULL, 1, 0},
     {"lead", PT_FLOAT, "1.5", "without search: a copy in is issued this many times its copy "
      "time (of the profile's compute) before the next use", NULL, 0, 1e6},
+    {"victims", PT_CHOICE, "farthest", "without search: the victim rule: the most byte-seconds "
+     "freed (farthest); or, first, those whose copy out can end before the memory is needed "
+     "(on-time)", "farthest|on-time", 1, 0},
+    {"cold", PT_BOOL, "false", "without search: persistent storages evicted before any use in "
+     "the iteration live on the host between uses (copied in for them, out after the last)",
+     NULL, 1, 0},
     {"allocator", PT_CHOICE, "best-fit", "address allocator placing the plan",
      "first-fit|best-fit", 1, 0},
     {"alignment", PT_SIZE, "1", "placement alignment in bytes", NULL, 1, 1e9},
@@ -46,6 +54,11 @@ static const param_def belady_params[] = {
 
 #define BL_NONE (-2)  /* no copy in: restored at the iteration's end */
 #define BL_MARGINS 13 /* byte limits tried: 100%, 98%, ..., 76% of the arena */
+
+typedef struct bl_ret {
+    double due;  /* the use's start (profile time) */
+    int32_t e;   /* the event */
+} bl_ret;
 
 typedef struct bl {
     const graph_profile *g;
@@ -56,17 +69,23 @@ typedef struct bl {
     uint8_t *r;                 /* per storage: resident at the iteration's start */
     int32_t *last_acc, *last_ret; /* per storage: last position touching it, last copy in */
     int32_t *pend;              /* per storage: its latest event */
+    uint8_t *cold;              /* per storage: persistent, kept on the host between uses */
+    int32_t *ev_use, *ev_at;    /* events: the use the copy in serves, the eviction point */
+    int32_t *edf_at;            /* per use (CSR index): the copy in's position from the
+                                   link schedule of the previous run, -1 */
+    struct bl_ret *rets;        /* scratch: copies in, for the link schedule */
     int32_t *ret_head, *ev_next;  /* copies in due before each position (lists) */
     int32_t *ev_s, *ev_out, *ev_in; /* events: storage, copy out after, copy in before */
     int32_t n_ev, cap_ev;
     int32_t *o_off, *o_ev, *i_off, *i_ev; /* CSR by position for the recording pass */
     int32_t *o_fill, *i_fill;
     int alone;                  /* decide failed: an op alone exceeds the limit */
+    double d2h_free;            /* decide: when the device-to-host link frees, estimated */
 } bl;
 
 static void bl_free(bl *d)
 {
-    void *p[] = {d->use_off, d->use_pos, d->t_at, d->r, d->last_acc, d->last_ret, d->ret_head, d->pend,
+    void *p[] = {d->use_off, d->use_pos, d->t_at, d->r, d->last_acc, d->last_ret, d->ret_head, d->pend, d->cold, d->ev_use, d->ev_at, d->edf_at, d->rets,
                  d->ev_next, d->ev_s, d->ev_out, d->ev_in, d->o_off, d->o_ev, d->i_off, d->i_ev,
                  d->o_fill, d->i_fill};
     for (size_t i = 0; i < SW_ARRAY_LEN(p); i++)
@@ -90,6 +109,11 @@ static int bl_init(bl *d, const graph_profile *g)
     d->last_ret = sw_malloc(((size_t)nt + 1) * sizeof *d->last_ret);
     d->ret_head = sw_malloc(((size_t)no + 1) * sizeof *d->ret_head);
     d->pend = sw_malloc(((size_t)nt + 1) * sizeof *d->pend);
+    d->cold = sw_calloc((size_t)nt + 1, 1);
+    d->ev_use = sw_malloc((size_t)d->cap_ev * sizeof *d->ev_use);
+    d->ev_at = sw_malloc((size_t)d->cap_ev * sizeof *d->ev_at);
+    d->edf_at = sw_malloc(((size_t)n_acc + 1) * sizeof *d->edf_at);
+    d->rets = sw_malloc((size_t)d->cap_ev * sizeof *d->rets);
     d->ev_next = sw_malloc((size_t)d->cap_ev * sizeof *d->ev_next);
     d->ev_s = sw_malloc((size_t)d->cap_ev * sizeof *d->ev_s);
     d->ev_out = sw_malloc((size_t)d->cap_ev * sizeof *d->ev_out);
@@ -101,7 +125,8 @@ static int bl_init(bl *d, const graph_profile *g)
     d->o_fill = sw_malloc(((size_t)no + 3) * sizeof *d->o_fill);
     d->i_fill = sw_malloc(((size_t)no + 3) * sizeof *d->i_fill);
     if (rc || !d->use_off || !d->use_pos || !d->t_at || !d->r || !d->last_acc || !d->last_ret ||
-        !d->ret_head || !d->pend || !d->ev_next || !d->ev_s || !d->ev_out || !d->ev_in || !d->o_off ||
+        !d->ret_head || !d->pend || !d->cold || !d->ev_use || !d->ev_at ||
+        !d->edf_at || !d->rets || !d->ev_next || !d->ev_s || !d->ev_out || !d->ev_in || !d->o_off ||
         !d->i_off || !d->o_ev || !d->i_ev || !d->o_fill || !d->i_fill)
         return SW_ENOMEM;
     d->t_at[0] = 0;
@@ -144,11 +169,11 @@ static int64_t next_use(const bl *d, int32_t s, int32_t i)
     return INT32_MAX;
 }
 
-/* Seconds a copy in of s takes. */
-static double copy_in_s(const bl *d, int32_t s)
+/* Seconds a copy of s takes: in (host to device) or out. */
+static double copy_s(const bl *d, int32_t s, int in)
 {
     const dev_spec *dv = &d->g->device;
-    return dv->copy_latency_s + (double)d->g->tensors[s].bytes / dv->h2d_bw;
+    return dv->copy_latency_s + (double)d->g->tensors[s].bytes / (in ? dv->h2d_bw : dv->d2h_bw);
 }
 
 /* The position before which a copy in of s evicted at i and next used at
@@ -156,7 +181,7 @@ static double copy_in_s(const bl *d, int32_t s)
    time of compute between p and u, else i + 1. */
 static int32_t in_pos(const bl *d, int32_t s, int32_t i, int32_t u, double lead)
 {
-    double need = lead * copy_in_s(d, s);
+    double need = lead * copy_s(d, s, 1);
     double target = d->t_at[u] - need;
     int32_t lo = i + 1, hi = u; /* the answer: the last p in [lo, hi] with t_at[p] <= target */
     if (d->t_at[lo] > target)
@@ -171,7 +196,64 @@ static int32_t in_pos(const bl *d, int32_t s, int32_t i, int32_t u, double lead)
     return lo;
 }
 
-static int add_event(bl *d, int32_t s, int32_t out, int32_t in)
+/* The CSR index of s's use at position u (u is one). */
+static int32_t use_index(const bl *d, int32_t s, int32_t u)
+{
+    int32_t lo = d->use_off[s], hi = d->use_off[s + 1] - 1;
+    while (lo < hi) {
+        int32_t m = lo + (hi - lo) / 2;
+        if (d->use_pos[m] < u)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
+/* Where the copy in of s, evicted at i and next used at u, is issued: the
+   previous run's link schedule if it placed it after i, else in_pos. */
+static int32_t ret_pos(const bl *d, int32_t s, int32_t i, int32_t u, double lead)
+{
+    int32_t p = d->edf_at[use_index(d, s, u)];
+    return p > i && p <= u ? p : in_pos(d, s, i, u, lead);
+}
+
+static int ret_cmp(const void *a, const void *b)
+{
+    const bl_ret *x = a, *y = b;
+    if (x->due != y->due)
+        return x->due > y->due ? -1 : 1;
+    return x->e - y->e;
+}
+
+/* The link schedule of the run's copies in: latest due first, each as late
+   as its use and the copies after it on the host-to-device link allow
+   (lead x its copy time), into edf_at. */
+static void edf(bl *d, double lead)
+{
+    int32_t n = 0;
+    for (int32_t e = 0; e < d->n_ev; e++)
+        if (d->ev_in[e] >= 0)
+            d->rets[n++] = (bl_ret){d->t_at[d->ev_use[e]], e};
+    qsort(d->rets, (size_t)n, sizeof *d->rets, ret_cmp);
+    double cursor = INFINITY;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t e = d->rets[k].e, s = d->ev_s[e], u = d->ev_use[e];
+        double start = SW_MIN(d->rets[k].due, cursor) - lead * copy_s(d, s, 1);
+        cursor = start;
+        int32_t lo = 0, hi = u; /* the last p in [0, u] with t_at[p] <= start, else 0 */
+        while (lo < hi) {
+            int32_t m = lo + (hi - lo + 1) / 2;
+            if (d->t_at[m] <= start)
+                lo = m;
+            else
+                hi = m - 1;
+        }
+        d->edf_at[use_index(d, s, u)] = SW_MAX(lo, d->ev_at[e] + 1);
+    }
+}
+
+static int add_event(bl *d, int32_t s, int32_t out, int32_t in, int32_t use, int32_t at)
 {
     if (d->n_ev >= d->cap_ev)
         return SW_ENOMEM; /* never: one event per use gap at most */
@@ -179,6 +261,8 @@ static int add_event(bl *d, int32_t s, int32_t out, int32_t in)
     d->ev_s[e] = s;
     d->ev_out[e] = out;
     d->ev_in[e] = in;
+    d->ev_use[e] = use;
+    d->ev_at[e] = at;
     d->ev_next[e] = -1;
     d->pend[s] = e;
     if (in >= 0) {
@@ -190,41 +274,47 @@ static int add_event(bl *d, int32_t s, int32_t out, int32_t in)
 
 /* The dry run: decide every eviction under limit bytes. SW_ENOFIT naming
    the op when one alone does not fit. */
-static int decide(bl *d, int64_t limit, double lead, sw_err *err)
+static int decide(bl *d, int64_t limit, double lead, int on_time, sw_err *err)
 {
     const graph_profile *g = d->g;
     swu *u = &d->u;
     d->n_ev = 0;
     d->alone = 0;
+    d->d2h_free = 0;
     for (int32_t i = 0; i < d->no; i++)
         d->ret_head[i] = -1;
     for (int32_t s = 0; s < d->nt; s++)
         d->last_acc[s] = d->last_ret[s] = -1;
-    /* resident at the start: every persistent storage if they fit the
-       limit, else those first used first while they fit half of it; the
-       others come in just in time for their first use */
+    /* resident at the start: every persistent storage but the cold ones
+       (d->cold: they live on the host) if they fit the limit, else those
+       first used first while they fit half of it; the others come in just
+       in time for their first use */
     int64_t all = 0, half = 0;
-    for (int32_t s = 0; s < d->nt; s++)
-        if (g->tensors[s].storage == s && g->tensors[s].persistent)
-            all += g->tensors[s].bytes;
-    for (int32_t s = 0; s < d->nt; s++)
-        d->r[s] = g->tensors[s].storage == s && g->tensors[s].persistent &&
-                  (all <= limit || d->use_off[s] == d->use_off[s + 1]);
-    if (all > limit)
+    for (int32_t s = 0; s < d->nt; s++) {
+        d->r[s] = g->tensors[s].storage == s && g->tensors[s].persistent && !d->cold[s];
+        all += d->r[s] ? g->tensors[s].bytes : 0;
+    }
+    if (all > limit) {
+        for (int32_t s = 0; s < d->nt; s++)
+            d->r[s] &= d->use_off[s] == d->use_off[s + 1];
         for (int32_t i = 0; i < d->no; i++) {
             int32_t o = u->order[i];
             for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
                 int32_t s = g->acc[k];
-                if (!g->tensors[s].persistent || d->r[s] || d->use_pos[d->use_off[s]] != i)
-                    continue; /* not persistent, resident, or not its first use */
-                if (half + g->tensors[s].bytes <= limit / 2) {
+                if (g->tensors[s].persistent && !d->cold[s] && d->use_pos[d->use_off[s]] == i &&
+                    half + g->tensors[s].bytes <= limit / 2) {
                     d->r[s] = 1;
                     half += g->tensors[s].bytes;
-                } else if (add_event(d, s, -1, in_pos(d, s, -1, i, lead))) {
-                    return sw_fail(err, SW_ENOMEM, "out of memory");
                 }
             }
         }
+    }
+    for (int32_t s = 0; s < d->nt; s++)
+        if (g->tensors[s].storage == s && g->tensors[s].persistent && !d->r[s] &&
+            d->use_off[s] < d->use_off[s + 1] &&
+            add_event(d, s, -1, ret_pos(d, s, -1, d->use_pos[d->use_off[s]], lead),
+                      d->use_pos[d->use_off[s]], -1))
+            return sw_fail(err, SW_ENOMEM, "out of memory");
     swu_begin(u, NULL, d->r, limit);
     for (int32_t i = 0; i < d->no; i++) {
         int32_t o = u->order[i];
@@ -254,13 +344,16 @@ static int decide(bl *d, int64_t limit, double lead, sw_err *err)
         while (u->used + need > limit) {
             /* Belady's rule weighed by size: the most byte-seconds freed (the
                bytes still missing, at most, times the compute until the next
-               use). A storage that came back before this op is a victim only
-               when nothing else is left (pass 1): its copy in is then put off. */
+               use). With on_time, first the victims whose copy out (after
+               its last use, queued on an estimated device-to-host clock)
+               ends before op i starts, if any; else the one ending first.
+               A storage that came back before this op is a victim only when
+               nothing else is left (pass 1): its copy in is then put off. */
             int32_t v = -1;
             int64_t far = -1;
             double deficit = (double)(u->used + need - limit);
             for (int pass = 0; pass < 2 && v < 0; pass++) {
-                double best = -1;
+                double best = -1, best_late = INFINITY;
                 for (int32_t s = u->head; s >= 0; s = u->next[s]) {
                     if (u->lock[s] || (d->last_ret[s] == i) != pass)
                         continue;
@@ -268,8 +361,15 @@ static int decide(bl *d, int64_t limit, double lead, sw_err *err)
                     double gap = nu >= 2 * (int64_t)d->no ? 2 * d->t_at[d->no]
                                  : nu >= d->no ? d->t_at[d->no] + d->t_at[nu - d->no] - d->t_at[i]
                                                : d->t_at[nu] - d->t_at[i];
-                    double score = SW_MIN((double)g->tensors[s].bytes, deficit) * gap;
-                    if (score > best || (score == best && s < v)) {
+                    double score = SW_MIN((double)g->tensors[s].bytes, deficit) * gap, late = 0;
+                    if (on_time && !swu_on_host(u, s)) {
+                        int32_t at = SW_MAX(d->last_acc[s], d->last_ret[s]) + 1;
+                        late = SW_MAX(0, SW_MAX(d->d2h_free, d->t_at[at]) + copy_s(d, s, 0) -
+                                             d->t_at[i]);
+                    }
+                    if (late < best_late ||
+                        (late == best_late && (score > best || (score == best && s < v)))) {
+                        best_late = late;
                         best = score;
                         far = nu;
                         v = s;
@@ -279,6 +379,7 @@ static int decide(bl *d, int64_t limit, double lead, sw_err *err)
             if (v >= 0 && d->last_ret[v] == i) {
                 /* put its copy in off: to just in time for its next use */
                 int32_t e = d->pend[v], p = in_pos(d, v, i, (int32_t)far, lead);
+                d->ev_at[e] = i;
                 d->ev_in[e] = p;
                 d->ev_next[e] = d->ret_head[p];
                 d->ret_head[p] = e;
@@ -299,17 +400,53 @@ static int decide(bl *d, int64_t limit, double lead, sw_err *err)
                                sw_fmt_bytes(limit, h2, sizeof h2));
             }
             int32_t out = SW_MAX(d->last_acc[v], d->last_ret[v]);
-            int32_t in = far < d->no ? in_pos(d, v, i, (int32_t)far, lead) : BL_NONE;
+            if (on_time && !swu_on_host(u, v))
+                d->d2h_free = SW_MAX(d->d2h_free, d->t_at[out + 1]) + copy_s(d, v, 0);
+            int32_t in = far < d->no ? ret_pos(d, v, i, (int32_t)far, lead) : BL_NONE;
             swu_evict(u, v);
-            if (add_event(d, v, out, in))
+            if (add_event(d, v, out, in, far < d->no ? (int32_t)far : -1, i))
                 return sw_fail(err, SW_ENOMEM, "out of memory");
         }
         swu_run(u, i);
         for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++)
             d->last_acc[g->acc[k]] = i;
         swu_lock_op(u, o, 0);
+        /* a cold storage leaves after its last use in the iteration */
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
+            int32_t s = g->acc[k];
+            if (d->cold[s] && u->res[s] && d->use_pos[d->use_off[s + 1] - 1] == i) {
+                if (add_event(d, s, i, BL_NONE, -1, i))
+                    return sw_fail(err, SW_ENOMEM, "out of memory");
+                swu_evict(u, s);
+            }
+        }
     }
     return 0;
+}
+
+/* decide with the cold storages: none (cold_mode 0), or (1) the persistent
+   storages a first run evicted before any use in the iteration, which then
+   live on the host between uses (1 is returned when there are none). */
+static int decide2(bl *d, int64_t limit, double lead, int on_time, int cold_mode, sw_err *err)
+{
+    memset(d->cold, 0, (size_t)d->nt);
+    for (int32_t j = 0; j < d->use_off[d->nt]; j++)
+        d->edf_at[j] = -1;
+    int rc = decide(d, limit, lead, on_time, err);
+    if (rc)
+        return rc;
+    if (cold_mode) {
+        int any = 0;
+        for (int32_t e = 0; e < d->n_ev; e++)
+            if (d->ev_out[e] == -1 && d->r[d->ev_s[e]])
+                d->cold[d->ev_s[e]] = 1, any = 1;
+        if (!any)
+            return 1;
+        if ((rc = decide(d, limit, lead, on_time, err)) != 0)
+            return rc;
+    }
+    edf(d, lead);
+    return decide(d, limit, lead, on_time, err);
 }
 
 /* The recording pass: the same swaps on the builder b, then the plan. */
@@ -381,18 +518,29 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
         goto done;
     }
     double best_t = 0, best_lead = 0;
+    int best_ot = 0, best_cm = 0;
     int best_m = 0, n_in = 0, n_out = 0, n_drop = 0;
     sw_err last, alone_err;
     memset(&last, 0, sizeof last);
     memset(&alone_err, 0, sizeof alone_err);
     rc = SW_ENOFIT;
     int nm0 = params_bool(ps, "search") ? 3 : 1; /* search: byte limits 100%, 96%, 92% too */
+    int ot0 = !strcmp(params_str(ps, "victims"), "on-time"), ot1 = ot0;
+    if (params_bool(ps, "search"))
+        ot0 = 0, ot1 = 1;
+    int cm0 = params_bool(ps, "cold"), cm1 = cm0;
+    if (params_bool(ps, "search"))
+        cm0 = 0, cm1 = 1;
+    for (int cm = cm0; cm <= cm1; cm++)
+    for (int ot = ot0; ot <= ot1; ot++)
     for (int li = 0; li < nl * nm0; li++) {
         for (int m = 2 * (li / nl); m < BL_MARGINS; m++) {
             int64_t limit = cap - (int64_t)((double)cap * 0.02 * m);
             sw_err e2;
             plan *p = NULL;
-            int r2 = decide(&d, limit, lv[li % nl], &e2);
+            int r2 = decide2(&d, limit, lv[li % nl], ot, cm, &e2);
+            if (r2 == 1)
+                break; /* nothing cold: the plan without is tried already */
             if (!r2)
                 r2 = record(&d, b, &p, &e2);
             if (r2 == SW_ENOFIT) {
@@ -425,6 +573,8 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
                 *out = p;
                 best_t = sr.iteration_time_s;
                 best_lead = lv[li % nl];
+                best_ot = ot;
+                best_cm = cm;
                 best_m = m;
                 n_in = d.u.n_in;
                 n_out = d.u.n_out;
@@ -450,8 +600,10 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
         goto done;
     }
     char note[256];
-    snprintf(note, sizeof note, "belady: lead %g, byte limit %d%% of the arena; %d swap-ins, %d "
-             "swap-outs, %d drops before the end-of-iteration restore", best_lead,
+    snprintf(note, sizeof note, "belady: victims %s,%s lead %g, byte limit %d%% of the arena; "
+             "%d swap-ins, %d swap-outs, %d drops before the end-of-iteration restore",
+             best_ot ? "on-time" : "farthest", best_cm ? " cold storages on the host," : "",
+             best_lead,
              100 - 2 * best_m, n_in, n_out, n_drop);
     if (plan_set_notes(*out, note)) {
         plan_free(*out);

@@ -45,7 +45,15 @@ static int run(const char *name, const graph_profile *g, int64_t budget, const c
     planner_opts o;
     planner_opts_init(&o, pl);
     o.memory_budget = budget;
-    int rc = set ? params_set_kv(&o.params, set, e) : 0;
+    int rc = 0;
+    /* set: KEY=VALUE assignments separated by spaces */
+    for (const char *a = set; a && *a && !rc;) {
+        char one[128];
+        size_t n = strcspn(a, " ");
+        snprintf(one, sizeof one, "%.*s", (int)n, a);
+        rc = params_set_kv(&o.params, one, e);
+        a += n + (a[n] == ' ');
+    }
     if (!rc)
         rc = planner_run(pl, g, &o, p, e);
     planner_opts_free(&o);
@@ -187,7 +195,7 @@ static void belady_hand(void)
     sw_err e;
     plan *p = NULL;
     sim_result r;
-    int rc = run("belady", g, 3200, NULL, &p, &e);
+    int rc = run("belady", g, 3200, "search=false", &p, &e);
     IS_INT(rc, 0, "belady plans at 3200 B (%s)", rc ? e.msg : "ok");
     if (!rc) {
         OK(plan_verify(p, NULL, &e) == 0, "3200 B: the plan verifies");
@@ -206,7 +214,7 @@ static void belady_hand(void)
            r.normalized_throughput);
         plan_free(p);
     }
-    rc = run("belady", g, 3000, NULL, &p, &e);
+    rc = run("belady", g, 3000, "search=false", &p, &e);
     IS_INT(rc, 0, "belady plans at 3000 B (%s)", rc ? e.msg : "ok");
     if (!rc) {
         OK(plan_verify(p, NULL, &e) == 0, "3000 B: the plan verifies");
@@ -231,8 +239,19 @@ static void belady_hand(void)
         OK(r.peak_memory_bytes <= 3000, "3000 B: within the budget (%lld B)",
            (long long)r.peak_memory_bytes);
         plan_free(p);
+        /* the search tries this plan among others and keeps the fastest */
+        sim_result r2;
+        rc = run("belady", g, 3000, NULL, &p, &e);
+        IS_INT(rc, 0, "3000 B with the search: a plan (%s)", rc ? e.msg : "ok");
+        if (!rc) {
+            IS_INT(sim_plan(p, NULL, NULL, &r2, &e), 0, "3000 B with the search: it simulates");
+            OK(r2.iteration_time_s <= r.iteration_time_s,
+               "3000 B: the search's plan is no slower (%.6f s against %.6f s)",
+               r2.iteration_time_s, r.iteration_time_s);
+            plan_free(p);
+        }
     }
-    rc = run("belady", g, 3100, NULL, &p, &e);
+    rc = run("belady", g, 3100, "search=false", &p, &e);
     IS_INT(rc, SW_ENOFIT, "belady: at 3100 B its plan fragments the arena");
     IS_STR_HAS(e.msg, "allocator cannot place", "belady says the allocator refused");
     IS_STR_HAS(e.msg, "op 4 'g2' needs", "and names the op lower limits leave no room");
@@ -256,7 +275,8 @@ static void test_random(void)
                  {"dtr-megengine", NULL},
                  {"dtr-megengine", "fake_delete=always"},
                  {"belady", NULL},
-                 {"belady", "search=false"}};
+                 {"belady", "search=false"},
+                 {"belady", "search=false victims=on-time cold=true lead=3"}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int runs = 0, safe = 0, within = 0, bad = 0;
         for (int seed = 1; seed <= 10; seed++) {
