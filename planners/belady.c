@@ -176,24 +176,28 @@ static double copy_s(const bl *d, int32_t s, int in)
     return dv->copy_latency_s + (double)d->g->tensors[s].bytes / (in ? dv->h2d_bw : dv->d2h_bw);
 }
 
+/* The last position p in [lo, hi] with t_at[p] <= x; lo when there is none. */
+static int32_t last_at_or_before(const bl *d, int32_t lo, int32_t hi, double x)
+{
+    if (d->t_at[lo] > x)
+        return lo;
+    while (lo < hi) {
+        int32_t m = lo + (hi - lo + 1) / 2;
+        if (d->t_at[m] <= x)
+            lo = m;
+        else
+            hi = m - 1;
+    }
+    return lo;
+}
+
 /* The position before which a copy in of s evicted at i and next used at
    u (< no) is issued: the latest p in (i, u] with at least lead x its copy
    time of compute between p and u, else i + 1. */
 static int32_t in_pos(const bl *d, int32_t s, int32_t i, int32_t u, double lead)
 {
     double need = lead * copy_s(d, s, 1);
-    double target = d->t_at[u] - need;
-    int32_t lo = i + 1, hi = u; /* the answer: the last p in [lo, hi] with t_at[p] <= target */
-    if (d->t_at[lo] > target)
-        return lo;
-    while (lo < hi) {
-        int32_t m = lo + (hi - lo + 1) / 2;
-        if (d->t_at[m] <= target)
-            lo = m;
-        else
-            hi = m - 1;
-    }
-    return lo;
+    return last_at_or_before(d, i + 1, u, d->t_at[u] - need);
 }
 
 /* The CSR index of s's use at position u (u is one). */
@@ -241,15 +245,7 @@ static void edf(bl *d, double lead)
         int32_t e = d->rets[k].e, s = d->ev_s[e], u = d->ev_use[e];
         double start = SW_MIN(d->rets[k].due, cursor) - lead * copy_s(d, s, 1);
         cursor = start;
-        int32_t lo = 0, hi = u; /* the last p in [0, u] with t_at[p] <= start, else 0 */
-        while (lo < hi) {
-            int32_t m = lo + (hi - lo + 1) / 2;
-            if (d->t_at[m] <= start)
-                lo = m;
-            else
-                hi = m - 1;
-        }
-        d->edf_at[use_index(d, s, u)] = SW_MAX(lo, d->ev_at[e] + 1);
+        d->edf_at[use_index(d, s, u)] = SW_MAX(last_at_or_before(d, 0, u, start), d->ev_at[e] + 1);
     }
 }
 
@@ -617,7 +613,7 @@ done:
 }
 
 const planner planner_belady = {1, "belady", "offline swapping on the profile's order: Belady's "
-                                "eviction (farthest next use), each victim copied out right "
-                                "after its last use and back just in time (lead x its copy time "
-                                "ahead); the fastest of four leads",
+                                "eviction (farthest next use, weighed by size), each victim "
+                                "copied out right after its last use and back just in time on a "
+                                "schedule of the link; the fastest of 48 variants",
                                 belady_params, plan_belady, 0};
