@@ -100,8 +100,7 @@ static int bl_init(bl *d, const graph_profile *g)
     int32_t no = d->no = g->n_ops, nt = d->nt = g->n_tensors;
     int rc = swu_init(&d->u, g, NULL);
     int32_t n_acc = g->acc_off[no];
-    d->cap_ev = n_acc + 2 * nt + 2; /* an event per use gap, a first copy in and a cold
-                                       copy out per storage */
+    d->cap_ev = n_acc + nt + 1;
     d->use_off = sw_calloc((size_t)nt + 2, sizeof *d->use_off);
     d->use_pos = sw_malloc(((size_t)n_acc + 1) * sizeof *d->use_pos);
     d->t_at = sw_malloc(((size_t)no + 1) * sizeof *d->t_at);
@@ -344,16 +343,15 @@ static int decide(bl *d, int64_t limit, double lead, int on_time, sw_err *err)
                use). With on_time, first the victims whose copy out (after
                its last use, queued on an estimated device-to-host clock)
                ends before op i starts, if any; else the one ending first.
-               A storage that came back and is not used yet is a victim only
-               when nothing else is left (pass 1): its copy in is then put
-               off, so each gap between uses holds one event at most. */
+               A storage that came back before this op is a victim only when
+               nothing else is left (pass 1): its copy in is then put off. */
             int32_t v = -1;
             int64_t far = -1;
             double deficit = (double)(u->used + need - limit);
             for (int pass = 0; pass < 2 && v < 0; pass++) {
                 double best = -1, best_late = INFINITY;
                 for (int32_t s = u->head; s >= 0; s = u->next[s]) {
-                    if (u->lock[s] || (d->last_ret[s] > d->last_acc[s]) != pass)
+                    if (u->lock[s] || (d->last_ret[s] == i) != pass)
                         continue;
                     int64_t nu = next_use(d, s, i);
                     double gap = nu >= 2 * (int64_t)d->no ? 2 * d->t_at[d->no]
@@ -374,7 +372,7 @@ static int decide(bl *d, int64_t limit, double lead, int on_time, sw_err *err)
                     }
                 }
             }
-            if (v >= 0 && d->last_ret[v] > d->last_acc[v]) {
+            if (v >= 0 && d->last_ret[v] == i) {
                 /* put its copy in off: to just in time for its next use */
                 int32_t e = d->pend[v], p = in_pos(d, v, i, (int32_t)far, lead);
                 d->ev_at[e] = i;
