@@ -73,7 +73,7 @@ typedef struct bl {
     int32_t *ev_use, *ev_at;    /* events: the use the copy in serves, the eviction point */
     int32_t *edf_at;            /* per use (CSR index): the copy in's position from the
                                    link schedule of the previous run, -1 */
-    struct bl_ret *rets;        /* scratch: copies in, for the link schedule */
+    bl_ret *rets;               /* scratch: copies in, for the link schedule */
     int32_t *ret_head, *ev_next;  /* copies in due before each position (lists) */
     int32_t *ev_s, *ev_out, *ev_in; /* events: storage, copy out after, copy in before */
     int32_t n_ev, cap_ev;
@@ -100,7 +100,8 @@ static int bl_init(bl *d, const graph_profile *g)
     int32_t no = d->no = g->n_ops, nt = d->nt = g->n_tensors;
     int rc = swu_init(&d->u, g, NULL);
     int32_t n_acc = g->acc_off[no];
-    d->cap_ev = n_acc + nt + 1;
+    d->cap_ev = n_acc + 2 * nt + 2; /* an event per use gap, a first copy in and a cold
+                                       copy out per storage; more by grow_events */
     d->use_off = sw_calloc((size_t)nt + 2, sizeof *d->use_off);
     d->use_pos = sw_malloc(((size_t)n_acc + 1) * sizeof *d->use_pos);
     d->t_at = sw_malloc(((size_t)no + 1) * sizeof *d->t_at);
@@ -249,10 +250,33 @@ static void edf(bl *d, double lead)
     }
 }
 
+/* Room for twice the events: a storage that came back and is evicted again
+   before its use takes another (rare; the arrays start at one per use gap). */
+static int grow_events(bl *d)
+{
+    size_t cap = 2 * (size_t)d->cap_ev;
+    if (cap > INT32_MAX)
+        return SW_ENOMEM;
+    int32_t **a[] = {&d->ev_next, &d->ev_s, &d->ev_out, &d->ev_in, &d->ev_use, &d->ev_at,
+                     &d->o_ev, &d->i_ev};
+    for (size_t k = 0; k < SW_ARRAY_LEN(a); k++) {
+        int32_t *p = sw_realloc(*a[k], cap * sizeof **a[k]);
+        if (!p)
+            return SW_ENOMEM;
+        *a[k] = p;
+    }
+    bl_ret *r = sw_realloc(d->rets, cap * sizeof *r);
+    if (!r)
+        return SW_ENOMEM;
+    d->rets = r;
+    d->cap_ev = (int32_t)cap;
+    return 0;
+}
+
 static int add_event(bl *d, int32_t s, int32_t out, int32_t in, int32_t use, int32_t at)
 {
-    if (d->n_ev >= d->cap_ev)
-        return SW_ENOMEM; /* never: one event per use gap at most */
+    if (d->n_ev >= d->cap_ev && grow_events(d))
+        return SW_ENOMEM;
     int32_t e = d->n_ev++;
     d->ev_s[e] = s;
     d->ev_out[e] = out;
