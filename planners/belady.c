@@ -1,5 +1,6 @@
 /* belady.c: the `belady` planner: offline swapping on the profile's order
-   with the textbook policy and nothing searched but two scalars.
+   (or the fused one) with the textbook policy and nothing searched but a
+   few switches and scalars.
 
    - Eviction is Belady's (MIN): when an op's outputs do not fit the byte
      limit, the resident storage the op does not touch whose next use is
@@ -16,17 +17,21 @@
      use, and no earlier than the op after its eviction. A victim next used
      in the next iteration comes back at the iteration's end
      (pb_end_iteration), so every iteration starts alike.
+   - The fused order (order=fused) moves each update op up to right after
+     the last op it depends on: the optimizer run from gradient hooks.
 
    Decisions count bytes in a dry run (memory a copy out frees is counted
    as freed only at the eviction point); a second pass records the same
-   swaps on the plan builder, whose address arena places them. The search
-   (search=true, the default) plans lead = 1, 1.5, 2 and 3, simulates each
-   plan and keeps the fastest, in that order (ties: the first). If the
-   allocator cannot place a plan (fragmentation), its byte limit is lowered
-   by 2% of the arena at a time (at most 12 times). No recomputation; the
-   schedule is the profile's. Not a published planner: the classical offline
-   policy with an early copy out and a just-in-time prefetch, the plan the
-   windows of docs/bounds.md picture (docs/planners.md). */
+   swaps on the plan builder, whose address arena places them (offline by
+   default: every residency at once, sim/builder.c). The search
+   (search=true, the default) plans both orders, both victim rules, with
+   and without cold storages and lead = 1, 1.5, 2 and 3 at three byte
+   limits, simulates each plan and keeps the fastest, in that order (ties:
+   the first). If a plan cannot be placed, its byte limit is lowered by 2%
+   of the arena at a time (at most 12 times). No recomputation. Not a
+   published planner: the classical offline policy with an early copy out
+   and a just-in-time prefetch, the plan the windows of docs/bounds.md
+   picture (docs/planners.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,12 +52,17 @@ static const param_def belady_params[] = {
     {"cold", PT_BOOL, "false", "without search: persistent storages evicted before any use in "
      "the iteration live on the host between uses (copied in for them, out after the last)",
      NULL, 1, 0},
-    {"allocator", PT_CHOICE, "best-fit", "address allocator placing the plan",
-     "first-fit|best-fit", 1, 0},
+    {"order", PT_CHOICE, "profile", "without search: the schedule: the profile's, or the "
+     "optimizer step fused into the backward pass (fused: each update op right after the last "
+     "op it depends on, as an optimizer run from gradient hooks)", "profile|fused", 1, 0},
+    {"allocator", PT_CHOICE, "offline", "address allocator placing the plan (offline: every "
+     "residency placed at once, greedy by size, knowing when each begins and ends)",
+     "first-fit|best-fit|offline", 1, 0},
     {"alignment", PT_SIZE, "1", "placement alignment in bytes", NULL, 1, 1e9},
     PARAM_END};
 
 #define BL_NONE (-2)  /* no copy in: restored at the iteration's end */
+#define BL_COLD_ROUNDS 8 /* cold mode: runs adding the storages evicted before any use */
 #define BL_MARGINS 13 /* byte limits tried: 100%, 98%, ..., 76% of the arena */
 
 typedef struct bl_ret {
@@ -93,12 +103,12 @@ static void bl_free(bl *d)
     swu_free(&d->u);
 }
 
-static int bl_init(bl *d, const graph_profile *g)
+static int bl_init(bl *d, const graph_profile *g, const int32_t *order)
 {
     memset(d, 0, sizeof *d);
     d->g = g;
     int32_t no = d->no = g->n_ops, nt = d->nt = g->n_tensors;
-    int rc = swu_init(&d->u, g, NULL);
+    int rc = swu_init(&d->u, g, order);
     int32_t n_acc = g->acc_off[no];
     d->cap_ev = n_acc + 2 * nt + 2; /* an event per use gap, a first copy in and a cold
                                        copy out per storage; more by grow_events */
@@ -455,13 +465,16 @@ static int decide2(bl *d, int64_t limit, double lead, int on_time, int cold_mode
     int rc = decide(d, limit, lead, on_time, err);
     if (rc)
         return rc;
-    if (cold_mode) {
+    for (int round = 0; cold_mode && round < BL_COLD_ROUNDS; round++) {
         int any = 0;
         for (int32_t e = 0; e < d->n_ev; e++)
-            if (d->ev_out[e] == -1 && d->r[d->ev_s[e]])
+            if (d->ev_out[e] == -1 && d->r[d->ev_s[e]] && !d->cold[d->ev_s[e]])
                 d->cold[d->ev_s[e]] = 1, any = 1;
-        if (!any)
-            return 1;
+        if (!any) {
+            if (round == 0)
+                return 1;
+            break;
+        }
         if ((rc = decide(d, limit, lead, on_time, err)) != 0)
             return rc;
     }
@@ -518,6 +531,92 @@ static int record(bl *d, plan_builder *b, plan **out, sw_err *err)
     return swu_finish(u, out, err);
 }
 
+/* The fused order: the profile's, each update-phase op moved up to right
+   after the last op it depends on (a read after that op's write, or a write
+   after any access of the same storage, directly or through another update
+   op moved before it), as when each parameter's optimizer step runs from a
+   gradient hook in the backward pass. Ops that depend on one another keep
+   their order, so every dependency of the profile holds. NULL when out of
+   memory; *moved: whether any op moved. */
+static int32_t *fused_order(const graph_profile *g, int *moved)
+{
+    int32_t no = g->n_ops, nt = g->n_tensors;
+    int32_t *ord = sw_malloc(((size_t)no + 1) * sizeof *ord);
+    int32_t *anchor = sw_malloc(((size_t)no + 1) * sizeof *anchor);
+    int32_t *rest = sw_malloc(((size_t)no + 1) * sizeof *rest);
+    int32_t *last_any = sw_malloc(((size_t)nt + 1) * sizeof *last_any);
+    int32_t *last_wr = sw_malloc(((size_t)nt + 1) * sizeof *last_wr);
+    *moved = 0;
+    if (!ord || !anchor || !rest || !last_any || !last_wr) {
+        sw_free(ord);
+        ord = NULL;
+        goto done;
+    }
+    for (int32_t s = 0; s < nt; s++)
+        last_any[s] = last_wr[s] = -1;
+    int32_t n_rest = 0; /* anchors: positions among the ops that stay, -1 before them all */
+    for (int32_t o = 0; o < no; o++) {
+        int upd = g->ops[o].phase == GP_UPDATE;
+        int32_t a = -1;
+        if (upd) {
+            for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
+                int32_t s = g->acc[k];
+                int32_t need = g->acc_flag[k] & (GA_CREATE | GA_MUTATE) ? last_any[s] : last_wr[s];
+                a = SW_MAX(a, need);
+            }
+        } else {
+            a = n_rest;
+            rest[n_rest++] = o;
+        }
+        anchor[o] = a;
+        for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
+            int32_t s = g->acc[k];
+            last_any[s] = SW_MAX(last_any[s], a);
+            if (g->acc_flag[k] & (GA_CREATE | GA_MUTATE))
+                last_wr[s] = SW_MAX(last_wr[s], a);
+        }
+    }
+    /* each op that stays, then the update ops anchored to it, in the
+       profile's order (a stable bucket sort of the update ops by anchor) */
+    int32_t *head = last_any, *nxt = last_wr; /* reused: nt >= no is not assumed */
+    if ((size_t)nt < (size_t)no + 1) {
+        head = sw_realloc(last_any, ((size_t)no + 1) * sizeof *head);
+        if (head)
+            last_any = head;
+        nxt = head ? sw_realloc(last_wr, ((size_t)no + 1) * sizeof *nxt) : NULL;
+        if (nxt)
+            last_wr = nxt;
+        if (!head || !nxt) {
+            sw_free(ord);
+            ord = NULL;
+            goto done;
+        }
+    }
+    for (int32_t r = 0; r <= n_rest; r++)
+        head[r] = -1;
+    for (int32_t o = no - 1; o >= 0; o--)
+        if (g->ops[o].phase == GP_UPDATE) {
+            nxt[o] = head[anchor[o] + 1];
+            head[anchor[o] + 1] = o;
+        }
+    int32_t n = 0;
+    for (int32_t r = -1; r < n_rest; r++) {
+        if (r >= 0)
+            ord[n++] = rest[r];
+        for (int32_t o = head[r + 1]; o >= 0; o = nxt[o])
+            ord[n++] = o;
+    }
+    for (int32_t i = 0; i < no; i++)
+        if (ord[i] != i)
+            *moved = 1;
+done:
+    sw_free(anchor);
+    sw_free(rest);
+    sw_free(last_any);
+    sw_free(last_wr);
+    return ord;
+}
+
 static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out, sw_err *err)
 {
     const param_set *ps = &o->params;
@@ -531,14 +630,17 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
     const double *lv = params_bool(ps, "search") ? leads : &one;
     int nl = params_bool(ps, "search") ? (int)SW_ARRAY_LEN(leads) : 1;
     bl d;
-    int rc = bl_init(&d, g);
+    memset(&d, 0, sizeof d);
+    int search = params_bool(ps, "search"), fz = !strcmp(params_str(ps, "order"), "fused");
+    int moved = 0, rc = 0;
+    int32_t *fo = search || fz ? fused_order(g, &moved) : NULL;
     plan_builder *b = arena_builder(g, o, NULL);
-    if (rc || !b) {
+    if (!b || ((search || fz) && !fo)) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
     }
     double best_t = 0, best_lead = 0;
-    int best_ot = 0, best_cm = 0;
+    int best_ot = 0, best_cm = 0, best_fused = 0;
     int best_m = 0, n_in = 0, n_out = 0, n_drop = 0;
     sw_err last, alone_err;
     memset(&last, 0, sizeof last);
@@ -551,6 +653,16 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
     int cm0 = params_bool(ps, "cold"), cm1 = cm0;
     if (params_bool(ps, "search"))
         cm0 = 0, cm1 = 1;
+    /* search: the profile's order, then the fused one where it differs */
+    for (int fu = search ? 0 : fz; fu <= (search ? moved : fz); fu++) {
+    bl_free(&d);
+    memset(&d, 0, sizeof d);
+    if (bl_init(&d, g, fu ? fo : NULL)) {
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        plan_free(*out);
+        *out = NULL;
+        goto done;
+    }
     for (int cm = cm0; cm <= cm1; cm++)
     for (int ot = ot0; ot <= ot1; ot++)
     for (int li = 0; li < nl * nm0; li++) {
@@ -595,6 +707,7 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
                 best_lead = lv[li % nl];
                 best_ot = ot;
                 best_cm = cm;
+                best_fused = fu;
                 best_m = m;
                 n_in = d.u.n_in;
                 n_out = d.u.n_out;
@@ -605,6 +718,7 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
             rc = 0;
             break;
         }
+    }
     }
     if (!*out) {
         rc = SW_ENOFIT;
@@ -620,8 +734,9 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
         goto done;
     }
     char note[256];
-    snprintf(note, sizeof note, "belady: victims %s,%s lead %g, byte limit %d%% of the arena; "
-             "%d swap-ins, %d swap-outs, %d drops before the end-of-iteration restore",
+    snprintf(note, sizeof note, "belady: %s order, victims %s,%s lead %g, byte limit %d%% of "
+             "the arena; %d swap-ins, %d swap-outs, %d drops before the end-of-iteration restore",
+             best_fused ? "fused" : "the profile's",
              best_ot ? "on-time" : "farthest", best_cm ? " cold storages on the host," : "",
              best_lead,
              100 - 2 * best_m, n_in, n_out, n_drop);
@@ -633,11 +748,13 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
 done:
     pb_free(b);
     bl_free(&d);
+    sw_free(fo);
     return rc;
 }
 
-const planner planner_belady = {1, "belady", "offline swapping on the profile's order: Belady's "
+const planner planner_belady = {1, "belady", "offline swapping on the profile's order or with "
+                                "the optimizer step fused into the backward pass: Belady's "
                                 "eviction (farthest next use, weighed by size), each victim "
                                 "copied out right after its last use and back just in time on a "
-                                "schedule of the link; the fastest of 48 variants",
+                                "schedule of the link, placed offline; the fastest of 96 variants",
                                 belady_params, plan_belady, 0};

@@ -325,6 +325,7 @@ typedef struct fin {
     int32_t *obj_base;
     imap im;
     sw_err *err;
+    int64_t *pre;   /* MEM_OFFLINE: per residency, its offset placed in advance; else NULL */
     int32_t *reloc; /* storages that cannot return home where they are last placed */
     size_t n_reloc, cap_reloc;
 } fin;
@@ -618,6 +619,13 @@ static int process_pass(fin *f, int p)
                                            e, s, tname(f, s));
                         plan_place_resolve(f->p, &r->place);
                     }
+                } else if (f->pre) {
+                    r->place.cls = r->place.obj = -1;
+                    r->place.offset = f->pre[f->place_res[k]];
+                    if (mem_alloc_at(b->mem, s, bytes, &r->place))
+                        return sw_fail(f->err, SW_EINVAL, "internal: task %d cannot place tensor "
+                                       "%d '%s' where the offline placement put it", e, s,
+                                       tname(f, s));
                 } else {
                     rc = mem_alloc(b->mem, s, bytes, &r->place);
                     if (rc) {
@@ -823,6 +831,7 @@ static void fin_free(fin *f)
     sw_free(f->obj_tag);
     sw_free(f->obj_base);
     sw_free(f->reloc);
+    sw_free(f->pre);
     imap_free(&f->im);
 }
 
@@ -863,6 +872,142 @@ static int describe_memory(fin *f)
     return 0;
 }
 
+/* Offline placement (MEM_OFFLINE): every residency's offset at once, from
+   the events it spans. A residency occupies its bytes from the event that
+   places it (before the first, for the resident set) to the event that
+   releases it (after the last, when it stays into the next iteration), ends
+   included: an event places before it frees. A storage of the resident set
+   that leaves and comes back is one item of two spans, so that it comes back
+   home. Greedy by size (TensorFlow Lite's offline planner): the largest item
+   first, each in the smallest gap among the items already placed whose spans
+   meet its own, else above them all; items placed at a home the planner gave
+   (pb_resident_at) first, where given. SW_ENOFIT when the highest offset
+   passes the arena. */
+typedef struct off_item {
+    int64_t size, off;
+    int32_t lo[2], hi[2]; /* spans, in events: -1 is before the first, E after the last */
+    int32_t r[2];         /* the residencies */
+    int n, fixed;
+} off_item;
+
+static int off_item_cmp(const void *pa, const void *pb)
+{
+    const off_item *a = pa, *b = pb;
+    if (a->fixed != b->fixed)
+        return b->fixed - a->fixed;
+    if (a->size != b->size)
+        return a->size > b->size ? -1 : 1;
+    if (a->lo[0] != b->lo[0])
+        return a->lo[0] < b->lo[0] ? -1 : 1;
+    return a->r[0] < b->r[0] ? -1 : a->r[0] > b->r[0];
+}
+
+static int off_meet(const off_item *a, const off_item *b)
+{
+    for (int i = 0; i < a->n; i++)
+        for (int j = 0; j < b->n; j++)
+            if (a->lo[i] <= b->hi[j] && b->lo[j] <= a->hi[i])
+                return 1;
+    return 0;
+}
+
+static int offline_place(fin *f, int64_t align)
+{
+    plan_builder *b = f->b;
+    const graph_profile *g = f->g;
+    size_t nr = f->n_res;
+    f->pre = sw_malloc((nr + 1) * sizeof *f->pre);
+    off_item *it = sw_malloc((nr + 1) * sizeof *it);
+    size_t *ord = sw_malloc((nr + 1) * sizeof *ord); /* items placed, by offset */
+    if (!f->pre || !it || !ord) {
+        sw_free(it);
+        sw_free(ord);
+        return SW_ENOMEM;
+    }
+    size_t n = 0;
+    for (size_t r = 0; r < nr; r++)
+        f->pre[r] = 0;
+    for (size_t r = 0; r < nr; r++) {
+        const pb_res *x = &f->res[r];
+        int32_t s = x->storage;
+        int64_t bytes = g->bytes[s];
+        if (bytes <= 0)
+            continue;
+        int32_t hi = x->release_ev >= 0 ? x->release_ev : f->E;
+        if (x->place_ev >= 0 && b->in_r[s] && f->final_res[s] == (int32_t)r &&
+            f->rix[s] >= 0)
+            continue; /* the homecoming: an item with the start residency */
+        off_item *t = &it[n++];
+        memset(t, 0, sizeof *t);
+        t->size = align > 1 ? (bytes + align - 1) / align * align : bytes;
+        t->off = -1;
+        t->n = 1;
+        t->lo[0] = x->place_ev;
+        t->hi[0] = hi;
+        t->r[0] = (int32_t)r;
+        if (x->place_ev < 0) {
+            int32_t fr = f->final_res[s];
+            if (fr >= 0 && fr != (int32_t)r) {
+                t->n = 2;
+                t->lo[1] = f->res[fr].place_ev;
+                t->hi[1] = f->E;
+                t->r[1] = fr;
+            }
+            int32_t i = f->rix[s];
+            if (i >= 0 && b->rexplicit[i]) {
+                t->fixed = 1;
+                t->off = b->rhome[i].offset;
+            }
+        }
+    }
+    qsort(it, n, sizeof *it, off_item_cmp);
+    int64_t top = 0;
+    for (size_t i = 0; i < n; i++) {
+        off_item *t = &it[i];
+        if (!t->fixed) {
+            /* the placed items whose spans meet t's, by offset: the gaps between */
+            int64_t cur = 0, best = -1, best_gap = 0;
+            for (size_t j = 0; j < i; j++) {
+                const off_item *q = &it[ord[j]];
+                if (!off_meet(t, q))
+                    continue;
+                int64_t gap = q->off - cur;
+                if (gap >= t->size && (best < 0 || gap < best_gap)) {
+                    best = cur;
+                    best_gap = gap;
+                }
+                if (q->off + q->size > cur)
+                    cur = q->off + q->size;
+            }
+            t->off = best >= 0 ? best : cur;
+        }
+        size_t lo = 0, hi = i; /* insert into ord after the items at lower offsets */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (it[ord[mid]].off <= t->off)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        memmove(ord + lo + 1, ord + lo, (i - lo) * sizeof *ord);
+        ord[lo] = i;
+        if (t->off + t->size > top)
+            top = t->off + t->size;
+        for (int j = 0; j < t->n; j++)
+            f->pre[t->r[j]] = t->off;
+    }
+    sw_free(it);
+    sw_free(ord);
+    int64_t cap = f->p->capacity;
+    if (top > cap) {
+        char h1[32], h2[32];
+        return sw_fail(f->err, SW_ENOFIT, "does not fit: the offline placement of the plan's "
+                       "tensors reaches %s of the %s arena", sw_fmt_bytes(top, h1, sizeof h1),
+                       sw_fmt_bytes(cap, h2, sizeof h2));
+    }
+    return 0;
+}
+
 /* The initial residents, placed (at their homes where given) and tagged live;
    SW_ENOMEM, or SW_ENOFIT when one cannot be placed. */
 static int place_residents(fin *f)
@@ -882,6 +1027,10 @@ static int place_residents(fin *f)
         if (b->rexplicit[i]) {
             r->place = b->rhome[i];
             plan_place_resolve(f->p, &r->place);
+            rc = mem_alloc_at(b->mem, s, bytes, &r->place);
+        } else if (f->pre) {
+            r->place.cls = r->place.obj = -1;
+            r->place.offset = f->pre[i];
             rc = mem_alloc_at(b->mem, s, bytes, &r->place);
         } else {
             rc = mem_alloc(b->mem, s, bytes, &r->place);
@@ -921,6 +1070,16 @@ static int finish_once(plan_builder *b, plan **out, sw_err *err, int32_t **reloc
         rc = build_residencies(&f);
     if (!rc)
         rc = describe_memory(&f);
+    mem_fit fit;
+    int64_t align;
+    if (!rc && !mem_address_config(b->mem, &fit, &align) && fit == MEM_OFFLINE) {
+        /* rix, read by offline_place, is set by place_residents: set it first */
+        for (int32_t s = 0; s < f.g->n_tensors; s++)
+            f.rix[s] = -1;
+        for (int32_t i = 0; i < b->n_r; i++)
+            f.rix[b->rset[i]] = i;
+        rc = offline_place(&f, align);
+    }
     if (!rc)
         rc = place_residents(&f);
     if (!rc)

@@ -484,7 +484,8 @@ static int addr_describe(const mem_model *m, plan *p)
     p->n_classes = 0;
     p->mem_kind = MEM_ADDRESS;
     p->capacity = a->capacity;
-    snprintf(p->policy, sizeof p->policy, "%s", a->fit == MEM_FIRST_FIT ? "first-fit" : "best-fit");
+    snprintf(p->policy, sizeof p->policy, "%s",
+             a->fit == MEM_FIRST_FIT ? "first-fit" : a->fit == MEM_OFFLINE ? "offline" : "best-fit");
     return 0;
 }
 
@@ -524,8 +525,20 @@ int mem_fit_parse(const char *s, mem_fit *out)
         *out = MEM_FIRST_FIT;
     else if (!strcmp(s, "best-fit"))
         *out = MEM_BEST_FIT;
+    else if (!strcmp(s, "offline"))
+        *out = MEM_OFFLINE;
     else
         return SW_EINVAL;
+    return 0;
+}
+
+int mem_address_config(const mem_model *m, mem_fit *fit, int64_t *align)
+{
+    if (!m || m->methods != &addr_methods)
+        return SW_EINVAL;
+    const addr *a = (const addr *)m;
+    *fit = a->fit;
+    *align = a->align;
     return 0;
 }
 

@@ -59,14 +59,19 @@ mem_model *mem_pool_new(const int64_t *sizes, const int32_t *size_cls, int n_siz
 int mem_pool_class_of(const mem_model *m, int64_t bytes);
 int32_t mem_pool_free_objects(const mem_model *m, int cls);
 
-typedef enum { MEM_FIRST_FIT, MEM_BEST_FIT } mem_fit;
+/* MEM_OFFLINE: the plan builder places every residency at once, knowing
+   when each begins and ends (greedy by size, sim/builder.c); a request made
+   to the allocator itself is served best fit. */
+typedef enum { MEM_FIRST_FIT, MEM_BEST_FIT, MEM_OFFLINE } mem_fit;
 /* Address allocator over [0, capacity); requests rounded up to align. */
 mem_model *mem_address_new(int64_t capacity, mem_fit fit, int64_t align);
+/* An address allocator's fit and alignment: 0, or SW_EINVAL for another model. */
+int mem_address_config(const mem_model *m, mem_fit *fit, int64_t *align);
 /* Address allocator: bytes of the free blocks that touch placement pl (of
    bytes) on either side (what freeing it would coalesce with); 0 for other
    models. */
 int64_t mem_adjacent_free(const mem_model *m, const plan_place *pl, int64_t bytes);
-/* Parse "first-fit" / "best-fit". */
+/* Parse "first-fit" / "best-fit" / "offline". */
 int mem_fit_parse(const char *s, mem_fit *out);
 
 #endif

@@ -198,11 +198,118 @@ static void duplex_copies(void)
     graph_free(h);
 }
 
+/* Offline placement (MEM_OFFLINE) against the online allocators, by hand.
+   op a makes X, b reads X and makes Y, c reads Y and makes Z (2 units), d
+   reads Z and the parameter P; 3 units of memory. Online, X goes to 0 and Y
+   to 1 (first fit and best fit alike), and X's death leaves two 1-unit holes:
+   no room for Z. Offline, greedy by size places Z first at 0, then X (it
+   meets Z in no event) at 0 and Y (it meets X at b and Z at c) at 2. With P
+   (1 unit, resident at the start, dropped after a, back before d) on 4
+   units: P leaves and comes home to the same place. */
+static graph_profile *offline_profile(int with_p)
+{
+    dev_spec d = fixture_device();
+    graph_profile *g = graph_new("offline", &d);
+    graph_add_tensor(g, "X", UNIT, GK_ACTIVATION, 0);
+    graph_add_tensor(g, "Y", UNIT, GK_ACTIVATION, 0);
+    graph_add_tensor(g, "Z", 2 * UNIT, GK_ACTIVATION, 0);
+    graph_add_tensor(g, "P", UNIT, GK_PARAMETER, 1);
+    static const int32_t pin[] = {3}, zp[] = {2, 3};
+    graph_add_op(g, "a", "op", 0.001, GP_FORWARD, pin, with_p, IDS(0), NOIDS, 0);
+    graph_add_op(g, "b", "op", 0.001, GP_FORWARD, IDS(0), IDS(1), NOIDS, 0);
+    graph_add_op(g, "c", "op", 0.001, GP_FORWARD, IDS(1), IDS(2), NOIDS, 0);
+    graph_add_op(g, "d", "op", 0.001, GP_FORWARD, zp, 1 + with_p, NOIDS, NOIDS, 0);
+    sw_err e;
+    if (graph_finish(g, &e, NULL, NULL)) {
+        graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+static int64_t offset_of(const plan *p, int kind, int32_t x)
+{
+    for (int32_t t = 0; t < p->n_tasks; t++) {
+        const plan_task *k = &p->tasks[t];
+        if (k->kind != kind || (kind == TASK_RUN ? k->op : k->tensor) != x)
+            continue;
+        for (uint32_t i = 0; i < k->n_place; i++)
+            return plan_task_places(p, k)[i].offset;
+    }
+    return -1;
+}
+
+static void offline_placement(void)
+{
+    sw_err e;
+    graph_profile *g = offline_profile(0);
+    static const mem_fit fits[] = {MEM_FIRST_FIT, MEM_BEST_FIT, MEM_OFFLINE};
+    for (int f = 0; f < 3; f++) {
+        plan_builder *b = pb_new_arena(g, 3 * UNIT, 0, fits[f], 1);
+        for (int32_t o = 0; o < 4; o++)
+            pb_run(b, o);
+        plan *p = NULL;
+        int rc = pb_finish(b, &p, &e);
+        if (fits[f] != MEM_OFFLINE) {
+            IS_INT(rc, SW_ENOFIT, "online fit %d: Z finds no 2-unit block", f);
+            IS_STR_HAS(e.msg, "largest free block 12000000 bytes", "the message names the hole");
+        } else {
+            IS_INT(rc, 0, "offline: the plan fits (%s)", rc ? e.msg : "ok");
+            if (p) {
+                OK(plan_verify(p, NULL, &e) == 0, "offline: the plan verifies");
+                IS_STR_HAS(p->policy, "offline", "offline: the plan says so");
+                IS_INT(offset_of(p, TASK_RUN, 2), 0, "offline: Z at 0");
+                IS_INT(offset_of(p, TASK_RUN, 0), 0, "offline: X at 0");
+                IS_INT(offset_of(p, TASK_RUN, 1), 2 * UNIT, "offline: Y at 2 units");
+                sim_result r;
+                IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "offline: the plan simulates");
+                IS_INT(r.peak_memory_bytes, 3 * UNIT, "offline: peak 3 units");
+            }
+        }
+        plan_free(p);
+        pb_free(b);
+    }
+    /* too small: the placement's height against the arena */
+    plan_builder *b = pb_new_arena(g, 2 * UNIT, 0, MEM_OFFLINE, 1);
+    for (int32_t o = 0; o < 4; o++)
+        pb_run(b, o);
+    plan *p = NULL;
+    IS_INT(pb_finish(b, &p, &e), SW_ENOFIT, "offline at 2 units: no plan");
+    IS_STR_HAS(e.msg, "offline placement", "the message says the offline placement failed");
+    pb_free(b);
+    graph_free(g);
+
+    g = offline_profile(1);
+    b = pb_new_arena(g, 4 * UNIT, 0, MEM_OFFLINE, 1);
+    pb_resident(b, 3);
+    pb_run(b, 0);
+    pb_drop(b, 3);
+    pb_run(b, 1);
+    pb_run(b, 2);
+    pb_swap_in(b, 3);
+    pb_run(b, 3);
+    int rc = pb_finish(b, &p, &e);
+    IS_INT(rc, 0, "offline with P: a plan (%s)", rc ? e.msg : "ok");
+    if (p) {
+        OK(plan_verify(p, NULL, &e) == 0, "offline with P: the plan verifies");
+        IS_INT(p->n_resident, 1, "offline with P: P is resident at the start");
+        IS_INT(offset_of(p, TASK_SWAP_IN, 3), p->resident[0].offset,
+               "offline with P: P comes back home");
+        sim_result r;
+        IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "offline with P: the plan simulates");
+        OK(r.peak_memory_bytes <= 4 * UNIT, "offline with P: within 4 units");
+        plan_free(p);
+    }
+    pb_free(b);
+    graph_free(g);
+}
+
 static const tap_test tests[] = {
     {"figure3_timing", figure3_timing},
     {"builder_reproduces_figure3", builder_reproduces_figure3},
     {"determinism_and_round_trip", determinism_and_round_trip},
     {"duplex_copies", duplex_copies},
+    {"offline_placement", offline_placement},
 };
 
 int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

@@ -251,10 +251,25 @@ static void belady_hand(void)
             plan_free(p);
         }
     }
-    rc = run("belady", g, 3100, "search=false", &p, &e);
-    IS_INT(rc, SW_ENOFIT, "belady: at 3100 B its plan fragments the arena");
+    rc = run("belady", g, 3100, "search=false allocator=best-fit", &p, &e);
+    IS_INT(rc, SW_ENOFIT, "belady: at 3100 B its plan fragments a best-fit arena");
     IS_STR_HAS(e.msg, "allocator cannot place", "belady says the allocator refused");
     IS_STR_HAS(e.msg, "op 4 'g2' needs", "and names the op lower limits leave no room");
+    /* placed offline (the default), the same swaps fit: gb goes where w and
+       in were, which best fit gave to them at the time */
+    rc = run("belady", g, 3100, "search=false", &p, &e);
+    IS_INT(rc, 0, "belady at 3100 B placed offline: a plan (%s)", rc ? e.msg : "ok");
+    if (!rc) {
+        OK(plan_verify(p, NULL, &e) == 0, "3100 B offline: the plan verifies");
+        IS_STR_HAS(p->policy, "offline", "3100 B offline: the plan says how it was placed");
+        IS_INT(count(p, TASK_DROP, 0) + count(p, TASK_DROP, 1), 2,
+               "3100 B offline: w and in dropped, as best fit had them");
+        IS_INT(count(p, TASK_SWAP_OUT, -1), 0, "3100 B offline: nothing copied out");
+        IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "3100 B offline: the plan simulates");
+        OK(r.peak_memory_bytes <= 3100, "3100 B offline: within the budget (%lld B)",
+           (long long)r.peak_memory_bytes);
+        plan_free(p);
+    }
     rc = run("belady", g, 2900, NULL, &p, &e);
     IS_INT(rc, SW_ENOFIT, "belady: g2 alone needs 3000 B");
     IS_STR_HAS(e.msg, "op 4 'g2' needs", "belady names the op");
@@ -276,7 +291,9 @@ static void test_random(void)
                  {"dtr-megengine", "fake_delete=always"},
                  {"belady", NULL},
                  {"belady", "search=false"},
-                 {"belady", "search=false victims=on-time cold=true lead=3"}};
+                 {"belady", "search=false victims=on-time cold=true lead=3"},
+                 {"belady", "search=false order=fused allocator=best-fit"},
+                 {"belady", "search=false order=fused cold=true"}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int runs = 0, safe = 0, within = 0, bad = 0;
         for (int seed = 1; seed <= 10; seed++) {
