@@ -634,8 +634,15 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
     int search = params_bool(ps, "search"), fz = !strcmp(params_str(ps, "order"), "fused");
     int moved = 0, rc = 0;
     int32_t *fo = search || fz ? fused_order(g, &moved) : NULL;
-    plan_builder *b = arena_builder(g, o, NULL);
-    if (!b || ((search || fz) && !fo)) {
+    /* the search places each plan as the allocator option says and, where
+       that is offline, best fit too (greedy by size is not always faster) */
+    plan_builder *bs[2] = {arena_builder(g, o, NULL), NULL};
+    int n_b = 1;
+    if (search && !strcmp(params_str(ps, "allocator"), "offline")) {
+        bs[1] = arena_builder(g, o, "best-fit");
+        n_b = 2;
+    }
+    if (!bs[0] || (n_b == 2 && !bs[1]) || ((search || fz) && !fo)) {
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
     }
@@ -669,20 +676,49 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
         for (int m = 2 * (li / nl); m < BL_MARGINS; m++) {
             int64_t limit = cap - (int64_t)((double)cap * 0.02 * m);
             sw_err e2;
-            plan *p = NULL;
-            int r2 = decide2(&d, limit, lv[li % nl], ot, cm, &e2);
+            int r2 = decide2(&d, limit, lv[li % nl], ot, cm, &e2), placed = 0;
             if (r2 == 1)
                 break; /* nothing cold: the plan without is tried already */
-            if (!r2)
-                r2 = record(&d, b, &p, &e2);
-            if (r2 == SW_ENOFIT) {
-                if (d.alone) {
-                    alone_err = e2;
-                    break; /* an op alone does not fit this limit: lower ones neither */
+            for (int ai = 0; !r2 && ai < n_b; ai++) {
+                plan *p = NULL;
+                sw_err e3;
+                int r3 = record(&d, bs[ai], &p, &e3);
+                if (r3 == SW_ENOFIT) {
+                    last = e3;
+                    continue; /* this allocator fragments */
                 }
-                last = e2;
-                continue; /* the allocator fragments: a lower limit */
+                sim_result sr;
+                if (!r3)
+                    r3 = sim_plan(p, NULL, NULL, &sr, &e3);
+                if (r3) {
+                    plan_free(p);
+                    r2 = r3;
+                    e2 = e3;
+                    break;
+                }
+                placed = 1;
+                if (!*out || sr.iteration_time_s < best_t) {
+                    plan_free(*out);
+                    *out = p;
+                    best_t = sr.iteration_time_s;
+                    best_lead = lv[li % nl];
+                    best_ot = ot;
+                    best_cm = cm;
+                    best_fused = fu;
+                    best_m = m;
+                    n_in = d.u.n_in;
+                    n_out = d.u.n_out;
+                    n_drop = d.u.n_drop;
+                } else {
+                    plan_free(p);
+                }
             }
+            if (r2 == SW_ENOFIT && d.alone) {
+                alone_err = e2;
+                break; /* an op alone does not fit this limit: lower ones neither */
+            }
+            if (r2 == SW_ENOFIT)
+                continue;
             if (r2) {
                 rc = r2;
                 *err = e2;
@@ -690,31 +726,8 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
                 *out = NULL;
                 goto done;
             }
-            sim_result sr;
-            r2 = sim_plan(p, NULL, NULL, &sr, &e2);
-            if (r2) {
-                plan_free(p);
-                rc = r2;
-                *err = e2;
-                plan_free(*out);
-                *out = NULL;
-                goto done;
-            }
-            if (!*out || sr.iteration_time_s < best_t) {
-                plan_free(*out);
-                *out = p;
-                best_t = sr.iteration_time_s;
-                best_lead = lv[li % nl];
-                best_ot = ot;
-                best_cm = cm;
-                best_fused = fu;
-                best_m = m;
-                n_in = d.u.n_in;
-                n_out = d.u.n_out;
-                n_drop = d.u.n_drop;
-            } else {
-                plan_free(p);
-            }
+            if (!placed)
+                continue; /* every allocator fragments: a lower limit */
             rc = 0;
             break;
         }
@@ -733,20 +746,20 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
                     alone_err.msg);
         goto done;
     }
-    char note[256];
+    char note[384];
     snprintf(note, sizeof note, "belady: %s order, victims %s,%s lead %g, byte limit %d%% of "
-             "the arena; %d swap-ins, %d swap-outs, %d drops before the end-of-iteration restore",
-             best_fused ? "fused" : "the profile's",
+             "the arena, placed %s; %d swap-ins, %d swap-outs, %d drops before the "
+             "end-of-iteration restore", best_fused ? "fused" : "the profile's",
              best_ot ? "on-time" : "farthest", best_cm ? " cold storages on the host," : "",
-             best_lead,
-             100 - 2 * best_m, n_in, n_out, n_drop);
+             best_lead, 100 - 2 * best_m, (*out)->policy, n_in, n_out, n_drop);
     if (plan_set_notes(*out, note)) {
         plan_free(*out);
         *out = NULL;
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
     }
 done:
-    pb_free(b);
+    pb_free(bs[0]);
+    pb_free(bs[1]);
     bl_free(&d);
     sw_free(fo);
     return rc;

@@ -881,8 +881,8 @@ static int describe_memory(fin *f)
    home. Greedy by size (TensorFlow Lite's offline planner): the largest item
    first, each in the smallest gap among the items already placed whose spans
    meet its own, else above them all; items placed at a home the planner gave
-   (pb_resident_at) first, where given. SW_ENOFIT when the highest offset
-   passes the arena. */
+   (pb_resident_at) first, where given. SW_ENOFIT (no message: the caller
+   places online instead) when the highest offset passes the arena. */
 typedef struct off_item {
     int64_t size, off;
     int32_t lo[2], hi[2]; /* spans, in events: -1 is before the first, E after the last */
@@ -998,14 +998,7 @@ static int offline_place(fin *f, int64_t align)
     }
     sw_free(it);
     sw_free(ord);
-    int64_t cap = f->p->capacity;
-    if (top > cap) {
-        char h1[32], h2[32];
-        return sw_fail(f->err, SW_ENOFIT, "does not fit: the offline placement of the plan's "
-                       "tensors reaches %s of the %s arena", sw_fmt_bytes(top, h1, sizeof h1),
-                       sw_fmt_bytes(cap, h2, sizeof h2));
-    }
-    return 0;
+    return top > f->p->capacity ? SW_ENOFIT : 0;
 }
 
 /* The initial residents, placed (at their homes where given) and tagged live;
@@ -1079,6 +1072,14 @@ static int finish_once(plan_builder *b, plan **out, sw_err *err, int32_t **reloc
         for (int32_t i = 0; i < b->n_r; i++)
             f.rix[b->rset[i]] = i;
         rc = offline_place(&f, align);
+        if (rc == SW_ENOFIT) {
+            /* greedy by size is a heuristic: where it does not fit, place
+               online, best fit (MEM_OFFLINE's own), which sometimes does */
+            sw_free(f.pre);
+            f.pre = NULL;
+            snprintf(f.p->policy, sizeof f.p->policy, "best-fit");
+            rc = 0;
+        }
     }
     if (!rc)
         rc = place_residents(&f);

@@ -275,7 +275,7 @@ static void offline_placement(void)
         pb_run(b, o);
     plan *p = NULL;
     IS_INT(pb_finish(b, &p, &e), SW_ENOFIT, "offline at 2 units: no plan");
-    IS_STR_HAS(e.msg, "offline placement", "the message says the offline placement failed");
+    IS_STR_HAS(e.msg, "does not fit: task", "online best fit, tried next, names the task");
     pb_free(b);
     graph_free(g);
 
