@@ -24,10 +24,10 @@
    as freed only at the eviction point); a second pass records the same
    swaps on the plan builder, whose address arena places them (offline by
    default: every residency at once, sim/builder.c). The search
-   (search=true, the default) plans both orders, both victim rules, with
-   and without cold storages and lead = 1, 1.5, 2 and 3 at three byte
-   limits, simulates each plan and keeps the fastest, in that order (ties:
-   the first). If a plan cannot be placed, its byte limit is lowered by 2%
+   (search=true, the default) plans both orders, both victim rules, three
+   cold rules and lead = 1, 1.5, 2 and 3 at three byte limits, places each
+   offline and best fit, simulates each plan and keeps the fastest, in that
+   order (ties: the first). If a plan cannot be placed, its byte limit is lowered by 2%
    of the arena at a time (at most 12 times). No recomputation. Not a
    published planner: the classical offline policy with an early copy out
    and a just-in-time prefetch, the plan the windows of docs/bounds.md
@@ -42,16 +42,19 @@
 #include "lib/swap_util.h"
 
 static const param_def belady_params[] = {
-    {"search", PT_BOOL, "true", "plan lead = 1, 1.5, 2 and 3, simulate each and keep the "
-     "fastest (false: one plan with the lead below)", NULL, 1, 0},
+    {"search", PT_BOOL, "true", "plan both orders, both victim rules, the three cold rules, "
+     "lead = 1, 1.5, 2 and 3 at byte limits of 100%, 96% and 92%, each placed offline and best "
+     "fit, simulate each and keep the fastest (false: one plan, as the options below say)",
+     NULL, 1, 0},
     {"lead", PT_FLOAT, "1.5", "without search: a copy in is issued this many times its copy "
      "time (of the profile's compute) before the next use", NULL, 0, 1e6},
     {"victims", PT_CHOICE, "farthest", "without search: the victim rule: the most byte-seconds "
      "freed (farthest); or, first, those whose copy out can end before the memory is needed "
      "(on-time)", "farthest|on-time", 1, 0},
-    {"cold", PT_BOOL, "false", "without search: persistent storages evicted before any use in "
-     "the iteration live on the host between uses (copied in for them, out after the last)",
-     NULL, 1, 0},
+    {"cold", PT_CHOICE, "false", "without search: persistent storages kept on the host "
+     "between uses (copied in for them, out after the last): none (false); those a run "
+     "evicts before any use in the iteration (true); those and the ones a run copies out "
+     "while their host copy is stale (dirty)", "false|true|dirty", 1, 0},
     {"order", PT_CHOICE, "profile", "without search: the schedule: the profile's, or the "
      "optimizer step fused into the backward pass (fused: each update op right after the last "
      "op it depends on, as an optimizer run from gradient hooks)", "profile|fused", 1, 0},
@@ -80,6 +83,8 @@ typedef struct bl {
     int32_t *last_acc, *last_ret; /* per storage: last position touching it, last copy in */
     int32_t *pend;              /* per storage: its latest event */
     uint8_t *cold;              /* per storage: persistent, kept on the host between uses */
+    uint8_t *dirty_out;         /* per storage: persistent, copied out (its host copy stale)
+                                   by the last run */
     int32_t *ev_use, *ev_at;    /* events: the use the copy in serves, the eviction point */
     int32_t *edf_at;            /* per use (CSR index): the copy in's position from the
                                    link schedule of the previous run, -1 */
@@ -95,7 +100,7 @@ typedef struct bl {
 
 static void bl_free(bl *d)
 {
-    void *p[] = {d->use_off, d->use_pos, d->t_at, d->r, d->last_acc, d->last_ret, d->ret_head, d->pend, d->cold, d->ev_use, d->ev_at, d->edf_at, d->rets,
+    void *p[] = {d->use_off, d->use_pos, d->t_at, d->r, d->last_acc, d->last_ret, d->ret_head, d->pend, d->cold, d->dirty_out, d->ev_use, d->ev_at, d->edf_at, d->rets,
                  d->ev_next, d->ev_s, d->ev_out, d->ev_in, d->o_off, d->o_ev, d->i_off, d->i_ev,
                  d->o_fill, d->i_fill};
     for (size_t i = 0; i < SW_ARRAY_LEN(p); i++)
@@ -121,6 +126,7 @@ static int bl_init(bl *d, const graph_profile *g, const int32_t *order)
     d->ret_head = sw_malloc(((size_t)no + 1) * sizeof *d->ret_head);
     d->pend = sw_malloc(((size_t)nt + 1) * sizeof *d->pend);
     d->cold = sw_calloc((size_t)nt + 1, 1);
+    d->dirty_out = sw_calloc((size_t)nt + 1, 1);
     d->ev_use = sw_malloc((size_t)d->cap_ev * sizeof *d->ev_use);
     d->ev_at = sw_malloc((size_t)d->cap_ev * sizeof *d->ev_at);
     d->edf_at = sw_malloc(((size_t)n_acc + 1) * sizeof *d->edf_at);
@@ -136,7 +142,7 @@ static int bl_init(bl *d, const graph_profile *g, const int32_t *order)
     d->o_fill = sw_malloc(((size_t)no + 3) * sizeof *d->o_fill);
     d->i_fill = sw_malloc(((size_t)no + 3) * sizeof *d->i_fill);
     if (rc || !d->use_off || !d->use_pos || !d->t_at || !d->r || !d->last_acc || !d->last_ret ||
-        !d->ret_head || !d->pend || !d->cold || !d->ev_use || !d->ev_at ||
+        !d->ret_head || !d->pend || !d->cold || !d->dirty_out || !d->ev_use || !d->ev_at ||
         !d->edf_at || !d->rets || !d->ev_next || !d->ev_s || !d->ev_out || !d->ev_in || !d->o_off ||
         !d->i_off || !d->o_ev || !d->i_ev || !d->o_fill || !d->i_fill)
         return SW_ENOMEM;
@@ -310,6 +316,7 @@ static int decide(bl *d, int64_t limit, double lead, int on_time, sw_err *err)
     swu *u = &d->u;
     d->n_ev = 0;
     d->alone = 0;
+    memset(d->dirty_out, 0, (size_t)d->nt);
     d->d2h_free = 0;
     for (int32_t i = 0; i < d->no; i++)
         d->ret_head[i] = -1;
@@ -433,6 +440,8 @@ static int decide(bl *d, int64_t limit, double lead, int on_time, sw_err *err)
             if (on_time && !swu_on_host(u, v))
                 d->d2h_free = SW_MAX(d->d2h_free, d->t_at[out + 1]) + copy_s(d, v, 0);
             int32_t in = far < d->no ? ret_pos(d, v, i, (int32_t)far, lead) : BL_NONE;
+            if (g->tensors[v].persistent && !swu_on_host(u, v))
+                d->dirty_out[v] = 1;
             swu_evict(u, v);
             if (add_event(d, v, out, in, far < d->no ? (int32_t)far : -1, i))
                 return sw_fail(err, SW_ENOMEM, "out of memory");
@@ -454,9 +463,14 @@ static int decide(bl *d, int64_t limit, double lead, int on_time, sw_err *err)
     return 0;
 }
 
-/* decide with the cold storages: none (cold_mode 0), or (1) the persistent
-   storages a first run evicted before any use in the iteration, which then
-   live on the host between uses (1 is returned when there are none). */
+/* decide with the cold storages: none (cold_mode 0); (1) the persistent
+   storages a run evicts before any use in the iteration; (2) those and the
+   persistent storages a run copies out while their host copy is stale (a
+   parameter the step updated, sent out in the next forward pass: cold, it
+   leaves right after the step instead). The set grows by runs until one
+   adds none (at most BL_COLD_ROUNDS). 1 is returned when the set is empty
+   (mode 1) or holds no storage of mode 2's own (mode 2): the plan is that
+   of a lower mode, tried already. */
 static int decide2(bl *d, int64_t limit, double lead, int on_time, int cold_mode, sw_err *err)
 {
     memset(d->cold, 0, (size_t)d->nt);
@@ -465,11 +479,15 @@ static int decide2(bl *d, int64_t limit, double lead, int on_time, int cold_mode
     int rc = decide(d, limit, lead, on_time, err);
     if (rc)
         return rc;
+    int any_dirty = 0;
     for (int round = 0; cold_mode && round < BL_COLD_ROUNDS; round++) {
         int any = 0;
         for (int32_t e = 0; e < d->n_ev; e++)
             if (d->ev_out[e] == -1 && d->r[d->ev_s[e]] && !d->cold[d->ev_s[e]])
                 d->cold[d->ev_s[e]] = 1, any = 1;
+        for (int32_t s = 0; cold_mode == 2 && s < d->nt; s++)
+            if (d->dirty_out[s] && !d->cold[s])
+                d->cold[s] = 1, any = 1, any_dirty = 1;
         if (!any) {
             if (round == 0)
                 return 1;
@@ -478,6 +496,8 @@ static int decide2(bl *d, int64_t limit, double lead, int on_time, int cold_mode
         if ((rc = decide(d, limit, lead, on_time, err)) != 0)
             return rc;
     }
+    if (cold_mode == 2 && !any_dirty)
+        return 1;
     edf(d, lead);
     return decide(d, limit, lead, on_time, err);
 }
@@ -657,9 +677,10 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
     int ot0 = !strcmp(params_str(ps, "victims"), "on-time"), ot1 = ot0;
     if (params_bool(ps, "search"))
         ot0 = 0, ot1 = 1;
-    int cm0 = params_bool(ps, "cold"), cm1 = cm0;
+    const char *cold = params_str(ps, "cold");
+    int cm0 = !strcmp(cold, "dirty") ? 2 : !strcmp(cold, "true"), cm1 = cm0;
     if (params_bool(ps, "search"))
-        cm0 = 0, cm1 = 1;
+        cm0 = 0, cm1 = 2;
     /* search: the profile's order, then the fused one where it differs */
     for (int fu = search ? 0 : fz; fu <= (search ? moved : fz); fu++) {
     bl_free(&d);
@@ -750,7 +771,9 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
     snprintf(note, sizeof note, "belady: %s order, victims %s,%s lead %g, byte limit %d%% of "
              "the arena, placed %s; %d swap-ins, %d swap-outs, %d drops before the "
              "end-of-iteration restore", best_fused ? "fused" : "the profile's",
-             best_ot ? "on-time" : "farthest", best_cm ? " cold storages on the host," : "",
+             best_ot ? "on-time" : "farthest",
+             best_cm == 2 ? " cold and dirty storages on the host," :
+             best_cm ? " cold storages on the host," : "",
              best_lead, 100 - 2 * best_m, (*out)->policy, n_in, n_out, n_drop);
     if (plan_set_notes(*out, note)) {
         plan_free(*out);
@@ -769,5 +792,5 @@ const planner planner_belady = {1, "belady", "offline swapping on the profile's 
                                 "the optimizer step fused into the backward pass: Belady's "
                                 "eviction (farthest next use, weighed by size), each victim "
                                 "copied out right after its last use and back just in time on a "
-                                "schedule of the link, placed offline; the fastest of 96 variants",
+                                "schedule of the link, placed offline; the fastest of 144 variants",
                                 belady_params, plan_belady, 0};

@@ -293,7 +293,8 @@ static void test_random(void)
                  {"belady", "search=false"},
                  {"belady", "search=false victims=on-time cold=true lead=3"},
                  {"belady", "search=false order=fused allocator=best-fit"},
-                 {"belady", "search=false order=fused cold=true"}};
+                 {"belady", "search=false order=fused cold=true"},
+                 {"belady", "search=false order=fused cold=dirty victims=on-time"}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int runs = 0, safe = 0, within = 0, bad = 0;
         for (int seed = 1; seed <= 10; seed++) {
