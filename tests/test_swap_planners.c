@@ -276,6 +276,86 @@ static void belady_hand(void)
     graph_free(g);
 }
 
+/* The fused order by hand: two layers, each parameter's update (u2, u1) in
+   the profile after the whole backward pass. u2 reads gw2, which g2 makes,
+   and mutates w2, which g2 reads last: fused, it runs right after g2,
+   before g1; u1 right after g1. With a clipping op in the update phase
+   reading both gradients and making the scale both updates read (clip),
+   clip's last dependency is g1, so clip and both updates stay after g1, in
+   the profile's order: an update never passes an update-phase op it
+   depends on. */
+static graph_profile *two_layers(int clip)
+{
+    graph_profile *g = graph_new("two-layers", dev_find("v100"));
+    int32_t w1 = graph_add_tensor(g, "w1", 100, GK_PARAMETER, 1);
+    int32_t w2 = graph_add_tensor(g, "w2", 100, GK_PARAMETER, 1);
+    int32_t in = graph_add_tensor(g, "in", 100, GK_INPUT, 1);
+    int32_t a = graph_add_tensor(g, "a", 1000, GK_ACTIVATION, 0);
+    int32_t b = graph_add_tensor(g, "b", 1000, GK_ACTIVATION, 0);
+    int32_t gb = graph_add_tensor(g, "gb", 1000, GK_GRADIENT, 0);
+    int32_t ga = graph_add_tensor(g, "ga", 1000, GK_GRADIENT, 0);
+    int32_t gw2 = graph_add_tensor(g, "gw2", 100, GK_GRADIENT, 0);
+    int32_t gw1 = graph_add_tensor(g, "gw1", 100, GK_GRADIENT, 0);
+    int32_t sc = graph_add_tensor(g, "sc", 10, GK_ACTIVATION, 0);
+    int32_t i1[2] = {in, w1}, i2[2] = {a, w2}, i4[3] = {gb, a, w2}, o4[2] = {ga, gw2},
+            i5[3] = {ga, in, w1}, ic[2] = {gw1, gw2}, iu2[2] = {gw2, sc}, iu1[2] = {gw1, sc};
+    graph_add_op(g, "f1", "linear", 1e-3, GP_FORWARD, i1, 2, &a, 1, NULL, 0, 0);
+    graph_add_op(g, "f2", "linear", 1e-3, GP_FORWARD, i2, 2, &b, 1, NULL, 0, 0);
+    graph_add_op(g, "g3", "loss_backward", 1e-3, GP_BACKWARD, &b, 1, &gb, 1, NULL, 0, 0);
+    graph_add_op(g, "g2", "linear_backward", 1e-3, GP_BACKWARD, i4, 3, o4, 2, NULL, 0, 0);
+    graph_add_op(g, "g1", "linear_backward", 1e-3, GP_BACKWARD, i5, 3, &gw1, 1, NULL, 0, 0);
+    if (clip)
+        graph_add_op(g, "clip", "clip", 1e-3, GP_UPDATE, ic, 2, &sc, 1, NULL, 0, 0);
+    graph_add_op(g, "u2", "sgd", 1e-3, GP_UPDATE, iu2, clip ? 2 : 1, NULL, 0, &w2, 1, 0);
+    graph_add_op(g, "u1", "sgd", 1e-3, GP_UPDATE, iu1, clip ? 2 : 1, NULL, 0, &w1, 1, 0);
+    sw_err e;
+    if (graph_finish(g, &e, NULL, NULL)) {
+        printf("# %s\n", e.msg);
+        return NULL;
+    }
+    return g;
+}
+
+static void belady_fused_order(void)
+{
+    for (int clip = 0; clip < 2; clip++) {
+        graph_profile *g = two_layers(clip);
+        OK(g != NULL, "clip %d: the profile builds", clip);
+        if (!g)
+            continue;
+        int32_t g1 = 4, u2 = clip ? 6 : 5, u1 = u2 + 1, cl = 5;
+        for (int fused = 0; fused < 2; fused++) {
+            plan *p = NULL;
+            sw_err e;
+            int rc = run("belady", g, 100000, fused ? "search=false order=fused"
+                                                    : "search=false order=profile", &p, &e);
+            IS_INT(rc, 0, "clip %d order %s: a plan (%s)", clip, fused ? "fused" : "profile",
+                   rc ? e.msg : "ok");
+            if (rc)
+                continue;
+            OK(plan_verify(p, NULL, &e) == 0, "clip %d order %s: the plan verifies", clip,
+               fused ? "fused" : "profile");
+            if (fused && !clip) {
+                OK(task_at(p, TASK_RUN, u2) > task_at(p, TASK_RUN, 3) &&
+                       task_at(p, TASK_RUN, u2) < task_at(p, TASK_RUN, g1),
+                   "fused: u2 right after g2, before g1");
+                OK(task_at(p, TASK_RUN, u1) > task_at(p, TASK_RUN, g1),
+                   "fused: u1 after g1");
+            } else {
+                OK(task_at(p, TASK_RUN, u2) > task_at(p, TASK_RUN, g1),
+                   "clip %d order %s: u2 after g1", clip, fused ? "fused" : "profile");
+                if (clip)
+                    OK(task_at(p, TASK_RUN, cl) < task_at(p, TASK_RUN, u2) &&
+                           task_at(p, TASK_RUN, u2) < task_at(p, TASK_RUN, u1),
+                       "clip %d order %s: clip, then u2, then u1", clip,
+                       fused ? "fused" : "profile");
+            }
+            plan_free(p);
+        }
+        graph_free(g);
+    }
+}
+
 static void test_random(void)
 {
     static const struct {
@@ -446,6 +526,7 @@ static const tap_test tests[] = {
     {"tflms_hand", tflms_hand},
     {"odswap_hand", odswap_hand},
     {"belady_hand", belady_hand},
+    {"belady_fused_order", belady_fused_order},
     {"random_profiles", test_random},
     {"framework_order", test_framework_order},
 };
