@@ -564,21 +564,23 @@ static int32_t *fused_order(const graph_profile *g, int *moved)
     int32_t *ord = sw_malloc(((size_t)no + 1) * sizeof *ord);
     int32_t *anchor = sw_malloc(((size_t)no + 1) * sizeof *anchor);
     int32_t *rest = sw_malloc(((size_t)no + 1) * sizeof *rest);
+    int32_t *head = sw_malloc(((size_t)no + 2) * sizeof *head);
+    int32_t *nxt = sw_malloc(((size_t)no + 1) * sizeof *nxt);
     int32_t *last_any = sw_malloc(((size_t)nt + 1) * sizeof *last_any);
     int32_t *last_wr = sw_malloc(((size_t)nt + 1) * sizeof *last_wr);
     *moved = 0;
-    if (!ord || !anchor || !rest || !last_any || !last_wr) {
+    if (!ord || !anchor || !rest || !head || !nxt || !last_any || !last_wr) {
         sw_free(ord);
         ord = NULL;
         goto done;
     }
     for (int32_t s = 0; s < nt; s++)
         last_any[s] = last_wr[s] = -1;
-    int32_t n_rest = 0; /* anchors: positions among the ops that stay, -1 before them all */
-    for (int32_t o = 0; o < no; o++) {
-        int upd = g->ops[o].phase == GP_UPDATE;
-        int32_t a = -1;
-        if (upd) {
+    /* anchors: positions among the ops that stay, -1 before them all */
+    int32_t n_rest = 0;
+    for (int32_t i = 0; i < no; i++) {
+        int32_t o = g->order[i], a = -1;
+        if (g->ops[o].phase == GP_UPDATE) {
             for (int32_t k = g->acc_off[o]; k < g->acc_off[o + 1]; k++) {
                 int32_t s = g->acc[k];
                 int32_t need = g->acc_flag[k] & (GA_CREATE | GA_MUTATE) ? last_any[s] : last_wr[s];
@@ -597,28 +599,16 @@ static int32_t *fused_order(const graph_profile *g, int *moved)
         }
     }
     /* each op that stays, then the update ops anchored to it, in the
-       profile's order (a stable bucket sort of the update ops by anchor) */
-    int32_t *head = last_any, *nxt = last_wr; /* reused: nt >= no is not assumed */
-    if ((size_t)nt < (size_t)no + 1) {
-        head = sw_realloc(last_any, ((size_t)no + 1) * sizeof *head);
-        if (head)
-            last_any = head;
-        nxt = head ? sw_realloc(last_wr, ((size_t)no + 1) * sizeof *nxt) : NULL;
-        if (nxt)
-            last_wr = nxt;
-        if (!head || !nxt) {
-            sw_free(ord);
-            ord = NULL;
-            goto done;
-        }
-    }
+       profile's order (lists built from the back) */
     for (int32_t r = 0; r <= n_rest; r++)
         head[r] = -1;
-    for (int32_t o = no - 1; o >= 0; o--)
+    for (int32_t i = no - 1; i >= 0; i--) {
+        int32_t o = g->order[i];
         if (g->ops[o].phase == GP_UPDATE) {
             nxt[o] = head[anchor[o] + 1];
             head[anchor[o] + 1] = o;
         }
+    }
     int32_t n = 0;
     for (int32_t r = -1; r < n_rest; r++) {
         if (r >= 0)
@@ -627,11 +617,13 @@ static int32_t *fused_order(const graph_profile *g, int *moved)
             ord[n++] = o;
     }
     for (int32_t i = 0; i < no; i++)
-        if (ord[i] != i)
+        if (ord[i] != g->order[i])
             *moved = 1;
 done:
     sw_free(anchor);
     sw_free(rest);
+    sw_free(head);
+    sw_free(nxt);
     sw_free(last_any);
     sw_free(last_wr);
     return ord;
