@@ -1110,7 +1110,9 @@ done:
 /* A twin: planners/lib/swapplan_fast.c re-implements this placement and
    edge inference (finish_once and what it calls) for SwapAdvisor's
    evaluations, on purpose (speed), and must give the same result; a change
-   to one is a change to both (tests/test_swapplan_fast compares them). */
+   to one is a change to both (tests/test_swapplan_fast compares them). The
+   offline placement (MEM_OFFLINE) has no twin there: SwapAdvisor's plans
+   are placed in its size-class pool. */
 
 /* A persistent tensor of the resident set that is brought back in the middle
    of the iteration may find its home taken. It is then sent out again (copy
