@@ -882,10 +882,17 @@ static int describe_memory(fin *f)
    first, each in the smallest gap among the items already placed whose spans
    meet its own, else above them all; items placed at a home the planner gave
    (pb_resident_at) first, where given. SW_ENOFIT (no message: the caller
-   places online instead) when the highest offset passes the arena. */
+   places online instead) when the highest offset passes the arena.
+   In events a copy out frees its bytes at once, but in time only when the
+   copy ends: an item placed there before that waits for it. So with scale >
+   0 a residency a copy out (or a drop, queued behind the copies) releases
+   holds its bytes through every event issued before the copy's estimated
+   end (copy_clock, its duration times scale); offline_timed picks the
+   scale. Placing stops once the highest end passes the arena. */
 typedef struct off_item {
     int64_t size, off;
     int32_t lo[2], hi[2]; /* spans, in events: -1 is before the first, E after the last */
+    int32_t th[2];        /* hi, held through the copy out's estimated end */
     int32_t r[2];         /* the residencies */
     int n, fixed;
 } off_item;
@@ -902,28 +909,97 @@ static int off_item_cmp(const void *pa, const void *pb)
     return a->r[0] < b->r[0] ? -1 : a->r[0] > b->r[0];
 }
 
-static int off_meet(const off_item *a, const off_item *b)
+static int off_meet(const off_item *a, const off_item *b, int timed)
 {
+    const int32_t *ah = timed ? a->th : a->hi, *bh = timed ? b->th : b->hi;
     for (int i = 0; i < a->n; i++)
         for (int j = 0; j < b->n; j++)
-            if (a->lo[i] <= b->hi[j] && b->lo[j] <= a->hi[i])
+            if (a->lo[i] <= bh[j] && b->lo[j] <= ah[i])
                 return 1;
     return 0;
 }
 
-static int offline_place(fin *f, int64_t align)
+/* The event up to which a residency released by event e (a copy out or a
+   drop, both on the device-to-host stream) still holds its bytes in time:
+   per event, the compute stream's clock if no task waited (clk, the op
+   times before it) and when the device-to-host stream's task ends if the
+   stream took them in order at the one-way rate (dend); the residency holds
+   its bytes through the last event issued before that end. */
+static void copy_clock(const fin *f, double *clk, double *dend, double scale)
 {
+    const graph_profile *g = f->g;
+    double h2d_a, d2h_a, h2d_b, d2h_b;
+    dev_rates(&g->device, &h2d_a, &d2h_a, &h2d_b, &d2h_b);
+    double t = 0, free_at = 0, lat = g->device.copy_latency_s;
+    for (int32_t e = 0; e < f->E; e++) {
+        const pb_event *ev = &f->b->ev[e];
+        clk[e] = t;
+        dend[e] = t;
+        if (ev->kind == TASK_RUN || ev->kind == TASK_RERUN) {
+            t += g->ops[ev->x].time_s;
+        } else if (ev->kind == TASK_SWAP_OUT || ev->kind == TASK_DROP) {
+            double st = t > free_at ? t : free_at;
+            if (ev->kind == TASK_SWAP_OUT && d2h_a > 0)
+                st += scale * (lat + (double)g->bytes[ev->x] / d2h_a);
+            dend[e] = free_at = st;
+        }
+    }
+}
+
+static int32_t held_through(const fin *f, const double *clk, const double *dend, int32_t e)
+{
+    int32_t lo = e, hi = f->E - 1; /* the last event issued before dend[e] */
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo + 1) / 2;
+        if (clk[mid] < dend[e])
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Where item i goes among items[ord[0..i)] (by offset): the smallest gap
+   between those whose spans meet its own (timed: held through their copies
+   out) that holds it, else above them all. */
+static int64_t off_gap(const off_item *it, const size_t *ord, size_t i, int timed)
+{
+    const off_item *t = &it[i];
+    int64_t cur = 0, best = -1, best_gap = 0;
+    for (size_t j = 0; j < i; j++) {
+        const off_item *q = &it[ord[j]];
+        if (!off_meet(t, q, timed))
+            continue;
+        int64_t gap = q->off - cur;
+        if (gap >= t->size && (best < 0 || gap < best_gap)) {
+            best = cur;
+            best_gap = gap;
+        }
+        if (q->off + q->size > cur)
+            cur = q->off + q->size;
+    }
+    return best >= 0 ? best : cur;
+}
+
+static int offline_place(fin *f, int64_t align, double scale)
+{
+    int timed = scale > 0;
     plan_builder *b = f->b;
     const graph_profile *g = f->g;
     size_t nr = f->n_res;
     f->pre = sw_malloc((nr + 1) * sizeof *f->pre);
     off_item *it = sw_malloc((nr + 1) * sizeof *it);
     size_t *ord = sw_malloc((nr + 1) * sizeof *ord); /* items placed, by offset */
-    if (!f->pre || !it || !ord) {
+    double *clk = timed ? sw_malloc(((size_t)f->E + 1) * 2 * sizeof *clk) : NULL;
+    if (!f->pre || !it || !ord || (timed && !clk)) {
         sw_free(it);
         sw_free(ord);
+        sw_free(clk);
         return SW_ENOMEM;
     }
+    double *dend = clk ? clk + f->E + 1 : NULL;
+    if (timed)
+        copy_clock(f, clk, dend, scale);
     size_t n = 0;
     for (size_t r = 0; r < nr; r++)
         f->pre[r] = 0;
@@ -933,7 +1009,10 @@ static int offline_place(fin *f, int64_t align)
         int64_t bytes = g->bytes[s];
         if (bytes <= 0)
             continue;
-        int32_t hi = x->release_ev >= 0 ? x->release_ev : f->E;
+        int32_t hi = x->release_ev >= 0 ? x->release_ev : f->E, th = hi;
+        if (timed && x->release_ev >= 0 && (b->ev[hi].kind == TASK_SWAP_OUT ||
+                                            b->ev[hi].kind == TASK_DROP))
+            th = held_through(f, clk, dend, hi);
         if (x->place_ev >= 0 && b->in_r[s] && f->final_res[s] == (int32_t)r &&
             f->rix[s] >= 0)
             continue; /* the homecoming: an item with the start residency */
@@ -944,13 +1023,14 @@ static int offline_place(fin *f, int64_t align)
         t->n = 1;
         t->lo[0] = x->place_ev;
         t->hi[0] = hi;
+        t->th[0] = th;
         t->r[0] = (int32_t)r;
         if (x->place_ev < 0) {
             int32_t fr = f->final_res[s];
             if (fr >= 0 && fr != (int32_t)r) {
                 t->n = 2;
                 t->lo[1] = f->res[fr].place_ev;
-                t->hi[1] = f->E;
+                t->hi[1] = t->th[1] = f->E;
                 t->r[1] = fr;
             }
             int32_t i = f->rix[s];
@@ -965,21 +1045,7 @@ static int offline_place(fin *f, int64_t align)
     for (size_t i = 0; i < n; i++) {
         off_item *t = &it[i];
         if (!t->fixed) {
-            /* the placed items whose spans meet t's, by offset: the gaps between */
-            int64_t cur = 0, best = -1, best_gap = 0;
-            for (size_t j = 0; j < i; j++) {
-                const off_item *q = &it[ord[j]];
-                if (!off_meet(t, q))
-                    continue;
-                int64_t gap = q->off - cur;
-                if (gap >= t->size && (best < 0 || gap < best_gap)) {
-                    best = cur;
-                    best_gap = gap;
-                }
-                if (q->off + q->size > cur)
-                    cur = q->off + q->size;
-            }
-            t->off = best >= 0 ? best : cur;
+            t->off = off_gap(it, ord, i, timed);
         }
         size_t lo = 0, hi = i; /* insert into ord after the items at lower offsets */
         while (lo < hi) {
@@ -993,12 +1059,54 @@ static int offline_place(fin *f, int64_t align)
         ord[lo] = i;
         if (t->off + t->size > top)
             top = t->off + t->size;
+        if (top > f->p->capacity)
+            break; /* it does not fit: the rest need not be placed */
         for (int j = 0; j < t->n; j++)
             f->pre[t->r[j]] = t->off;
     }
     sw_free(it);
     sw_free(ord);
+    sw_free(clk);
     return top > f->p->capacity ? SW_ENOFIT : 0;
+}
+
+/* offline_place with the copies' estimated durations scaled: 1 if it fits;
+   else, if the plain spans (0) fit, the largest scale that fits found by
+   OFF_HALVINGS halvings of [0, 1] (the timed spans only add overlaps, so
+   less of them fits more often), else 0's. */
+#define OFF_HALVINGS 5
+static int offline_timed(fin *f, int64_t align)
+{
+    int rc = offline_place(f, align, 1);
+    if (rc != SW_ENOFIT)
+        return rc;
+    sw_free(f->pre);
+    f->pre = NULL;
+    if ((rc = offline_place(f, align, 0)) != 0)
+        return rc;
+    int64_t *keep = f->pre;
+    f->pre = NULL;
+    double lo = 0, hi = 1;
+    for (int i = 0; i < OFF_HALVINGS; i++) {
+        double mid = (lo + hi) / 2;
+        sw_free(f->pre);
+        f->pre = NULL;
+        rc = offline_place(f, align, mid);
+        if (rc == 0) {
+            sw_free(keep);
+            keep = f->pre;
+            f->pre = NULL;
+            lo = mid;
+        } else if (rc == SW_ENOFIT) {
+            hi = mid;
+        } else {
+            sw_free(keep);
+            return rc;
+        }
+    }
+    sw_free(f->pre);
+    f->pre = keep;
+    return 0;
 }
 
 /* The initial residents, placed (at their homes where given) and tagged live;
@@ -1071,7 +1179,7 @@ static int finish_once(plan_builder *b, plan **out, sw_err *err, int32_t **reloc
             f.rix[s] = -1;
         for (int32_t i = 0; i < b->n_r; i++)
             f.rix[b->rset[i]] = i;
-        rc = offline_place(&f, align);
+        rc = offline_timed(&f, align);
         if (rc == SW_ENOFIT) {
             /* greedy by size is a heuristic: where it does not fit, place
                online, best fit (MEM_OFFLINE's own), which sometimes does */

@@ -304,12 +304,66 @@ static void offline_placement(void)
     graph_free(g);
 }
 
+/* The copy out's time, worked by hand: P (persistent, one unit) is read by
+   a (1 ms, makes A) and d (1 ms); b (5 ms) reads A and makes B; c (1 ms)
+   reads B and makes C, which d reads. In 3 units P leaves after a and comes
+   back before d. Its copy out takes 1 ms (one unit at 12 GB/s) from a's end,
+   while b runs: in events P is gone when b makes B, but in time its bytes
+   are held until 2 ms, so B at P's address would wait 1 ms for it (and P's
+   copy in for B's free, after c: 10 ms in all). The offline placement puts
+   B elsewhere (C takes A's address after b) and the plan takes the compute
+   time, 8 ms. */
+static void offline_copy_time(void)
+{
+    dev_spec d = fixture_device();
+    graph_profile *g = graph_new("copy-time", &d);
+    graph_add_tensor(g, "P", UNIT, GK_PARAMETER, 1);
+    graph_add_tensor(g, "A", UNIT, GK_ACTIVATION, 0);
+    graph_add_tensor(g, "B", UNIT, GK_ACTIVATION, 0);
+    graph_add_tensor(g, "C", UNIT, GK_ACTIVATION, 0);
+    static const int32_t dp[] = {0, 3};
+    graph_add_op(g, "a", "op", 0.001, GP_FORWARD, IDS(0), IDS(1), NOIDS, 0);
+    graph_add_op(g, "b", "op", 0.005, GP_FORWARD, IDS(1), IDS(2), NOIDS, 0);
+    graph_add_op(g, "c", "op", 0.001, GP_FORWARD, IDS(2), IDS(3), NOIDS, 0);
+    graph_add_op(g, "d", "op", 0.001, GP_FORWARD, dp, 2, NOIDS, NOIDS, 0);
+    sw_err e;
+    OK(graph_finish(g, &e, NULL, NULL) == 0, "copy time: the profile");
+    plan_builder *b = pb_new_arena(g, 3 * UNIT, 0, MEM_OFFLINE, 1);
+    pb_resident(b, 0);
+    pb_run(b, 0);
+    pb_swap_out(b, 0);
+    pb_run(b, 1);
+    pb_run(b, 2);
+    pb_swap_in(b, 0);
+    pb_run(b, 3);
+    plan *p = NULL;
+    int rc = pb_finish(b, &p, &e);
+    IS_INT(rc, 0, "copy time: a plan (%s)", rc ? e.msg : "ok");
+    if (p) {
+        OK(plan_verify(p, NULL, &e) == 0, "copy time: the plan verifies");
+        IS_STR_HAS(p->policy, "offline", "copy time: placed offline");
+        OK(offset_of(p, TASK_RUN, 1) != p->resident[0].offset,
+           "copy time: B is not at P's address");
+        IS_INT(offset_of(p, TASK_RUN, 2), offset_of(p, TASK_RUN, 0),
+               "copy time: C at A's address");
+        IS_INT(offset_of(p, TASK_SWAP_IN, 0), p->resident[0].offset,
+               "copy time: P comes back home");
+        sim_result r;
+        IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "copy time: the plan simulates");
+        IS_NUM(r.iteration_time_s, 0.008, 1e-9, "copy time: 8 ms, the compute time");
+        plan_free(p);
+    }
+    pb_free(b);
+    graph_free(g);
+}
+
 static const tap_test tests[] = {
     {"figure3_timing", figure3_timing},
     {"builder_reproduces_figure3", builder_reproduces_figure3},
     {"determinism_and_round_trip", determinism_and_round_trip},
     {"duplex_copies", duplex_copies},
     {"offline_placement", offline_placement},
+    {"offline_copy_time", offline_copy_time},
 };
 
 int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }
