@@ -16,7 +16,10 @@
      at the host-to-device rate) of the profile's compute before its next
      use, and no earlier than the op after its eviction. A victim next used
      in the next iteration comes back at the iteration's end
-     (pb_end_iteration), so every iteration starts alike.
+     (pb_end_iteration), so every iteration starts alike. The copies in
+     issued before the same op go in the order they are due: the link
+     takes them in issue order, so one due later would hold up one due
+     sooner.
    - The fused order (order=fused) moves each update op up to right after
      the last op it depends on: the optimizer run from gradient hooks.
 
@@ -527,6 +530,20 @@ static int record(bl *d, plan_builder *b, plan **out, sw_err *err)
         if (d->ev_in[e] >= 0)
             d->i_ev[d->i_fill[d->ev_in[e]]++] = e;
     }
+    /* the copies in issued before one op go in the order they are due (the
+       link takes them in issue order: one due later must not hold up one
+       due sooner); ties in the order made */
+    for (int32_t i = 0; i < no; i++)
+        for (int32_t k = d->i_off[i] + 1; k < d->i_off[i + 1]; k++) {
+            int32_t e = d->i_ev[k], j = k;
+            for (; j > d->i_off[i]; j--) {
+                int32_t f = d->i_ev[j - 1];
+                if (d->ev_use[f] < d->ev_use[e] || (d->ev_use[f] == d->ev_use[e] && f < e))
+                    break;
+                d->i_ev[j] = f;
+            }
+            d->i_ev[j] = e;
+        }
     swu_begin(u, b, d->r, INT64_MAX);
     for (int32_t k = d->o_off[0]; k < d->o_off[1]; k++)
         if (u->res[d->ev_s[d->o_ev[k]]])
