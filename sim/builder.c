@@ -891,9 +891,9 @@ static int describe_memory(fin *f)
    scale. Placing stops once the highest end passes the arena. */
 typedef struct off_item {
     int64_t size, off;
-    int32_t lo[2], hi[2]; /* spans, in events: -1 is before the first, E after the last */
-    int32_t th[2];        /* hi, held through the copy out's estimated end */
-    int32_t r[2];         /* the residencies */
+    int32_t lo[3], hi[3]; /* spans, in events: -1 is before the first, E after the last */
+    int32_t th[3];        /* hi, held through the copy out's estimated end */
+    int32_t r[3];         /* the residencies */
     int n, fixed;
 } off_item;
 
@@ -924,26 +924,45 @@ static int off_meet(const off_item *a, const off_item *b, int timed)
    per event, the compute stream's clock if no task waited (clk, the op
    times before it) and when the device-to-host stream's task ends if the
    stream took them in order at the one-way rate (dend); the residency holds
-   its bytes through the last event issued before that end. */
-static void copy_clock(const fin *f, double *clk, double *dend, double scale)
+   its bytes through the last event issued before that end. *tend: the
+   clock at the iteration's end. Where the copies (unscaled) take no longer
+   than the compute (a steady state with no wait on the link is possible), the
+   copies still queued at the iteration's end run on into the next one: the
+   stream starts it that much behind (a second pass), and 1 is returned (a
+   copy that ends past *tend holds its bytes into the next iteration too).
+   Else the iterations stretch to the link's pace, which these clocks do
+   not see, and 0 is returned: each iteration's estimate stands alone. */
+static int copy_clock(const fin *f, double *clk, double *dend, double scale, double *tend)
 {
     const graph_profile *g = f->g;
     double h2d_a, d2h_a, h2d_b, d2h_b;
     dev_rates(&g->device, &h2d_a, &d2h_a, &h2d_b, &d2h_b);
-    double t = 0, free_at = 0, lat = g->device.copy_latency_s;
-    for (int32_t e = 0; e < f->E; e++) {
-        const pb_event *ev = &f->b->ev[e];
-        clk[e] = t;
-        dend[e] = t;
-        if (ev->kind == TASK_RUN || ev->kind == TASK_RERUN) {
-            t += g->ops[ev->x].time_s;
-        } else if (ev->kind == TASK_SWAP_OUT || ev->kind == TASK_DROP) {
-            double st = t > free_at ? t : free_at;
-            if (ev->kind == TASK_SWAP_OUT && d2h_a > 0)
-                st += scale * (lat + (double)g->bytes[ev->x] / d2h_a);
-            dend[e] = free_at = st;
+    double backlog = 0, lat = g->device.copy_latency_s, t = 0;
+    int steady = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        double free_at = backlog, busy = 0;
+        t = 0;
+        for (int32_t e = 0; e < f->E; e++) {
+            const pb_event *ev = &f->b->ev[e];
+            clk[e] = t;
+            dend[e] = t;
+            if (ev->kind == TASK_RUN || ev->kind == TASK_RERUN) {
+                t += g->ops[ev->x].time_s;
+            } else if (ev->kind == TASK_SWAP_OUT || ev->kind == TASK_DROP) {
+                double st = t > free_at ? t : free_at, dur = 0;
+                if (ev->kind == TASK_SWAP_OUT && d2h_a > 0)
+                    dur = lat + (double)g->bytes[ev->x] / d2h_a;
+                busy += dur;
+                dend[e] = free_at = st + scale * dur;
+            }
         }
+        steady = busy <= t;
+        if (pass || !steady || free_at <= t)
+            break;
+        backlog = free_at - t;
     }
+    *tend = t;
+    return steady;
 }
 
 static int32_t held_through(const fin *f, const double *clk, const double *dend, int32_t e)
@@ -998,8 +1017,8 @@ static int offline_place(fin *f, int64_t align, double scale)
         return SW_ENOMEM;
     }
     double *dend = clk ? clk + f->E + 1 : NULL;
-    if (timed)
-        copy_clock(f, clk, dend, scale);
+    double tend = 0;
+    int wrap = timed ? copy_clock(f, clk, dend, scale, &tend) : 0;
     size_t n = 0;
     for (size_t r = 0; r < nr; r++)
         f->pre[r] = 0;
@@ -1025,13 +1044,27 @@ static int offline_place(fin *f, int64_t align, double scale)
         t->hi[0] = hi;
         t->th[0] = th;
         t->r[0] = (int32_t)r;
+        if (wrap && th == f->E - 1 && x->release_ev >= 0 && dend[hi] > tend) {
+            /* its copy out ends in the next iteration: the bytes are held
+               through the events issued before then there too */
+            int32_t w = -1;
+            while (w + 1 < f->E && clk[w + 1] < dend[hi] - tend)
+                w++;
+            if (w >= 0) {
+                t->lo[t->n] = -1;
+                t->hi[t->n] = -2; /* (no span without the copies' times) */
+                t->th[t->n] = w;
+                t->r[t->n] = (int32_t)r;
+                t->n++;
+            }
+        }
         if (x->place_ev < 0) {
             int32_t fr = f->final_res[s];
             if (fr >= 0 && fr != (int32_t)r) {
-                t->n = 2;
-                t->lo[1] = f->res[fr].place_ev;
-                t->hi[1] = t->th[1] = f->E;
-                t->r[1] = fr;
+                t->lo[t->n] = f->res[fr].place_ev;
+                t->hi[t->n] = t->th[t->n] = f->E;
+                t->r[t->n] = fr;
+                t->n++;
             }
             int32_t i = f->rix[s];
             if (i >= 0 && b->rexplicit[i]) {

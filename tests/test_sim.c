@@ -357,6 +357,110 @@ static void offline_copy_time(void)
     graph_free(g);
 }
 
+/* A copy out issued at the iteration's end runs on into the next one: M (2
+   units, on the host between iterations) is updated by the last op c and
+   copied out after it (2 ms at 12 GB/s), so in the next iteration its bytes
+   are held until 2 ms in. Events: 0 run a (clock 0), 1 run b (2 ms), 2 swap
+   in M (3 ms), 3 run d (3 ms), 4 run c (6 ms), 5 swap out M (7 ms, ends at
+   9 ms: 2 ms into the next iteration). Greedy by size: M at [0, 2); A (made
+   by a, read by b) meets M's copy out in the next iteration (event 0 starts
+   before 2 ms), so it goes above, [2, 3); B (b to d) meets M and A, [3, 4);
+   D (d to c) meets M and B but not A, [2, 3): the top is 4 units, the
+   arena. In time: a 0-2 ms while M's copy out ends; M back 2-4 ms on the
+   host-to-device stream; b 2-3, d 3-6, c 6-7: 7 ms, the compute time. With
+   A at M's address (the spans of one iteration alone), a waits 2 ms. */
+static void offline_copy_wraps(void)
+{
+    dev_spec d = fixture_device();
+    graph_profile *g = graph_new("copy-wraps", &d);
+    graph_add_tensor(g, "M", 2 * UNIT, GK_PARAMETER, 1);
+    graph_add_tensor(g, "A", UNIT, GK_ACTIVATION, 0);
+    graph_add_tensor(g, "B", UNIT, GK_ACTIVATION, 0);
+    graph_add_tensor(g, "D", UNIT, GK_ACTIVATION, 0);
+    graph_add_op(g, "a", "op", 0.002, GP_FORWARD, NOIDS, IDS(1), NOIDS, 0);
+    graph_add_op(g, "b", "op", 0.001, GP_FORWARD, IDS(1), IDS(2), NOIDS, 0);
+    graph_add_op(g, "d", "op", 0.003, GP_FORWARD, IDS(2), IDS(3), NOIDS, 0);
+    graph_add_op(g, "c", "op", 0.001, GP_UPDATE, IDS(3), NOIDS, IDS(0), 0);
+    sw_err e;
+    OK(graph_finish(g, &e, NULL, NULL) == 0, "copy wraps: the profile");
+    plan_builder *b = pb_new_arena(g, 4 * UNIT, 0, MEM_OFFLINE, 1);
+    pb_run(b, 0);
+    pb_run(b, 1);
+    pb_swap_in(b, 0);
+    pb_run(b, 2);
+    pb_run(b, 3);
+    pb_swap_out(b, 0);
+    plan *p = NULL;
+    int rc = pb_finish(b, &p, &e);
+    IS_INT(rc, 0, "copy wraps: a plan (%s)", rc ? e.msg : "ok");
+    if (p) {
+        OK(plan_verify(p, NULL, &e) == 0, "copy wraps: the plan verifies");
+        IS_STR_HAS(p->policy, "offline", "copy wraps: placed offline");
+        IS_INT(offset_of(p, TASK_SWAP_IN, 0), 0, "copy wraps: M at 0");
+        IS_INT(offset_of(p, TASK_RUN, 0), 2 * UNIT, "copy wraps: A above M");
+        IS_INT(offset_of(p, TASK_RUN, 1), 3 * UNIT, "copy wraps: B above A");
+        IS_INT(offset_of(p, TASK_RUN, 2), 2 * UNIT, "copy wraps: D at A's address");
+        sim_result r;
+        IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "copy wraps: the plan simulates");
+        IS_NUM(r.iteration_time_s, 0.007, 1e-9, "copy wraps: 7 ms, the compute time");
+        plan_free(p);
+    }
+    pb_free(b);
+    graph_free(g);
+}
+
+/* The copies still queued at the iteration's end delay the next one's: M's
+   copy out after c (2 ms) ends 2 ms into the next iteration, so A's copy
+   out after a, issued at 1 ms, runs 2-3 ms, not 1-2 ms. Events: 0 run a
+   (clock 0, 1 ms), 1 swap out A (1 ms), 2 run b (1 ms), 3 swap in M (2 ms),
+   4 run e (2 ms, 4 ms long), 5 swap in A (6 ms), 6 run c (6 ms), 7 swap out
+   M (7 ms). A holds its bytes through event 4 (e starts at 2 ms, before 3
+   ms), so E (e to c) does not go where A was: M [0, 2), A [2, 3), B [3,
+   4), E [4, 5), A back at [2, 3). In time: a 0-1, A out 2-3 (behind M's),
+   b 1-2, M in 2-4, e 2-6, A in 4-5, c 6-7: 7 ms, the compute time. With
+   A's copy reckoned from 1 ms, E goes to [2, 3) and e waits for A's copy
+   out (the simulator: 9.2 ms). */
+static void offline_copy_backlog(void)
+{
+    dev_spec d = fixture_device();
+    graph_profile *g = graph_new("copy-backlog", &d);
+    graph_add_tensor(g, "M", 2 * UNIT, GK_PARAMETER, 1);
+    graph_add_tensor(g, "A", UNIT, GK_ACTIVATION, 0);
+    graph_add_tensor(g, "B", UNIT, GK_ACTIVATION, 0);
+    graph_add_tensor(g, "E", UNIT, GK_ACTIVATION, 0);
+    static const int32_t ce[] = {1, 3};
+    graph_add_op(g, "a", "op", 0.001, GP_FORWARD, NOIDS, IDS(1), NOIDS, 0);
+    graph_add_op(g, "b", "op", 0.001, GP_FORWARD, NOIDS, IDS(2), NOIDS, 0);
+    graph_add_op(g, "e", "op", 0.004, GP_FORWARD, IDS(2), IDS(3), NOIDS, 0);
+    graph_add_op(g, "c", "op", 0.001, GP_UPDATE, ce, 2, NOIDS, IDS(0), 0);
+    sw_err e;
+    OK(graph_finish(g, &e, NULL, NULL) == 0, "copy backlog: the profile");
+    plan_builder *b = pb_new_arena(g, 5 * UNIT, 0, MEM_OFFLINE, 1);
+    pb_run(b, 0);
+    pb_swap_out(b, 1);
+    pb_run(b, 1);
+    pb_swap_in(b, 0);
+    pb_run(b, 2);
+    pb_swap_in(b, 1);
+    pb_run(b, 3);
+    pb_swap_out(b, 0);
+    plan *p = NULL;
+    int rc = pb_finish(b, &p, &e);
+    IS_INT(rc, 0, "copy backlog: a plan (%s)", rc ? e.msg : "ok");
+    if (p) {
+        OK(plan_verify(p, NULL, &e) == 0, "copy backlog: the plan verifies");
+        IS_STR_HAS(p->policy, "offline", "copy backlog: placed offline");
+        IS_INT(offset_of(p, TASK_RUN, 0), 2 * UNIT, "copy backlog: A at [2, 3)");
+        IS_INT(offset_of(p, TASK_RUN, 2), 4 * UNIT, "copy backlog: E not at A's address");
+        sim_result r;
+        IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "copy backlog: the plan simulates");
+        IS_NUM(r.iteration_time_s, 0.007, 1e-9, "copy backlog: 7 ms, the compute time");
+        plan_free(p);
+    }
+    pb_free(b);
+    graph_free(g);
+}
+
 static const tap_test tests[] = {
     {"figure3_timing", figure3_timing},
     {"builder_reproduces_figure3", builder_reproduces_figure3},
@@ -364,6 +468,8 @@ static const tap_test tests[] = {
     {"duplex_copies", duplex_copies},
     {"offline_placement", offline_placement},
     {"offline_copy_time", offline_copy_time},
+    {"offline_copy_wraps", offline_copy_wraps},
+    {"offline_copy_backlog", offline_copy_backlog},
 };
 
 int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }
