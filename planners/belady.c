@@ -61,9 +61,7 @@ static const param_def belady_params[] = {
     {"order", PT_CHOICE, "profile", "without search: the schedule: the profile's, or the "
      "optimizer step fused into the backward pass (fused: each update op right after the last "
      "op it depends on, as an optimizer run from gradient hooks)", "profile|fused", 1, 0},
-    {"allocator", PT_CHOICE, "offline", "address allocator placing the plan (offline: every "
-     "residency placed at once, greedy by size, knowing when each begins and ends)",
-     "first-fit|best-fit|offline", 1, 0},
+    ARENA_OFFLINE_PARAM,
     {"alignment", PT_SIZE, "1", "placement alignment in bytes", NULL, 1, 1e9},
     PARAM_END};
 

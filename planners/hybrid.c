@@ -60,9 +60,7 @@ static const param_def hybrid_params[] = {
     {"population", PT_INT, "32", "portfolio: the GA's individuals per generation", NULL, 2, 1e5},
     {"time_budget", PT_SECONDS, "20s", "portfolio: the GA's search time when --time-budget is "
      "not given", NULL, 1, 0},
-    {"allocator", PT_CHOICE, "offline", "address allocator placing the plan (offline: every "
-     "residency placed at once, greedy by size, knowing when each begins and ends)",
-     "first-fit|best-fit|offline", 1, 0},
+    ARENA_OFFLINE_PARAM,
     {"alignment", PT_SIZE, "1", "placement alignment in bytes", NULL, 1, 1e9},
     PARAM_END};
 

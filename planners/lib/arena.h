@@ -18,4 +18,11 @@ mem_fit arena_fit(const planner_opts *o, const char *fit_name);
    freed with the builder (pb_free). NULL when out of memory. */
 plan_builder *arena_builder(const graph_profile *g, const planner_opts *o, const char *fit_name);
 
+/* The "allocator" option of the planners that place offline by default. */
+#define ARENA_OFFLINE_PARAM                                                                     \
+    {"allocator", PT_CHOICE, "offline", "address allocator placing the plan (offline: every "    \
+     "residency placed at once, greedy by size, knowing when each begins and ends and holding "  \
+     "what a copy out frees until the copy's estimated end; best fit where that does not fit)", \
+     "first-fit|best-fit|offline", 1, 0}
+
 #endif
