@@ -304,6 +304,32 @@ static void offline_placement(void)
     graph_free(g);
 }
 
+/* b's plan, checked: made, safe and placed offline (what: the test's name
+   in the messages); NULL when there is none. b is freed. */
+static plan *offline_plan(plan_builder *b, const char *what)
+{
+    sw_err e;
+    plan *p = NULL;
+    int rc = pb_finish(b, &p, &e);
+    IS_INT(rc, 0, "%s: a plan (%s)", what, rc ? e.msg : "ok");
+    pb_free(b);
+    if (!p)
+        return NULL;
+    OK(plan_verify(p, NULL, &e) == 0, "%s: the plan verifies", what);
+    IS_STR_HAS(p->policy, "offline", "%s: placed offline", what);
+    return p;
+}
+
+/* p's simulated iteration time against the hand-worked one (ms); p is freed. */
+static void offline_time(plan *p, double ms, const char *what)
+{
+    sw_err e;
+    sim_result r;
+    IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "%s: the plan simulates", what);
+    IS_NUM(r.iteration_time_s, ms / 1000, 1e-9, "%s: %g ms, the compute time", what, ms);
+    plan_free(p);
+}
+
 /* The copy out's time, worked by hand: P (persistent, one unit) is read by
    a (1 ms, makes A) and d (1 ms); b (5 ms) reads A and makes B; c (1 ms)
    reads B and makes C, which d reads. In 3 units P leaves after a and comes
@@ -336,24 +362,16 @@ static void offline_copy_time(void)
     pb_run(b, 2);
     pb_swap_in(b, 0);
     pb_run(b, 3);
-    plan *p = NULL;
-    int rc = pb_finish(b, &p, &e);
-    IS_INT(rc, 0, "copy time: a plan (%s)", rc ? e.msg : "ok");
+    plan *p = offline_plan(b, "copy time");
     if (p) {
-        OK(plan_verify(p, NULL, &e) == 0, "copy time: the plan verifies");
-        IS_STR_HAS(p->policy, "offline", "copy time: placed offline");
         OK(offset_of(p, TASK_RUN, 1) != p->resident[0].offset,
            "copy time: B is not at P's address");
         IS_INT(offset_of(p, TASK_RUN, 2), offset_of(p, TASK_RUN, 0),
                "copy time: C at A's address");
         IS_INT(offset_of(p, TASK_SWAP_IN, 0), p->resident[0].offset,
                "copy time: P comes back home");
-        sim_result r;
-        IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "copy time: the plan simulates");
-        IS_NUM(r.iteration_time_s, 0.008, 1e-9, "copy time: 8 ms, the compute time");
-        plan_free(p);
+        offline_time(p, 8, "copy time");
     }
-    pb_free(b);
     graph_free(g);
 }
 
@@ -390,22 +408,14 @@ static void offline_copy_wraps(void)
     pb_run(b, 2);
     pb_run(b, 3);
     pb_swap_out(b, 0);
-    plan *p = NULL;
-    int rc = pb_finish(b, &p, &e);
-    IS_INT(rc, 0, "copy wraps: a plan (%s)", rc ? e.msg : "ok");
+    plan *p = offline_plan(b, "copy wraps");
     if (p) {
-        OK(plan_verify(p, NULL, &e) == 0, "copy wraps: the plan verifies");
-        IS_STR_HAS(p->policy, "offline", "copy wraps: placed offline");
         IS_INT(offset_of(p, TASK_SWAP_IN, 0), 0, "copy wraps: M at 0");
         IS_INT(offset_of(p, TASK_RUN, 0), 2 * UNIT, "copy wraps: A above M");
         IS_INT(offset_of(p, TASK_RUN, 1), 3 * UNIT, "copy wraps: B above A");
         IS_INT(offset_of(p, TASK_RUN, 2), 2 * UNIT, "copy wraps: D at A's address");
-        sim_result r;
-        IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "copy wraps: the plan simulates");
-        IS_NUM(r.iteration_time_s, 0.007, 1e-9, "copy wraps: 7 ms, the compute time");
-        plan_free(p);
+        offline_time(p, 7, "copy wraps");
     }
-    pb_free(b);
     graph_free(g);
 }
 
@@ -444,20 +454,12 @@ static void offline_copy_backlog(void)
     pb_swap_in(b, 1);
     pb_run(b, 3);
     pb_swap_out(b, 0);
-    plan *p = NULL;
-    int rc = pb_finish(b, &p, &e);
-    IS_INT(rc, 0, "copy backlog: a plan (%s)", rc ? e.msg : "ok");
+    plan *p = offline_plan(b, "copy backlog");
     if (p) {
-        OK(plan_verify(p, NULL, &e) == 0, "copy backlog: the plan verifies");
-        IS_STR_HAS(p->policy, "offline", "copy backlog: placed offline");
         IS_INT(offset_of(p, TASK_RUN, 0), 2 * UNIT, "copy backlog: A at [2, 3)");
         IS_INT(offset_of(p, TASK_RUN, 2), 4 * UNIT, "copy backlog: E not at A's address");
-        sim_result r;
-        IS_INT(sim_plan(p, NULL, NULL, &r, &e), 0, "copy backlog: the plan simulates");
-        IS_NUM(r.iteration_time_s, 0.007, 1e-9, "copy backlog: 7 ms, the compute time");
-        plan_free(p);
+        offline_time(p, 7, "copy backlog");
     }
-    pb_free(b);
     graph_free(g);
 }
 
