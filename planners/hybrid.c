@@ -690,7 +690,7 @@ static int plan_one(const graph_profile *g, const int32_t *order, int mode, doub
                      "%d drops, %d re-runs before the end-of-iteration restore", 100 * margin,
                      h.n_in, h.n_out, h.n_drop, h.n_rerun);
         }
-        if (!ok_margin) {
+        if (ok_margin == 0) {
             margin -= step; /* the allocator fragments: leave more room */
             continue;
         }

@@ -586,7 +586,7 @@ static void w_bounds(wctx *x, const int64_t *live_at, double *swap_s, double *an
     if (!ks)
         return; /* (the caller's bounds stand) */
     for (int32_t o = 0; o < n; o++)
-        if (live_at[o] > x->budget)
+        if ((double)live_at[o] > x->budget)
             ks[nk++] = (wkey){(double)(live_at[o] - (int64_t)x->budget), o};
     qsort(ks, (size_t)nk, sizeof *ks, wkey_desc);
     nk = SW_MIN(nk, WIN_CUTS);

@@ -110,21 +110,22 @@ int plan_set_notes(plan *p, const char *notes);
    or SW_ENOMEM (the old record kept). */
 int plan_set_solver(plan *p, const char *status, double objective_s, double bound_s, double gap);
 
+/* A task's lists (a plan with none at all has no arrays: NULL, n 0). */
 static inline const plan_place *plan_task_places(const plan *p, const plan_task *t)
 {
-    return p->places + t->place_at;
+    return p->places ? p->places + t->place_at : NULL;
 }
 static inline const int32_t *plan_task_frees(const plan *p, const plan_task *t)
 {
-    return p->ids + t->free_at;
+    return p->ids ? p->ids + t->free_at : NULL;
 }
 static inline const int32_t *plan_task_deps(const plan *p, const plan_task *t)
 {
-    return p->ids + t->dep_at;
+    return p->ids ? p->ids + t->dep_at : NULL;
 }
 static inline const int32_t *plan_task_pdeps(const plan *p, const plan_task *t)
 {
-    return p->ids + t->pdep_at;
+    return p->ids ? p->ids + t->pdep_at : NULL;
 }
 
 /* Human-readable task label for messages: "task 12 (run op 5 'conv1')". */
