@@ -172,7 +172,7 @@ static double toy_eval(void *u, void *w, const void *g)
 static const ga_ops toy_ops = {1, toy_init, toy_cross, toy_mutate, toy_eval, NULL, NULL};
 
 /* after one generation of 32: how many parents (fitness < 1000) survive */
-static int parents_left(ga_selection sel, ga_survivors sv, int elite, double *sorted_ok)
+static int parents_left(ga_selection sel, ga_survivors sv, int elite, int *sorted_ok)
 {
     ga_params p;
     ga_params_default(&p);
@@ -188,7 +188,7 @@ static int parents_left(ga_selection sel, ga_survivors sv, int elite, double *so
     ga_ctx *ga = ga_new(&toy_ops, NULL, sizeof(double), &p);
     sw_err e;
     int n = 0, rc = ga ? ga_run(ga, &e) : -1;
-    double seen[32] = {0};
+    int seen[32] = {0};
     for (int i = 0; !rc && i < 32; i++) {
         double f;
         ga_individual(ga, i, &f);
@@ -207,7 +207,7 @@ static int parents_left(ga_selection sel, ga_survivors sv, int elite, double *so
 
 static void survivors(void)
 {
-    double all_there = 0;
+    int all_there = 0;
     IS_INT(parents_left(GA_SOFTMAX, GA_SURVIVE_CHILDREN, 0, NULL), 0,
            "survivors=children: no parent survives, though every child is worse");
     int soft = parents_left(GA_SOFTMAX, GA_SURVIVE_ALL, 0, NULL);
