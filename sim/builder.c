@@ -965,12 +965,14 @@ static int copy_clock(const fin *f, double *clk, double *dend, double scale, dou
     return steady;
 }
 
-static int32_t held_through(const fin *f, const double *clk, const double *dend, int32_t e)
+/* The last event from `from` on issued before time x by clk (from - 1 if
+   none): clk never falls, so a binary search. */
+static int32_t issued_before(const fin *f, const double *clk, int32_t from, double x)
 {
-    int32_t lo = e, hi = f->E - 1; /* the last event issued before dend[e] */
+    int32_t lo = from - 1, hi = f->E - 1;
     while (lo < hi) {
         int32_t mid = lo + (hi - lo + 1) / 2;
-        if (clk[mid] < dend[e])
+        if (clk[mid] < x)
             lo = mid;
         else
             hi = mid - 1;
@@ -1031,7 +1033,7 @@ static int offline_place(fin *f, int64_t align, double scale)
         int32_t hi = x->release_ev >= 0 ? x->release_ev : f->E, th = hi;
         if (timed && x->release_ev >= 0 && (b->ev[hi].kind == TASK_SWAP_OUT ||
                                             b->ev[hi].kind == TASK_DROP))
-            th = held_through(f, clk, dend, hi);
+            th = SW_MAX(hi, issued_before(f, clk, hi, dend[hi]));
         if (x->place_ev >= 0 && b->in_r[s] && f->final_res[s] == (int32_t)r &&
             f->rix[s] >= 0)
             continue; /* the homecoming: an item with the start residency */
@@ -1047,9 +1049,7 @@ static int offline_place(fin *f, int64_t align, double scale)
         if (wrap && th == f->E - 1 && x->release_ev >= 0 && dend[hi] > tend) {
             /* its copy out ends in the next iteration: the bytes are held
                through the events issued before then there too */
-            int32_t w = -1;
-            while (w + 1 < f->E && clk[w + 1] < dend[hi] - tend)
-                w++;
+            int32_t w = issued_before(f, clk, 0, dend[hi] - tend);
             if (w >= 0) {
                 t->lo[t->n] = -1;
                 t->hi[t->n] = -2; /* (no span without the copies' times) */
