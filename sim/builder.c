@@ -888,12 +888,19 @@ static int describe_memory(fin *f)
    0 a residency a copy out (or a drop, queued behind the copies) releases
    holds its bytes through every event issued before the copy's estimated
    end (copy_clock, its duration times scale); offline_timed picks the
-   scale. Placing stops once the highest end passes the arena. */
+   scale. Placing stops once the highest end passes the arena.
+   Where greedy by size does not fit, greedy by breadth (the same paper's
+   other strategy) is tried: the events by the bytes their spans hold,
+   largest first, and at each the items not yet placed, largest first; so
+   each item ranks by the broadest event it spans (ties: the earlier one),
+   then by size. */
 typedef struct off_item {
     int64_t size, off;
+    int64_t breadth;      /* greedy by breadth: the bytes at its broadest event */
     int32_t lo[3], hi[3]; /* spans, in events: -1 is before the first, E after the last */
     int32_t th[3];        /* hi, held through the copy out's estimated end */
     int32_t r[3];         /* the residencies */
+    int32_t broad;        /* greedy by breadth: that event */
     int n, fixed;
 } off_item;
 
@@ -902,6 +909,10 @@ static int off_item_cmp(const void *pa, const void *pb)
     const off_item *a = pa, *b = pb;
     if (a->fixed != b->fixed)
         return b->fixed - a->fixed;
+    if (a->breadth != b->breadth)
+        return a->breadth > b->breadth ? -1 : 1;
+    if (a->broad != b->broad)
+        return a->broad < b->broad ? -1 : 1;
     if (a->size != b->size)
         return a->size > b->size ? -1 : 1;
     if (a->lo[0] != b->lo[0])
@@ -1002,7 +1013,50 @@ static int64_t off_gap(const off_item *it, const size_t *ord, size_t i, int time
     return best >= 0 ? best : cur;
 }
 
-static int offline_place(fin *f, int64_t align, double scale)
+/* Greedy by breadth's ranks: each item's broadest event (breadth, broad)
+   among those its spans cover, timed or not; seg is 4 (E + 2) ints of room.
+   The bytes per event by a difference array, the maximum over a span by a
+   segment tree of event indices (the earlier of equal breadths). */
+static void off_breadth(off_item *it, size_t n, int32_t E, int timed, int64_t *br,
+                        int32_t *seg)
+{
+    int32_t m = E + 2; /* events -1 .. E, at index e + 1 */
+    memset(br, 0, ((size_t)m + 1) * sizeof *br);
+    for (size_t i = 0; i < n; i++)
+        for (int j = 0; j < it[i].n; j++) {
+            int32_t lo = SW_MAX(it[i].lo[j], -1), hi = SW_MIN(timed ? it[i].th[j] : it[i].hi[j], E);
+            if (hi >= lo) {
+                br[lo + 1] += it[i].size;
+                br[hi + 2] -= it[i].size;
+            }
+        }
+    for (int32_t e = 1; e < m; e++)
+        br[e] += br[e - 1];
+    for (int32_t e = 0; e < m; e++)
+        seg[m + e] = e;
+    for (int32_t k = m - 1; k > 0; k--) {
+        int32_t a = seg[2 * k], b = seg[2 * k + 1];
+        seg[k] = br[b] > br[a] || (br[b] == br[a] && b < a) ? b : a;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int32_t best = -1;
+        for (int j = 0; j < it[i].n; j++) {
+            int32_t lo = SW_MAX(it[i].lo[j], -1) + 1 + m;
+            int32_t hi = SW_MIN(timed ? it[i].th[j] : it[i].hi[j], E) + 2 + m; /* [lo, hi) */
+            for (; lo < hi; lo >>= 1, hi >>= 1) {
+                int32_t c[2] = {lo & 1 ? seg[lo++] : -1, hi & 1 ? seg[--hi] : -1};
+                for (int q = 0; q < 2; q++)
+                    if (c[q] >= 0 && (best < 0 || br[c[q]] > br[best] ||
+                                      (br[c[q]] == br[best] && c[q] < best)))
+                        best = c[q];
+            }
+        }
+        it[i].breadth = best >= 0 ? br[best] : 0;
+        it[i].broad = best >= 0 ? best : INT32_MAX;
+    }
+}
+
+static int offline_place(fin *f, int64_t align, double scale, int breadth)
 {
     int timed = scale > 0;
     plan_builder *b = f->b;
@@ -1012,10 +1066,14 @@ static int offline_place(fin *f, int64_t align, double scale)
     off_item *it = sw_malloc((nr + 1) * sizeof *it);
     size_t *ord = sw_malloc((nr + 1) * sizeof *ord); /* items placed, by offset */
     double *clk = timed ? sw_malloc(((size_t)f->E + 1) * 2 * sizeof *clk) : NULL;
-    if (!f->pre || !it || !ord || (timed && !clk)) {
+    int64_t *br = breadth ? sw_malloc(((size_t)f->E + 3) * sizeof *br) : NULL;
+    int32_t *seg = breadth ? sw_malloc(((size_t)f->E + 2) * 2 * sizeof *seg) : NULL;
+    if (!f->pre || !it || !ord || (timed && !clk) || (breadth && (!br || !seg))) {
         sw_free(it);
         sw_free(ord);
         sw_free(clk);
+        sw_free(br);
+        sw_free(seg);
         return SW_ENOMEM;
     }
     double *dend = clk ? clk + f->E + 1 : NULL;
@@ -1073,6 +1131,10 @@ static int offline_place(fin *f, int64_t align, double scale)
             }
         }
     }
+    if (breadth)
+        off_breadth(it, n, f->E, timed, br, seg);
+    sw_free(br);
+    sw_free(seg);
     qsort(it, n, sizeof *it, off_item_cmp);
     int64_t top = 0;
     for (size_t i = 0; i < n; i++) {
@@ -1103,19 +1165,30 @@ static int offline_place(fin *f, int64_t align, double scale)
     return top > f->p->capacity ? SW_ENOFIT : 0;
 }
 
-/* offline_place with the copies' estimated durations scaled: 1 if it fits;
+/* offline_place greedy by size, else (it does not fit) by breadth. */
+static int offline_either(fin *f, int64_t align, double scale)
+{
+    int rc = offline_place(f, align, scale, 0);
+    if (rc != SW_ENOFIT)
+        return rc;
+    sw_free(f->pre);
+    f->pre = NULL;
+    return offline_place(f, align, scale, 1);
+}
+
+/* offline_either with the copies' estimated durations scaled: 1 if it fits;
    else, if the plain spans (0) fit, the largest scale that fits found by
    OFF_HALVINGS halvings of [0, 1] (the timed spans only add overlaps, so
    less of them fits more often), else 0's. */
 #define OFF_HALVINGS 5
 static int offline_timed(fin *f, int64_t align)
 {
-    int rc = offline_place(f, align, 1);
+    int rc = offline_either(f, align, 1);
     if (rc != SW_ENOFIT)
         return rc;
     sw_free(f->pre);
     f->pre = NULL;
-    if ((rc = offline_place(f, align, 0)) != 0)
+    if ((rc = offline_either(f, align, 0)) != 0)
         return rc;
     int64_t *keep = f->pre;
     f->pre = NULL;
@@ -1124,7 +1197,7 @@ static int offline_timed(fin *f, int64_t align)
         double mid = (lo + hi) / 2;
         sw_free(f->pre);
         f->pre = NULL;
-        rc = offline_place(f, align, mid);
+        rc = offline_either(f, align, mid);
         if (rc == 0) {
             sw_free(keep);
             keep = f->pre;
@@ -1214,8 +1287,9 @@ static int finish_once(plan_builder *b, plan **out, sw_err *err, int32_t **reloc
             f.rix[b->rset[i]] = i;
         rc = offline_timed(&f, align);
         if (rc == SW_ENOFIT) {
-            /* greedy by size is a heuristic: where it does not fit, place
-               online, best fit (MEM_OFFLINE's own), which sometimes does */
+            /* greedy by size and by breadth are heuristics: where neither
+               fits, place online, best fit (MEM_OFFLINE's own), which
+               sometimes does */
             sw_free(f.pre);
             f.pre = NULL;
             snprintf(f.p->policy, sizeof f.p->policy, "best-fit");

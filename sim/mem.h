@@ -60,7 +60,8 @@ int mem_pool_class_of(const mem_model *m, int64_t bytes);
 int32_t mem_pool_free_objects(const mem_model *m, int cls);
 
 /* MEM_OFFLINE: the plan builder places every residency at once, knowing
-   when each begins and ends (greedy by size, sim/builder.c); a request made
+   when each begins and ends (greedy by size, else by breadth,
+   sim/builder.c); a request made
    to the allocator itself is served best fit. */
 typedef enum { MEM_FIRST_FIT, MEM_BEST_FIT, MEM_OFFLINE } mem_fit;
 /* Address allocator over [0, capacity); requests rounded up to align. */

@@ -463,6 +463,43 @@ static void offline_copy_backlog(void)
     graph_free(g);
 }
 
+/* Greedy by breadth where greedy by size does not fit, worked by hand: a
+   makes A (2 units), b reads it and makes B (2), c reads B and makes C (1),
+   d reads C and makes D (2, read by none). Spans in events: A [0, 1], B
+   [1, 2], C [2, 3], D [3, 3]; the bytes per event 2, 4, 3, 3, so 4 units
+   at most. Greedy by size: A at 0, B above it at 2, D (meets neither) at
+   0, C (meets B and D, no gap between them) above both at 4: top 5, past
+   the 4-unit arena. Greedy by breadth: A and B (broadest event 1, 4 units)
+   at 0 and 2; C (event 2) at 0, in the gap below B; D (event 3) meets only
+   C, so at 1: top 4. */
+static void offline_by_breadth(void)
+{
+    dev_spec d = fixture_device();
+    graph_profile *g = graph_new("by-breadth", &d);
+    graph_add_tensor(g, "A", 2 * UNIT, GK_ACTIVATION, 0);
+    graph_add_tensor(g, "B", 2 * UNIT, GK_ACTIVATION, 0);
+    graph_add_tensor(g, "C", UNIT, GK_ACTIVATION, 0);
+    graph_add_tensor(g, "D", 2 * UNIT, GK_ACTIVATION, 0);
+    graph_add_op(g, "a", "op", 0.001, GP_FORWARD, NOIDS, IDS(0), NOIDS, 0);
+    graph_add_op(g, "b", "op", 0.001, GP_FORWARD, IDS(0), IDS(1), NOIDS, 0);
+    graph_add_op(g, "c", "op", 0.001, GP_FORWARD, IDS(1), IDS(2), NOIDS, 0);
+    graph_add_op(g, "d", "op", 0.001, GP_FORWARD, IDS(2), IDS(3), NOIDS, 0);
+    sw_err e;
+    OK(graph_finish(g, &e, NULL, NULL) == 0, "by breadth: the profile");
+    plan_builder *b = pb_new_arena(g, 4 * UNIT, 0, MEM_OFFLINE, 1);
+    for (int32_t o = 0; o < 4; o++)
+        pb_run(b, o);
+    plan *p = offline_plan(b, "by breadth");
+    if (p) {
+        IS_INT(offset_of(p, TASK_RUN, 0), 0, "by breadth: A at 0");
+        IS_INT(offset_of(p, TASK_RUN, 1), 2 * UNIT, "by breadth: B at 2 units");
+        IS_INT(offset_of(p, TASK_RUN, 2), 0, "by breadth: C at 0, below B");
+        IS_INT(offset_of(p, TASK_RUN, 3), UNIT, "by breadth: D at 1 unit, above C");
+        offline_time(p, 4, "by breadth");
+    }
+    graph_free(g);
+}
+
 static const tap_test tests[] = {
     {"figure3_timing", figure3_timing},
     {"builder_reproduces_figure3", builder_reproduces_figure3},
@@ -472,6 +509,7 @@ static const tap_test tests[] = {
     {"offline_copy_time", offline_copy_time},
     {"offline_copy_wraps", offline_copy_wraps},
     {"offline_copy_backlog", offline_copy_backlog},
+    {"offline_by_breadth", offline_by_breadth},
 };
 
 int main(int argc, char **argv) { return tap_run(tests, SW_ARRAY_LEN(tests), argc, argv); }

@@ -21,8 +21,8 @@ plan_builder *arena_builder(const graph_profile *g, const planner_opts *o, const
 /* The "allocator" option of the planners that place offline by default. */
 #define ARENA_OFFLINE_PARAM                                                                     \
     {"allocator", PT_CHOICE, "offline", "address allocator placing the plan (offline: every "    \
-     "residency placed at once, greedy by size, knowing when each begins and ends and holding "  \
-     "what a copy out frees until the copy's estimated end; best fit where that does not fit)", \
-     "first-fit|best-fit|offline", 1, 0}
+     "residency placed at once, greedy by size or else by breadth, knowing when each begins "    \
+     "and ends and holding what a copy out frees until the copy's estimated end; best fit "     \
+     "where neither fits)", "first-fit|best-fit|offline", 1, 0}
 
 #endif
