@@ -5,7 +5,8 @@
 #   make cuda            only the CUDA backend and profiler (libswapsim_cuda.so)
 #   make test            deps, build, run the TAP tests with prove
 #   make check           the same, the fast tier: all but the sweeps (docs/testing.md)
-#   make test SANITIZE=1 the same under AddressSanitizer + UBSan
+#   make test SANITIZE=1 the same under AddressSanitizer + UBSan (CC=clang: built by
+#                        clang, whose UBSan also traps arithmetic on a null pointer)
 #   make bench           performance figures, one "bench: NAME VALUE UNIT" line each
 #   make demo            a one-minute demonstration: generate, plan, verify, simulate, trace
 #   make experiments     the main job: every experiment (quick mode; FULL=1 for the
@@ -48,7 +49,8 @@ BUILD   := build/fuzz
 OPT     := -O1 -g
 LDSAN   :=
 else ifeq ($(SANITIZE),1)
-BUILD   := build/san
+# a build directory per compiler: clang's objects and gcc's do not mix
+BUILD   := build/san$(if $(findstring clang,$(notdir $(CC))),-clang)
 OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDSAN   := -fsanitize=address,undefined
 else
