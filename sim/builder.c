@@ -1014,7 +1014,8 @@ static int64_t off_gap(const off_item *it, const size_t *ord, size_t i, int time
 }
 
 /* Greedy by breadth's ranks: each item's broadest event (breadth, broad)
-   among those its spans cover, timed or not; seg is 4 (E + 2) ints of room.
+   among those its spans cover, timed or not; br holds E + 3 and seg
+   2 (E + 2).
    The bytes per event by a difference array, the maximum over a span by a
    segment tree of event indices (the earlier of equal breadths). */
 static void off_breadth(off_item *it, size_t n, int32_t E, int timed, int64_t *br,
