@@ -170,6 +170,7 @@ static int dag_live(const graph_profile *g, const reach *rc, const int32_t *s_of
 #define WIN_CUTS 64      /* cuts (ops) evaluated, the largest excesses */
 #define WIN_ANY_CUTS 4   /* of which the bound with re-runs is solved on the best */
 #define WIN_GRID 16      /* pieces of the grid of Z2 for the bound with re-runs (cut twice) */
+#define WIN_LAST_ROWS 8  /* mutators m of wrap candidates given a row "after m" (the latest) */
 
 typedef struct wcand {
     double b;            /* bytes */
@@ -177,6 +178,7 @@ typedef struct wcand {
                             with wrap, plus the previous iteration's extra time W */
     double base2;        /* the copy-in window's compute, at most (INFINITY: unconstrained) */
     double rho;          /* re-run seconds per byte restored (INFINITY: cannot be re-run) */
+    int32_t s;           /* the storage */
     int wrap;            /* a persistent storage mutated in the iteration but not before k:
                             its copy-out window starts in the previous iteration */
 } wcand;
@@ -216,6 +218,14 @@ typedef struct wctx {
                             a fixed point that cannot pass it is not sought */
     int32_t *rank;       /* per candidate: its rank by rho (1..), 0 if never re-run */
     double *fb, *fc, *rb, *rr; /* Fenwick trees (bytes, cost) and bytes, rho by rank */
+    /* the rows "after m" (schedule-free only): the bytes that must leave
+       between m's end in the previous iteration and k's start, and the
+       compute that stretch can hold at most, besides W and Z1 */
+    int32_t n_last;
+    double last_b[WIN_LAST_ROWS], last_base[WIN_LAST_ROWS];
+    int32_t *seen;       /* per op: k + 1 once listed as a mutator of a wrap candidate */
+    wkey *mut;           /* scratch: the mutators listed */
+    double *beta, *adj;  /* per op: wrap bytes it mutates (shared), its value in the closure */
     double d2h, h2d, budget;
 } wctx;
 
@@ -294,6 +304,7 @@ static int32_t w_cands(wctx *x, int32_t k, double *excess, double *total)
         if (!t->persistent && !after)
             continue; /* not live at k */
         wcand *c = &x->c[m++];
+        c->s = s;
         c->b = (double)g->bytes[s];
         c->wrap = t->persistent && !mutated && isfinite(wrap1);
         c->base1 = c->wrap ? wrap1 : base1;
@@ -367,7 +378,100 @@ static double w_z1(wctx *x, int32_t nr, double slack, double z, int any)
         double k = any ? fen_take(x, nr, z) : 0;
         need = SW_MAX(need, (bA - slack - k) / x->d2h - base);
     }
+    if (n1w) /* the rows "after m": every ranked candidate is in the tree now */
+        for (int32_t r = 0; r < x->n_last; r++) {
+            double top = (x->last_b[r] - slack) / x->d2h - x->last_base[r] - x->W;
+            if (top <= need)
+                continue;
+            double k = any ? fen_take(x, nr, z) : 0;
+            need = SW_MAX(need, (x->last_b[r] - slack - k) / x->d2h - x->last_base[r] - x->W);
+        }
     return need;
+}
+
+/* The rows "after m" of cut k (schedule-free; docs/bounds.md): for a
+   mutator m of wrap candidates, the copies out of every candidate with a
+   copy-out window, but the wrap ones whose mutators all precede m, lie in
+   [end of m in the previous iteration, S_k]. That stretch holds W, Z1, the
+   compute before k (at most C - c(desc*(k))) and the ops R that ran after m
+   in the previous iteration; R is closed under descendants, and a wrap
+   candidate an op of R mutates must leave in the stretch too. So
+   b(base) + b(wrap of R) - slack <= d2h (W + Z1 + compute before k + c(R))
+   + re-runs, and the plan picks R: the row takes the most that
+   d2h c(R) - b(wrap of R) can be, bounded from above by giving each op v
+   not an ancestor of m the value d2h t_v - beta_v (beta_v: v's share of
+   the wrap bytes it mutates, split among each storage's mutators), and
+   moving a negative value to one of v's predecessors that is not an
+   ancestor of m (when that one is in R, v is). The WIN_LAST_ROWS mutators
+   with the most compute before them get a row. */
+static void w_last_rows(wctx *x, int32_t k, int32_t m)
+{
+    const graph_profile *g = x->g;
+    const reach *rc = x->rc;
+    x->n_last = 0;
+    if (!rc)
+        return; /* under an order the prefix rows hold these exactly */
+    int32_t nm = 0, n = g->n_ops;
+    double nonwrap = 0;
+    for (int32_t i = 0; i < m; i++) {
+        const wcand *c = &x->c[i];
+        if (!c->wrap) {
+            if (isfinite(c->base1))
+                nonwrap += c->b;
+            continue;
+        }
+        for (int32_t j = x->s_off[c->s]; j < x->s_off[c->s + 1]; j++)
+            if ((x->s_flag[j] & GA_MUTATE) && x->seen[x->s_ops[j]] != k + 1) {
+                x->seen[x->s_ops[j]] = k + 1;
+                x->mut[nm++] = (wkey){-rc->cA[x->s_ops[j]], x->s_ops[j]};
+            }
+    }
+    qsort(x->mut, (size_t)nm, sizeof *x->mut, wkey_cmp);
+    nm = SW_MIN(nm, WIN_LAST_ROWS);
+    double before_k = SW_MAX(0, g->total_compute_s - rc->cD[k]);
+    for (int32_t r = 0; r < nm; r++) {
+        int32_t mu = x->mut[r].i;
+        const uint64_t *am = rc->A + (size_t)mu * rc->w;
+        double b = nonwrap, ub = 0;
+        for (int32_t v = 0; v < n; v++)
+            x->beta[v] = 0;
+        for (int32_t i = 0; i < m; i++) {
+            const wcand *c = &x->c[i];
+            if (!c->wrap)
+                continue;
+            int by_m = 0, nmut = 0;
+            for (int32_t j = x->s_off[c->s]; j < x->s_off[c->s + 1]; j++)
+                if (x->s_flag[j] & GA_MUTATE) {
+                    nmut++;
+                    by_m |= x->s_ops[j] == mu;
+                }
+            if (by_m) {
+                b += c->b;
+                continue;
+            }
+            for (int32_t j = x->s_off[c->s]; j < x->s_off[c->s + 1]; j++)
+                if (x->s_flag[j] & GA_MUTATE)
+                    x->beta[x->s_ops[j]] += c->b / nmut;
+        }
+        for (int32_t v = 0; v < n; v++)
+            x->adj[v] = x->d2h * g->ops[v].time_s - x->beta[v];
+        for (int32_t q = n - 1; q >= 0; q--) {
+            int32_t v = g->order[q];
+            if (has_bit(am, v))
+                continue; /* m or an ancestor of m: before m in every schedule */
+            if (x->adj[v] >= 0) {
+                ub += x->adj[v];
+                continue;
+            }
+            for (int32_t j = g->pred_off[v]; j < g->pred_off[v + 1]; j++)
+                if (!has_bit(am, g->pred[j])) {
+                    x->adj[g->pred[j]] += x->adj[v]; /* in R whenever that one is */
+                    break;
+                }
+        }
+        x->last_b[x->n_last] = b;
+        x->last_base[x->n_last++] = before_k + ub / x->d2h;
+    }
 }
 
 /* Least Z2 the copy-in windows allow (re-runs restoring bytes instead when
@@ -520,6 +624,10 @@ static void w_cut(wctx *x, int32_t k, double *zs, double *za, double *z1s, doubl
     qsort(x->k2, (size_t)n2, sizeof *x->k2, wkey_cmp);
     x->n1 = n1;
     x->n1w = n1w;
+    if (n1w)
+        w_last_rows(x, k, m);
+    else
+        x->n_last = 0;
     x->W = INFINITY;
     double a2 = w_z2min(x, n2, 0, slack, 0);
     if (z1s) {
@@ -649,6 +757,10 @@ static int window_bounds(const graph_profile *g, reach *rc, const int32_t *order
     x.fc = sw_malloc(m1 * sizeof *x.fc);
     x.rb = sw_malloc(m1 * sizeof *x.rb);
     x.rr = sw_malloc(m1 * sizeof *x.rr);
+    x.seen = sw_calloc((size_t)n + 1, sizeof *x.seen);
+    x.mut = sw_malloc(((size_t)n + 1) * sizeof *x.mut);
+    x.beta = sw_malloc(((size_t)n + 1) * sizeof *x.beta);
+    x.adj = sw_malloc(((size_t)n + 1) * sizeof *x.adj);
     int rc_ = 0, excess = 0;
     if (order) {
         r->order_window_swap_s = r->order_window_any_s = g->total_compute_s;
@@ -662,7 +774,7 @@ static int window_bounds(const graph_profile *g, reach *rc, const int32_t *order
     if (!excess)
         goto done; /* no op has more live than the budget: the windows add nothing */
     if ((rc && reach_times(g, rc)) || (order && (!pos || !pre)) || !made || !x.mark || !x.c || !x.k1 || !x.k1w || !x.k2 || !x.kr ||
-        !x.rank || !x.fb || !x.fc || !x.rb || !x.rr) {
+        !x.rank || !x.fb || !x.fc || !x.rb || !x.rr || !x.seen || !x.mut || !x.beta || !x.adj) {
         rc_ = SW_ENOMEM;
         goto done;
     }
@@ -699,6 +811,10 @@ done:
     sw_free(x.fc);
     sw_free(x.rb);
     sw_free(x.rr);
+    sw_free(x.seen);
+    sw_free(x.mut);
+    sw_free(x.beta);
+    sw_free(x.adj);
     return rc_;
 }
 

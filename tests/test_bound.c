@@ -382,6 +382,66 @@ static void test_mutated_persistent(void)
     graph_free(g);
 }
 
+/* The rows "after m" (docs/bounds.md, bound 5): f (1 s) makes A (100
+   bytes) and B (10); g (1 s) reads B, makes C (10); h (10 s) reads A and C,
+   makes G1 (10); d (5 s) reads C, makes G2 (10); u1 and u2 (1 s each) read
+   G1 and G2 and mutate the optimizer states P1 and P2 (100 each); 10 B/s
+   each way, 125 bytes.
+   - Cut g: 195 bytes of A, P1 and P2 are off the GPU, 105 may stay. Taken
+     one storage at a time, A's copy out has no compute (f, then g), P1's
+     d + u2 (6 s) after u1 and f (1 s), P2's h + u1 + f (12 s), each plus W
+     and Z1: A + P1 - 105 = 95 bytes in 7 s, all 195 in 12 s, Z1 + W >=
+     7.5. But after u1's run only the ops run after it count: d drags u2,
+     whose P2 (100 bytes) would then leave in the stretch too, more than
+     d + u2 can move (60 bytes), so the row after u1 takes no op: 95 bytes
+     in f's 1 s, Z1 + W >= 8.5. The copies in: all 195 by u1 or u2, 17 s
+     of compute after g's start: Z2 >= 2.5. X = 8.5 - X + 2.5 = 5.5 s
+     (5 s before): 24.5 s swap only. With re-runs (f again: 1 s for 110
+     bytes) the cut falls to about 19.7 s.
+   - Cut f: 185 of P1 and P2 off, 15 may stay; P1's copy out has 6 s, P2's
+     11 s: 85 bytes in 6 s, 185 in 11 s, Z1 + W >= 7.5; after u1, 85 bytes
+     in no compute: 8.5; after u2, h (100 bytes of link) drags u1 (100
+     bytes of P1): 85 bytes in 1 s. Copies in: 185 in 18 s, Z2 >= 0.5. X =
+     8.5 - X + 0.5 = 4.5 s (4 s before): 23.5 s, and no candidate can be
+     re-run: 23.5 s with re-runs. */
+static void test_last_mutator(void)
+{
+    dev_spec d = ten_bytes_per_s();
+    graph_profile *g = graph_new("last2", &d);
+    int32_t A = graph_add_tensor(g, "A", 100, GK_ACTIVATION, 0);
+    int32_t B = graph_add_tensor(g, "B", 10, GK_ACTIVATION, 0);
+    int32_t C = graph_add_tensor(g, "C", 10, GK_ACTIVATION, 0);
+    int32_t G1 = graph_add_tensor(g, "G1", 10, GK_GRADIENT, 0);
+    int32_t G2 = graph_add_tensor(g, "G2", 10, GK_GRADIENT, 0);
+    int32_t P1 = graph_add_tensor(g, "P1", 100, GK_OPTIMIZER_STATE, 1);
+    int32_t P2 = graph_add_tensor(g, "P2", 100, GK_OPTIMIZER_STATE, 1);
+    int32_t fo[] = {A, B}, hin[] = {A, C};
+    graph_add_op(g, "f", "x", 1, GP_FORWARD, NULL, 0, fo, 2, NULL, 0, 0);
+    graph_add_op(g, "g", "x", 1, GP_FORWARD, &B, 1, &C, 1, NULL, 0, 0);
+    graph_add_op(g, "h", "x", 10, GP_BACKWARD, hin, 2, &G1, 1, NULL, 0, 0);
+    graph_add_op(g, "d", "x", 5, GP_BACKWARD, &C, 1, &G2, 1, NULL, 0, 0);
+    graph_add_op(g, "u1", "x", 1, GP_UPDATE, &G1, 1, NULL, 0, &P1, 1, 0);
+    graph_add_op(g, "u2", "x", 1, GP_UPDATE, &G2, 1, NULL, 0, &P2, 1, 0);
+    sw_err e;
+    int rc = graph_finish(g, &e, NULL, NULL);
+    OK(rc == 0, "the graph with two updates builds %s", rc ? e.msg : "");
+    if (rc) {
+        graph_free(g);
+        return;
+    }
+    bound_result r;
+    rc = bound_compute(g, 125, NULL, &r, &e);
+    IS_INT(rc, 0, "bound at 125 bytes %s", rc ? e.msg : "");
+    IS_NUM(r.compute_s, 19, 1e-12, "compute: 1 + 1 + 10 + 5 + 1 + 1 s");
+    OK(fabs(r.window_swap_s - 24.5) < 1e-5, "swap only: 19 s + cut g's fixed point 5.5 s (%.9g)",
+       r.window_swap_s);
+    IS_INT(r.window_op, 0, "with re-runs the binding cut is f");
+    OK(fabs(r.window_any_s - 23.5) < 1e-5, "with re-runs: 19 s + cut f's fixed point 4.5 s "
+       "(%.9g)", r.window_any_s);
+    every_planner_above(g, 125);
+    graph_free(g);
+}
+
 /* On eight tiny random DAGs at 0.45x to 1.2x of the ideal peak: with
    exact == 0, every topological order planned by SwapAdvisor's swap planner
    (three pool layouts x three counts x three eviction thresholds) and every
@@ -644,6 +704,7 @@ static const tap_test tests[] = {
     {"hand_worked_chain", test_hand_worked_chain},
     {"mutated_before_cut", test_mutated_before_cut},
     {"mutated_persistent", test_mutated_persistent},
+    {"last_mutator", test_last_mutator},
     {"never_beaten_with_adam_states", test_never_beaten_with_adam_states},
     {"never_beaten_on_tiny_dags", test_never_beaten_on_tiny_dags},
     {"never_beaten_on_larger_dags", test_never_beaten_on_larger_dags},
