@@ -212,6 +212,10 @@ typedef struct wctx {
     int32_t n1, n1w;     /* entries in k1 and k1w */
     double W;            /* the previous iteration's extra time the wrap windows get
                             (INFINITY: they are left unconstrained) */
+    int tied_ok;         /* the cut's wrap candidates' mutators all run after k */
+    int tied;            /* W is the Z2 w_z1 is given (every wrap candidate's mutators
+                            run after k: that extra time is part of the previous
+                            iteration's Z2) */
     int depth;           /* times w_grid cuts the pieces again */
     double grid_best;    /* the least Z2 + Z1 w_grid has met at a point (a value reached) */
     double floor_s, floor_a; /* the extra time the cuts so far force (swap only, any):
@@ -358,14 +362,14 @@ static double fen_take(const wctx *x, int32_t m, double z)
    seconds restoring bytes of the prefix instead (any < 0: no re-runs) */
 static double w_z1(wctx *x, int32_t nr, double slack, double z, int any)
 {
-    double need = 0, bA = 0;
-    int32_t n1 = x->n1, n1w = isfinite(x->W) ? x->n1w : 0;
+    double need = 0, bA = 0, W = x->tied ? z : x->W;
+    int32_t n1 = x->n1, n1w = isfinite(W) ? x->n1w : 0;
     if (any)
         fen_clear(x, nr);
     for (int32_t i = 0, iw = 0; i < n1 || iw < n1w;) {
         /* the two lists merged by the window's length (wrap ones: + W) */
         double ka = i < n1 ? x->k1[i].key : INFINITY;
-        double kb = iw < n1w ? x->k1w[iw].key + x->W : INFINITY;
+        double kb = iw < n1w ? x->k1w[iw].key + W : INFINITY;
         int32_t ci = ka <= kb ? x->k1[i++].i : x->k1w[iw++].i;
         double base = SW_MIN(ka, kb);
         const wcand *c = &x->c[ci];
@@ -380,11 +384,11 @@ static double w_z1(wctx *x, int32_t nr, double slack, double z, int any)
     }
     if (n1w) /* the rows "after m": every ranked candidate is in the tree now */
         for (int32_t r = 0; r < x->n_last; r++) {
-            double top = (x->last_b[r] - slack) / x->d2h - x->last_base[r] - x->W;
+            double top = (x->last_b[r] - slack) / x->d2h - x->last_base[r] - W;
             if (top <= need)
                 continue;
             double k = any ? fen_take(x, nr, z) : 0;
-            need = SW_MAX(need, (x->last_b[r] - slack - k) / x->d2h - x->last_base[r] - x->W);
+            need = SW_MAX(need, (x->last_b[r] - slack - k) / x->d2h - x->last_base[r] - W);
         }
     return need;
 }
@@ -518,7 +522,7 @@ static double w_grid(wctx *x, int32_t nr, double slack, double a, double fa,
 static double w_eval(wctx *x, int any, int32_t nr, double slack, double a2, double z0,
                      double cost_all, double zmax)
 {
-    double zs = SW_MAX(0, w_z1(x, 0, slack, 0, 0)) + a2;
+    double zs = SW_MAX(0, w_z1(x, 0, slack, a2, 0)) + a2; /* (z: the W when tied) */
     if (!any)
         return zs;
     if (z0 > zmax)
@@ -550,6 +554,18 @@ static double w_fix(wctx *x, int any, int32_t nr, double slack, double a2, doubl
     double h_inf = w_eval(x, any, nr, slack, a2, z0, cost_all, INFINITY); /* h's least value */
     if (!x->n1w)
         return h_inf;
+    if (x->tied_ok) {
+        x->tied = 1;
+        /* W is the previous iteration's Z2: the least mean Z1 + Z2 is the
+           least Z2 + Z1(Z2, W = Z2) (docs/bounds.md); Z1 falls by at most
+           what W rises, so without re-runs the least Z2 gives it */
+        x->depth = 2;
+        x->grid_best = INFINITY;
+        double v = w_eval(x, any, nr, slack, a2, z0, cost_all, INFINITY);
+        x->tied = 0;
+        x->W = INFINITY;
+        return SW_MAX(v, h_inf);
+    }
     double lo = h_inf, hi = top; /* the fixed point is at least h's least value */
     x->W = 0;
     x->depth = 0;
@@ -628,6 +644,14 @@ static void w_cut(wctx *x, int32_t k, double *zs, double *za, double *z1s, doubl
         w_last_rows(x, k, m);
     else
         x->n_last = 0;
+    x->tied_ok = 1; /* every wrap candidate's mutators after k in every schedule */
+    for (int32_t i = 0; i < m && x->tied_ok; i++)
+        if (x->c[i].wrap)
+            for (int32_t j = x->s_off[x->c[i].s]; j < x->s_off[x->c[i].s + 1]; j++)
+                if ((x->s_flag[j] & GA_MUTATE) && !w_before(x, k, x->s_ops[j])) {
+                    x->tied_ok = 0;
+                    break;
+                }
     x->W = INFINITY;
     double a2 = w_z2min(x, n2, 0, slack, 0);
     if (z1s) {
