@@ -1,9 +1,12 @@
 /* offload_activations.c: the `offload-activations` planner: PyTorch's
    `torch.autograd.graph.save_on_cpu` semantics. Every activation the
-   backward pass saves (a storage a forward op makes, not persistent, not
-   mutated, that a backward op reads) is copied to pinned host memory once
-   the forward pass is done with it and freed on the GPU; the backward pass
-   brings it back. save_on_cpu itself unpacks a tensor when the backward op
+   backward pass saves (a storage a forward op makes, not persistent, that a
+   backward op reads) is copied to pinned host memory once the forward pass
+   is done with it and freed on the GPU; the backward pass brings it back.
+   One mutated in place in the forward pass (a ReLU(inplace=True) on a
+   convolution's output) leaves after its last forward access, after the
+   mutation: the host holds the version the backward pass reads, as
+   save_on_cpu's hook packs it. save_on_cpu itself unpacks a tensor when the backward op
    that needs it runs (prefetch=false: the copy is issued just before that
    op, which waits for it); Megatron-LM's fine-grained activation offloading
    overlaps the copy-back with the backward of the block after it
@@ -57,7 +60,7 @@ static int plan_offload_activations(const graph_profile *g, const planner_opts *
     for (int32_t s = 0; s < nt; s++) {
         out_at[s] = in_at[s] = -1;
         const graph_tensor *t = &g->tensors[s];
-        if (t->storage != s || t->persistent || t->producer < 0 || g->n_mutations[s] ||
+        if (t->storage != s || t->persistent || t->producer < 0 ||
             g->ops[t->producer].phase != GP_FORWARD || fb[s] < 0 || fb[s] <= lf[s] + 1)
             continue;
         out_at[s] = lf[s];

@@ -5,7 +5,9 @@
    their backward consumer is more than lb operators after their last
    forward use. Each is copied out after its last forward use and brought
    back lb operators before its first backward use (TFLMS's lower bound on
-   the swap-in trigger distance), so the copy overlaps compute. Parameters
+   the swap-in trigger distance), so the copy overlaps compute (one
+   mutated in place in the forward pass, by a ReLU(inplace=True) of a
+   recorded trace, after that mutation: its last forward access). Parameters
    are never swapped: when they and the working set exceed the budget the
    planner fails and says so (why the SwapAdvisor paper could run TFLMS only
    on WResNet-152-4). */
@@ -54,7 +56,7 @@ static int plan_tflms(const graph_profile *g, const planner_opts *o, plan **out,
             continue;
         for (int32_t k = g->acc_off[op]; k < g->acc_off[op + 1]; k++) {
             int32_t s = g->acc[k];
-            if (!(g->acc_flag[k] & GA_CREATE) || g->n_mutations[s] || fb[s] < 0 ||
+            if (!(g->acc_flag[k] & GA_CREATE) || fb[s] < 0 ||
                 fb[s] - lf[s] <= lb || (n_max && n >= n_max))
                 continue;
             out_at[s] = lf[s];

@@ -56,7 +56,7 @@ static int plan_vdnn(const graph_profile *g, const planner_opts *o, plan **out, 
             int32_t s = g->acc[k];
             const graph_tensor *t = &g->tensors[s];
             if ((g->acc_flag[k] & GA_CREATE) || t->persistent || t->producer < 0 ||
-                g->n_mutations[s] || fb[s] < 0 || fb[s] <= lf[s] + 1)
+                fb[s] < 0 || fb[s] <= lf[s] + 1)
                 continue;
             out_at[s] = lf[s];
             in_at[s] = SW_MAX(lf[s] + 1, fb[s] - ahead);

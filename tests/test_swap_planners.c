@@ -132,6 +132,70 @@ static void tflms_hand(void)
     graph_free(g);
 }
 
+/* The hand graph with an in-place op (relu_, as in a recorded CNN with
+   ReLU(inplace=True)): r1 mutates a after f1 makes it; f2 and g2 read the
+   mutated a. tflms, vdnn and offload-activations each copy a out after its
+   last forward access (f2, after the mutation: the version g2 reads) and
+   bring it back before g2, as for an activation never mutated: one copy
+   each way, nothing else moves, and the plan verifies (a copy out before
+   r1 would leave a stale host copy, which the verifier refuses). */
+static void inplace_activation(void)
+{
+    graph_profile *g = graph_new("inplace", dev_find("v100"));
+    int32_t w = graph_add_tensor(g, "w", 100, GK_PARAMETER, 1);
+    int32_t in = graph_add_tensor(g, "in", 100, GK_INPUT, 1);
+    int32_t a = graph_add_tensor(g, "a", 1000, GK_ACTIVATION, 0);
+    int32_t b = graph_add_tensor(g, "b", 1000, GK_ACTIVATION, 0);
+    int32_t l = graph_add_tensor(g, "l", 10, GK_ACTIVATION, 0);
+    int32_t gb = graph_add_tensor(g, "gb", 1000, GK_GRADIENT, 0);
+    int32_t ga = graph_add_tensor(g, "ga", 1000, GK_GRADIENT, 0);
+    int32_t gw = graph_add_tensor(g, "gw", 100, GK_GRADIENT, 0);
+    int32_t i1[2] = {in, w}, i2[2] = {a, w}, i4[2] = {l, b}, i5[2] = {gb, a}, i6[2] = {ga, in};
+    graph_add_op(g, "f1", "linear", 1e-3, GP_FORWARD, i1, 2, &a, 1, NULL, 0, 0);
+    graph_add_op(g, "r1", "relu_", 1e-3, GP_FORWARD, NULL, 0, NULL, 0, &a, 1, 0);
+    graph_add_op(g, "f2", "conv2d", 1e-3, GP_FORWARD, i2, 2, &b, 1, NULL, 0, 0);
+    graph_add_op(g, "f3", "loss", 1e-3, GP_FORWARD, &b, 1, &l, 1, NULL, 0, 0);
+    graph_add_op(g, "g3", "loss_backward", 1e-3, GP_BACKWARD, i4, 2, &gb, 1, NULL, 0, 0);
+    graph_add_op(g, "g2", "conv2d_backward", 1e-3, GP_BACKWARD, i5, 2, &ga, 1, NULL, 0, 0);
+    graph_add_op(g, "g1", "linear_backward", 1e-3, GP_BACKWARD, i6, 2, &gw, 1, NULL, 0, 0);
+    sw_err e;
+    if (graph_finish(g, &e, NULL, NULL)) {
+        OK(0, "inplace graph: %s", e.msg);
+        graph_free(g);
+        return;
+    }
+    static const char *const who[][2] = {{"tflms", NULL},
+                                         {"vdnn", NULL},
+                                         {"vdnn", "policy=conv"},
+                                         {"offload-activations", NULL},
+                                         {"offload-activations", "prefetch=true"}};
+    for (size_t k = 0; k < SW_ARRAY_LEN(who); k++) {
+        plan *p = NULL;
+        char set[64];
+        snprintf(set, sizeof set, "%s%s", who[k][1] ? " " : "", who[k][1] ? who[k][1] : "");
+        int rc = run(who[k][0], g, 1 << 20, who[k][1], &p, &e);
+        IS_INT(rc, 0, "%s%s plans (%s)", who[k][0], set, rc ? e.msg : "ok");
+        if (rc)
+            continue;
+        OK(plan_verify(p, NULL, &e) == 0, "%s%s: the plan verifies", who[k][0], set);
+        IS_INT(count(p, TASK_SWAP_OUT, a), 1, "%s%s: a (mutated in place) copied out once",
+               who[k][0], set);
+        IS_INT(count(p, TASK_SWAP_IN, a), 1, "%s%s: a back once", who[k][0], set);
+        IS_INT(count(p, TASK_SWAP_OUT, -1), 1, "%s%s: nothing else moves", who[k][0], set);
+        int32_t pos_out = -1, pos_f2 = -1;
+        for (int32_t i = 0; i < p->n_tasks; i++) {
+            if (p->tasks[i].kind == TASK_SWAP_OUT && p->tasks[i].tensor == a)
+                pos_out = i;
+            if (p->tasks[i].kind == TASK_RUN && p->tasks[i].op == 2)
+                pos_f2 = i;
+        }
+        OK(pos_out > pos_f2 && pos_f2 >= 0, "%s%s: the copy out is issued after f2 (after the "
+           "mutation)", who[k][0], set);
+        plan_free(p);
+    }
+    graph_free(g);
+}
+
 /* ODSwap, 3100 B, on demand only: before g3 (needs 1000 B more with 3210 B
    resident), LRU evicts 'in' (clean: dropped) then 'a' (copied out); g2
    brings a back, g1 brings 'in' back */
@@ -564,6 +628,7 @@ static void test_framework_order(void)
 static const tap_test tests[] = {
     {"vdnn_hand", vdnn_hand},
     {"tflms_hand", tflms_hand},
+    {"inplace_activation", inplace_activation},
     {"odswap_hand", odswap_hand},
     {"belady_hand", belady_hand},
     {"belady_fused_order", belady_fused_order},
