@@ -27,10 +27,14 @@
    as freed only at the eviction point); a second pass records the same
    swaps on the plan builder, whose address arena places them (offline by
    default: every residency at once, sim/builder.c). The search
-   (search=true, the default) plans both orders, both victim rules, three
-   cold rules and lead = 1, 1.5, 2 and 3 at three byte limits, places each
-   offline and best fit, simulates each plan and keeps the fastest, in that
-   order (ties: the first). If a plan cannot be placed, its byte limit is lowered by 2%
+   (search=true, the default) plans both orders, size weights 0, 0.5 and 1,
+   both victim rules, three cold rules and lead = 1, 1.5, 2 and 3 at three
+   byte limits, places each offline and best fit, simulates each plan and
+   keeps the fastest, in that order (ties: the first). The size weight
+   divides a victim's byte-seconds by its bytes to that power: 0 is
+   Belady weighed by size; 1 counts the byte-seconds freed per byte the
+   copies move (what the victim costs the link), which keeps the largest
+   storages where their return would crowd the link and the memory. If a plan cannot be placed, its byte limit is lowered by 2%
    of the arena at a time (at most 12 times). No recomputation. Not a
    published planner: the classical offline policy with an early copy out
    and a just-in-time prefetch, the plan the windows of docs/bounds.md
@@ -45,15 +49,19 @@
 #include "lib/swap_util.h"
 
 static const param_def belady_params[] = {
-    {"search", PT_BOOL, "true", "plan both orders, both victim rules, the three cold rules, "
-     "lead = 1, 1.5, 2 and 3 at byte limits of 100%, 96% and 92%, each placed offline and best "
-     "fit, simulate each and keep the fastest (false: one plan, as the options below say)",
+    {"search", PT_BOOL, "true", "plan both orders, size weights 0, 0.5 and 1, both victim "
+     "rules, the three cold rules, lead = 1, 1.5, 2 and 3 at byte limits of 100%, 96% and 92%, "
+     "each placed offline and best fit, simulate each and keep the fastest (false: one plan, as "
+     "the options below say)",
      NULL, 1, 0},
     {"lead", PT_FLOAT, "1.5", "without search: a copy in is issued this many times its copy "
      "time (of the profile's compute) before the next use", NULL, 0, 1e6},
     {"victims", PT_CHOICE, "farthest", "without search: the victim rule: the most byte-seconds "
      "freed (farthest); or, first, those whose copy out can end before the memory is needed "
      "(on-time)", "farthest|on-time", 1, 0},
+    {"size_weight", PT_FLOAT, "0", "without search: the victim score, byte-seconds freed, is "
+     "divided by the victim's bytes to this power: 0 the most byte-seconds (Belady weighed by "
+     "size), 1 byte-seconds freed per byte moved (the copy's cost), 0.5 between", NULL, 0, 4},
     {"cold", PT_CHOICE, "false", "without search: persistent storages kept on the host "
      "between uses (copied in for them, out after the last): none (false); those a run "
      "evicts before any use in the iteration (true); those and the ones a run copies out "
@@ -86,6 +94,7 @@ typedef struct bl {
     uint8_t *cold;              /* per storage: persistent, kept on the host between uses */
     uint8_t *dirty_out;         /* per storage: persistent, copied out (its host copy stale)
                                    by the last run */
+    double *wgt;                /* per storage: its bytes to the power -size_weight */
     int32_t *ev_use, *ev_at;    /* events: the use the copy in serves, the eviction point */
     int32_t *edf_at;            /* per use (CSR index): the copy in's position from the
                                    link schedule of the previous run, -1 */
@@ -101,7 +110,7 @@ typedef struct bl {
 
 static void bl_free(bl *d)
 {
-    void *p[] = {d->use_off, d->use_pos, d->t_at, d->r, d->last_acc, d->last_ret, d->ret_head, d->pend, d->cold, d->dirty_out, d->ev_use, d->ev_at, d->edf_at, d->rets,
+    void *p[] = {d->use_off, d->use_pos, d->t_at, d->r, d->last_acc, d->last_ret, d->ret_head, d->pend, d->cold, d->dirty_out, d->wgt, d->ev_use, d->ev_at, d->edf_at, d->rets,
                  d->ev_next, d->ev_s, d->ev_out, d->ev_in, d->o_off, d->o_ev, d->i_off, d->i_ev,
                  d->o_fill, d->i_fill};
     for (size_t i = 0; i < SW_ARRAY_LEN(p); i++)
@@ -128,6 +137,7 @@ static int bl_init(bl *d, const graph_profile *g, const int32_t *order)
     d->pend = sw_malloc(((size_t)nt + 1) * sizeof *d->pend);
     d->cold = sw_calloc((size_t)nt + 1, 1);
     d->dirty_out = sw_calloc((size_t)nt + 1, 1);
+    d->wgt = sw_malloc(((size_t)nt + 1) * sizeof *d->wgt);
     d->ev_use = sw_malloc((size_t)d->cap_ev * sizeof *d->ev_use);
     d->ev_at = sw_malloc((size_t)d->cap_ev * sizeof *d->ev_at);
     d->edf_at = sw_malloc(((size_t)n_acc + 1) * sizeof *d->edf_at);
@@ -143,10 +153,13 @@ static int bl_init(bl *d, const graph_profile *g, const int32_t *order)
     d->o_fill = sw_malloc(((size_t)no + 3) * sizeof *d->o_fill);
     d->i_fill = sw_malloc(((size_t)no + 3) * sizeof *d->i_fill);
     if (rc || !d->use_off || !d->use_pos || !d->t_at || !d->r || !d->last_acc || !d->last_ret ||
-        !d->ret_head || !d->pend || !d->cold || !d->dirty_out || !d->ev_use || !d->ev_at ||
+        !d->ret_head || !d->pend || !d->cold || !d->dirty_out || !d->wgt || !d->ev_use ||
+        !d->ev_at ||
         !d->edf_at || !d->rets || !d->ev_next || !d->ev_s || !d->ev_out || !d->ev_in || !d->o_off ||
         !d->i_off || !d->o_ev || !d->i_ev || !d->o_fill || !d->i_fill)
         return SW_ENOMEM;
+    for (int32_t s = 0; s < nt; s++)
+        d->wgt[s] = 1;
     d->t_at[0] = 0;
     for (int32_t i = 0; i < no; i++) {
         int32_t o = d->u.order[i];
@@ -166,6 +179,13 @@ static int bl_init(bl *d, const graph_profile *g, const int32_t *order)
     }
     sw_free(fill);
     return 0;
+}
+
+/* The victim score's weight per storage: its bytes to the power -w. */
+static void set_size_weight(bl *d, double w)
+{
+    for (int32_t s = 0; s < d->nt; s++)
+        d->wgt[s] = w > 0 ? pow((double)SW_MAX(d->g->tensors[s].bytes, 1), -w) : 1;
 }
 
 /* The first position after i touching s; past no for a persistent storage
@@ -382,7 +402,8 @@ static int decide(bl *d, int64_t limit, double lead, int on_time, sw_err *err)
         while (u->used + need > limit) {
             /* Belady's rule weighed by size: the most byte-seconds freed (the
                bytes still missing, at most, times the compute until the next
-               use). With on_time, first the victims whose copy out (after
+               use), divided by the victim's bytes to the power size_weight
+               (d->wgt). With on_time, first the victims whose copy out (after
                its last use, queued on an estimated device-to-host clock)
                ends before op i starts, if any; else the one ending first.
                A storage that came back before this op is a victim only when
@@ -399,7 +420,8 @@ static int decide(bl *d, int64_t limit, double lead, int on_time, sw_err *err)
                     double gap = nu >= 2 * (int64_t)d->no ? 2 * d->t_at[d->no]
                                  : nu >= d->no ? d->t_at[d->no] + d->t_at[nu - d->no] - d->t_at[i]
                                                : d->t_at[nu] - d->t_at[i];
-                    double score = SW_MIN((double)g->tensors[s].bytes, deficit) * gap, late = 0;
+                    double score = SW_MIN((double)g->tensors[s].bytes, deficit) * gap * d->wgt[s];
+                    double late = 0;
                     if (on_time && !swu_on_host(u, s)) {
                         int32_t at = SW_MAX(d->last_acc[s], d->last_ret[s]) + 1;
                         late = SW_MAX(0, SW_MAX(d->d2h_free, d->t_at[at]) + copy_s(d, s, 0) -
@@ -652,10 +674,13 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
     if (cap <= 0)
         return sw_fail(err, SW_ENOFIT, "does not fit: the budget does not cover the largest op "
                        "workspace");
-    static const double leads[] = {1, 1.5, 2, 3};
+    static const double leads[] = {1, 1.5, 2, 3}, weights[] = {0, 0.5, 1};
     double one = params_float(ps, "lead");
     const double *lv = params_bool(ps, "search") ? leads : &one;
     int nl = params_bool(ps, "search") ? (int)SW_ARRAY_LEN(leads) : 1;
+    double one_w = params_float(ps, "size_weight");
+    const double *wv = params_bool(ps, "search") ? weights : &one_w;
+    int nw = params_bool(ps, "search") ? (int)SW_ARRAY_LEN(weights) : 1;
     bl d;
     memset(&d, 0, sizeof d);
     int search = params_bool(ps, "search"), fz = !strcmp(params_str(ps, "order"), "fused");
@@ -673,7 +698,7 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
         goto done;
     }
-    double best_t = 0, best_lead = 0;
+    double best_t = 0, best_lead = 0, best_w = 0;
     int best_ot = 0, best_cm = 0, best_fused = 0;
     int best_m = 0, n_in = 0, n_out = 0, n_drop = 0;
     sw_err last, alone_err;
@@ -698,6 +723,8 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
         *out = NULL;
         goto done;
     }
+    for (int wi = 0; wi < nw; wi++) {
+    set_size_weight(&d, wv[wi]);
     for (int cm = cm0; cm <= cm1; cm++)
     for (int ot = ot0; ot <= ot1; ot++)
     for (int li = 0; li < nl * nm0; li++) {
@@ -731,6 +758,7 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
                     best_t = sr.iteration_time_s;
                     best_lead = lv[li % nl];
                     best_ot = ot;
+                    best_w = wv[wi];
                     best_cm = cm;
                     best_fused = fu;
                     best_m = m;
@@ -761,6 +789,7 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
         }
     }
     }
+    }
     if (!*out) {
         rc = SW_ENOFIT;
         if (!last.msg[0])
@@ -775,10 +804,10 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
         goto done;
     }
     char note[384];
-    snprintf(note, sizeof note, "belady: %s order, victims %s,%s lead %g, byte limit %d%% of "
-             "the arena, placed %s; %d swap-ins, %d swap-outs, %d drops before the "
+    snprintf(note, sizeof note, "belady: %s order, victims %s, size weight %g,%s lead %g, byte "
+             "limit %d%% of the arena, placed %s; %d swap-ins, %d swap-outs, %d drops before the "
              "end-of-iteration restore", best_fused ? "fused" : "the profile's",
-             best_ot ? "on-time" : "farthest",
+             best_ot ? "on-time" : "farthest", best_w,
              best_cm == 2 ? " cold and dirty storages on the host," :
              best_cm ? " cold storages on the host," : "",
              best_lead, 100 - 2 * best_m, (*out)->policy, n_in, n_out, n_drop);
@@ -799,5 +828,5 @@ const planner planner_belady = {1, "belady", "offline swapping on the profile's 
                                 "the optimizer step fused into the backward pass: Belady's "
                                 "eviction (farthest next use, weighed by size), each victim "
                                 "copied out right after its last use and back just in time on a "
-                                "schedule of the link, placed offline; the fastest of 144 variants",
+                                "schedule of the link, placed offline; the fastest of 432 variants",
                                 belady_params, plan_belady, 0};

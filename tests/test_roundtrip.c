@@ -113,7 +113,7 @@ static int plan_once(const planner *pl, const graph_profile *g, int64_t budget, 
     params_set(&o.params, "population", "6", &ignore);
     params_set(&o.params, "max_ops", "24", &ignore);
     params_set(&o.params, "max_nodes", "300", &ignore);
-    if (!strcmp(pl->name, "belady")) /* one of its 96 variants: the same recording path */
+    if (!strcmp(pl->name, "belady")) /* one of its variants: the same recording path */
         params_set(&o.params, "search", "false", &ignore);
     int rc = planner_run(pl, g, &o, out, e);
     planner_opts_free(&o);

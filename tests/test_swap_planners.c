@@ -196,6 +196,69 @@ static void inplace_activation(void)
     graph_free(g);
 }
 
+/* The victim rule's size weight, by hand. f1 makes A (1000 B), f2 reads A
+   and makes B (100 B), f3 reads B and makes C (100 B), f4 reads C and makes
+   D (500 B), f5 reads D and makes E (10 B); backward b1 reads D and E, b2
+   reads B, b3 reads A (1 ms each). At 1620 B, f4 needs 1700 B live: 80 B
+   must go, A or B (f4 holds C and D). Freed byte-seconds, up to the 80 B
+   missing: A 80 B x 4 ms (next used by b3), B 80 B x 3 ms (b2). Size
+   weight 0 (Belady weighed by size) evicts A (320 > 240); weight 1 divides
+   by the bytes each moves, A 0.32 against B 2.4, and evicts B; 0.5 too
+   (10.1 against 24). B comes back before b1 (lead 1.5 of its copy time),
+   where A, D, E, G1 and B take the 1620 B exactly, so nothing else moves. */
+static void belady_size_weight(void)
+{
+    graph_profile *g = graph_new("size-weight", dev_find("v100"));
+    int32_t A = graph_add_tensor(g, "A", 1000, GK_ACTIVATION, 0);
+    int32_t B = graph_add_tensor(g, "B", 100, GK_ACTIVATION, 0);
+    int32_t C = graph_add_tensor(g, "C", 100, GK_ACTIVATION, 0);
+    int32_t D = graph_add_tensor(g, "D", 500, GK_ACTIVATION, 0);
+    int32_t E = graph_add_tensor(g, "E", 10, GK_ACTIVATION, 0);
+    int32_t G1 = graph_add_tensor(g, "G1", 10, GK_GRADIENT, 0);
+    int32_t G2 = graph_add_tensor(g, "G2", 10, GK_GRADIENT, 0);
+    int32_t G3 = graph_add_tensor(g, "G3", 10, GK_GRADIENT, 0);
+    int32_t ib1[2] = {D, E}, ib2[2] = {G1, B}, ib3[2] = {G2, A};
+    graph_add_op(g, "f1", "linear", 1e-3, GP_FORWARD, NULL, 0, &A, 1, NULL, 0, 0);
+    graph_add_op(g, "f2", "linear", 1e-3, GP_FORWARD, &A, 1, &B, 1, NULL, 0, 0);
+    graph_add_op(g, "f3", "linear", 1e-3, GP_FORWARD, &B, 1, &C, 1, NULL, 0, 0);
+    graph_add_op(g, "f4", "linear", 1e-3, GP_FORWARD, &C, 1, &D, 1, NULL, 0, 0);
+    graph_add_op(g, "f5", "loss", 1e-3, GP_FORWARD, &D, 1, &E, 1, NULL, 0, 0);
+    graph_add_op(g, "b1", "loss_backward", 1e-3, GP_BACKWARD, ib1, 2, &G1, 1, NULL, 0, 0);
+    graph_add_op(g, "b2", "linear_backward", 1e-3, GP_BACKWARD, ib2, 2, &G2, 1, NULL, 0, 0);
+    graph_add_op(g, "b3", "linear_backward", 1e-3, GP_BACKWARD, ib3, 2, &G3, 1, NULL, 0, 0);
+    sw_err e;
+    if (graph_finish(g, &e, NULL, NULL)) {
+        OK(0, "size-weight graph: %s", e.msg);
+        graph_free(g);
+        return;
+    }
+    static const struct {
+        const char *set;
+        int a_leaves;
+    } cases[] = {{"search=false size_weight=0", 1},
+                 {"search=false size_weight=0.5", 0},
+                 {"search=false size_weight=1", 0}};
+    for (size_t k = 0; k < SW_ARRAY_LEN(cases); k++) {
+        plan *p = NULL;
+        int rc = run("belady", g, 1620, cases[k].set, &p, &e);
+        IS_INT(rc, 0, "%s: a plan (%s)", cases[k].set, rc ? e.msg : "ok");
+        if (rc)
+            continue;
+        OK(plan_verify(p, NULL, &e) == 0, "%s: the plan verifies", cases[k].set);
+        int32_t v = cases[k].a_leaves ? A : B, w = cases[k].a_leaves ? B : A;
+        IS_INT(count(p, TASK_SWAP_OUT, v), 1, "%s: %s copied out", cases[k].set,
+               cases[k].a_leaves ? "A" : "B");
+        IS_INT(count(p, TASK_SWAP_OUT, w) + count(p, TASK_DROP, w), 0, "%s: %s stays",
+               cases[k].set, cases[k].a_leaves ? "B" : "A");
+        IS_INT(count(p, TASK_SWAP_OUT, -1), 1, "%s: nothing else leaves", cases[k].set);
+        IS_STR_HAS(p->notes, cases[k].a_leaves ? "size weight 0," :
+                   strstr(cases[k].set, "0.5") ? "size weight 0.5," : "size weight 1,",
+                   "%s: the notes name the weight", cases[k].set);
+        plan_free(p);
+    }
+    graph_free(g);
+}
+
 /* ODSwap, 3100 B, on demand only: before g3 (needs 1000 B more with 3210 B
    resident), LRU evicts 'in' (clean: dropped) then 'a' (copied out); g2
    brings a back, g1 brings 'in' back */
@@ -631,6 +694,7 @@ static const tap_test tests[] = {
     {"inplace_activation", inplace_activation},
     {"odswap_hand", odswap_hand},
     {"belady_hand", belady_hand},
+    {"belady_size_weight", belady_size_weight},
     {"belady_fused_order", belady_fused_order},
     {"random_profiles", test_random},
     {"framework_order", test_framework_order},
