@@ -27,10 +27,11 @@
    as freed only at the eviction point); a second pass records the same
    swaps on the plan builder, whose address arena places them (offline by
    default: every residency at once, sim/builder.c). The search
-   (search=true, the default) plans both orders, size weights 0, 0.5 and 1,
-   both victim rules, three cold rules and lead = 1, 1.5, 2 and 3 at three
-   byte limits, places each offline and best fit, simulates each plan and
-   keeps the fastest, in that order (ties: the first). The size weight
+   (search=true, the default) plans both orders, both victim rules, three
+   cold rules and lead = 1, 1.5, 2 and 3 at three byte limits, with size
+   weight 0 and, at lead 1 only, 0.5 and 1; places each offline and best
+   fit, simulates each plan and keeps the fastest, in that order (ties:
+   the first). The size weight
    divides a victim's byte-seconds by its bytes to that power: 0 is
    Belady weighed by size; 1 counts the byte-seconds freed per byte the
    copies move (what the victim costs the link), which keeps the largest
@@ -49,10 +50,10 @@
 #include "lib/swap_util.h"
 
 static const param_def belady_params[] = {
-    {"search", PT_BOOL, "true", "plan both orders, size weights 0, 0.5 and 1, both victim "
-     "rules, the three cold rules, lead = 1, 1.5, 2 and 3 at byte limits of 100%, 96% and 92%, "
-     "each placed offline and best fit, simulate each and keep the fastest (false: one plan, as "
-     "the options below say)",
+    {"search", PT_BOOL, "true", "plan both orders, both victim rules, the three cold rules, "
+     "lead = 1, 1.5, 2 and 3 at byte limits of 100%, 96% and 92% with size weight 0, and lead 1 "
+     "with size weights 0.5 and 1, each placed offline and best fit, simulate each and keep the "
+     "fastest (false: one plan, as the options below say)",
      NULL, 1, 0},
     {"lead", PT_FLOAT, "1.5", "without search: a copy in is issued this many times its copy "
      "time (of the profile's compute) before the next use", NULL, 0, 1e6},
@@ -329,6 +330,39 @@ static int add_event(bl *d, int32_t s, int32_t out, int32_t in, int32_t use, int
     return 0;
 }
 
+/* The victim at position i, deficit bytes short (comment in decide), -1
+   if none; *far: its next use. */
+static int32_t victim(const bl *d, int32_t i, double deficit, int on_time, int64_t *far)
+{
+    const swu *u = &d->u;
+    int32_t v = -1;
+    for (int pass = 0; pass < 2 && v < 0; pass++) {
+        double best = -1, best_late = INFINITY;
+        for (int32_t s = u->head; s >= 0; s = u->next[s]) {
+            if (u->lock[s] || (d->last_ret[s] == i) != pass)
+                continue;
+            int64_t nu = next_use(d, s, i);
+            double gap = nu >= 2 * (int64_t)d->no ? 2 * d->t_at[d->no]
+                         : nu >= d->no ? d->t_at[d->no] + d->t_at[nu - d->no] - d->t_at[i]
+                                       : d->t_at[nu] - d->t_at[i];
+            double score = SW_MIN((double)d->g->tensors[s].bytes, deficit) * gap * d->wgt[s];
+            double late = 0;
+            if (on_time && !swu_on_host(u, s)) {
+                int32_t at = SW_MAX(d->last_acc[s], d->last_ret[s]) + 1;
+                late = SW_MAX(0, SW_MAX(d->d2h_free, d->t_at[at]) + copy_s(d, s, 0) - d->t_at[i]);
+            }
+            if (late < best_late ||
+                (late == best_late && (score > best || (score == best && s < v)))) {
+                best_late = late;
+                best = score;
+                *far = nu;
+                v = s;
+            }
+        }
+    }
+    return v;
+}
+
 /* The dry run: decide every eviction under limit bytes. SW_ENOFIT naming
    the op when one alone does not fit. */
 static int decide(bl *d, int64_t limit, double lead, int on_time, sw_err *err)
@@ -408,34 +442,8 @@ static int decide(bl *d, int64_t limit, double lead, int on_time, sw_err *err)
                ends before op i starts, if any; else the one ending first.
                A storage that came back before this op is a victim only when
                nothing else is left (pass 1): its copy in is then put off. */
-            int32_t v = -1;
             int64_t far = -1;
-            double deficit = (double)(u->used + need - limit);
-            for (int pass = 0; pass < 2 && v < 0; pass++) {
-                double best = -1, best_late = INFINITY;
-                for (int32_t s = u->head; s >= 0; s = u->next[s]) {
-                    if (u->lock[s] || (d->last_ret[s] == i) != pass)
-                        continue;
-                    int64_t nu = next_use(d, s, i);
-                    double gap = nu >= 2 * (int64_t)d->no ? 2 * d->t_at[d->no]
-                                 : nu >= d->no ? d->t_at[d->no] + d->t_at[nu - d->no] - d->t_at[i]
-                                               : d->t_at[nu] - d->t_at[i];
-                    double score = SW_MIN((double)g->tensors[s].bytes, deficit) * gap * d->wgt[s];
-                    double late = 0;
-                    if (on_time && !swu_on_host(u, s)) {
-                        int32_t at = SW_MAX(d->last_acc[s], d->last_ret[s]) + 1;
-                        late = SW_MAX(0, SW_MAX(d->d2h_free, d->t_at[at]) + copy_s(d, s, 0) -
-                                             d->t_at[i]);
-                    }
-                    if (late < best_late ||
-                        (late == best_late && (score > best || (score == best && s < v)))) {
-                        best_late = late;
-                        best = score;
-                        far = nu;
-                        v = s;
-                    }
-                }
-            }
+            int32_t v = victim(d, i, (double)(u->used + need - limit), on_time, &far);
             if (v >= 0 && d->last_ret[v] == i) {
                 /* put its copy in off: to just in time for its next use */
                 int32_t e = d->pend[v], p = in_pos(d, v, i, (int32_t)far, lead);
@@ -666,6 +674,21 @@ done:
     return ord;
 }
 
+/* Why no variant gave a plan: the allocator's last refusal (last), an op
+   alone too large at the lower limits (alone), or both. SW_ENOFIT. */
+static int no_plan(sw_err *err, const sw_err *last, const sw_err *alone)
+{
+    if (!last->msg[0])
+        *err = *alone;
+    else if (!alone->msg[0])
+        sw_fail(err, SW_ENOFIT, "does not fit: the allocator cannot place belady's swaps "
+                "even at %d%% of the arena (%s)", 100 - 2 * (BL_MARGINS - 1), last->msg);
+    else
+        sw_fail(err, SW_ENOFIT, "does not fit: the allocator cannot place belady's swaps "
+                "(%s), and lower byte limits leave an op no room (%s)", last->msg, alone->msg);
+    return SW_ENOFIT;
+}
+
 static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out, sw_err *err)
 {
     const param_set *ps = &o->params;
@@ -728,6 +751,8 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
     for (int cm = cm0; cm <= cm1; cm++)
     for (int ot = ot0; ot <= ot1; ot++)
     for (int li = 0; li < nl * nm0; li++) {
+        if (search && wv[wi] > 0 && li % nl)
+            continue; /* the size weights with lead 1 only */
         for (int m = 2 * (li / nl); m < BL_MARGINS; m++) {
             int64_t limit = cap - (int64_t)((double)cap * 0.02 * m);
             sw_err e2;
@@ -791,16 +816,7 @@ static int plan_belady(const graph_profile *g, const planner_opts *o, plan **out
     }
     }
     if (!*out) {
-        rc = SW_ENOFIT;
-        if (!last.msg[0])
-            *err = alone_err;
-        else if (!alone_err.msg[0])
-            sw_fail(err, SW_ENOFIT, "does not fit: the allocator cannot place belady's swaps "
-                    "even at %d%% of the arena (%s)", 100 - 2 * (BL_MARGINS - 1), last.msg);
-        else
-            sw_fail(err, SW_ENOFIT, "does not fit: the allocator cannot place belady's swaps "
-                    "(%s), and lower byte limits leave an op no room (%s)", last.msg,
-                    alone_err.msg);
+        rc = no_plan(err, &last, &alone_err);
         goto done;
     }
     char note[384];
@@ -828,5 +844,5 @@ const planner planner_belady = {1, "belady", "offline swapping on the profile's 
                                 "the optimizer step fused into the backward pass: Belady's "
                                 "eviction (farthest next use, weighed by size), each victim "
                                 "copied out right after its last use and back just in time on a "
-                                "schedule of the link, placed offline; the fastest of 432 variants",
+                                "schedule of the link, placed offline; the fastest of 216 variants",
                                 belady_params, plan_belady, 0};
